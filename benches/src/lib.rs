@@ -1,0 +1,1 @@
+//! Criterion benchmarks for envdist live in ; this library is empty.

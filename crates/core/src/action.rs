@@ -1,0 +1,224 @@
+//! One shared, named, discrete action space for every environment.
+//!
+//! Multi-turn environments use the moves, `interact` and `wait`; single-turn environments
+//! answer with `answer_0` .. `answer_15` (their rules text says what each answer means).
+//! Sharing one space lets one policy head serve the whole pool, and the text names let an
+//! LLM agent play: every action parses back from its name.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Number of answer actions (`answer_0` ..= `answer_15`).
+pub const NUM_ANSWERS: usize = 16;
+/// Size of the shared action space.
+pub const NUM_ACTIONS: usize = 6 + NUM_ANSWERS;
+
+/// An action of the shared space, `0..NUM_ACTIONS`. Serialises as its text name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ActionId(u8);
+
+impl ActionId {
+    /// Move up (north).
+    pub const UP: ActionId = ActionId(0);
+    /// Move down (south).
+    pub const DOWN: ActionId = ActionId(1);
+    /// Move left (west).
+    pub const LEFT: ActionId = ActionId(2);
+    /// Move right (east).
+    pub const RIGHT: ActionId = ActionId(3);
+    /// Interact with what is under or in front of the agent (pick up, toggle, use, place).
+    pub const INTERACT: ActionId = ActionId(4);
+    /// Do nothing this turn.
+    pub const WAIT: ActionId = ActionId(5);
+    /// The four moves, in the order up, down, left, right.
+    pub const MOVES: [ActionId; 4] = [Self::UP, Self::DOWN, Self::LEFT, Self::RIGHT];
+
+    /// The action with this index, if it is in range.
+    pub fn new(index: usize) -> Option<Self> {
+        (index < NUM_ACTIONS).then_some(Self(index as u8))
+    }
+
+    /// The answer action `answer_k`, if `k < NUM_ANSWERS`.
+    pub fn answer(k: usize) -> Option<Self> {
+        (k < NUM_ANSWERS).then_some(Self(6 + k as u8))
+    }
+
+    /// This action's index in `0..NUM_ACTIONS`.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// `Some(k)` if this is `answer_k`.
+    pub fn answer_value(self) -> Option<usize> {
+        (self.0 >= 6).then(|| self.0 as usize - 6)
+    }
+
+    /// Grid displacement `(dx, dy)` of a move action (y grows downward), `None` otherwise.
+    pub fn delta(self) -> Option<(i32, i32)> {
+        match self {
+            Self::UP => Some((0, -1)),
+            Self::DOWN => Some((0, 1)),
+            Self::LEFT => Some((-1, 0)),
+            Self::RIGHT => Some((1, 0)),
+            _ => None,
+        }
+    }
+
+    /// The canonical text name (`up`, `interact`, `answer_3`, ...).
+    pub fn name(self) -> String {
+        match self.0 {
+            0 => "up".into(),
+            1 => "down".into(),
+            2 => "left".into(),
+            3 => "right".into(),
+            4 => "interact".into(),
+            5 => "wait".into(),
+            k => format!("answer_{}", k - 6),
+        }
+    }
+
+    /// All actions in index order.
+    pub fn all() -> impl Iterator<Item = ActionId> {
+        (0..NUM_ACTIONS as u8).map(ActionId)
+    }
+}
+
+impl fmt::Display for ActionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// Error parsing an action from text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown action {0:?}: expected up, down, left, right, interact, wait, or answer_0..answer_15"
+)]
+pub struct ParseActionError(pub String);
+
+impl FromStr for ActionId {
+    type Err = ParseActionError;
+    /// Accepts the canonical names case-insensitively, plus the aliases an LLM tends to write:
+    /// `north/south/west/east`, `answer 3`, `answer: 3`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim().to_ascii_lowercase();
+        let err = || ParseActionError(s.to_string());
+        Ok(match t.as_str() {
+            "up" | "north" => Self::UP,
+            "down" | "south" => Self::DOWN,
+            "left" | "west" => Self::LEFT,
+            "right" | "east" => Self::RIGHT,
+            "interact" => Self::INTERACT,
+            "wait" | "noop" => Self::WAIT,
+            _ => {
+                let rest = t.strip_prefix("answer").ok_or_else(err)?;
+                let digits = rest.trim_start_matches(['_', ' ', ':']);
+                let k: usize = digits.parse().map_err(|_| err())?;
+                Self::answer(k).ok_or_else(err)?
+            }
+        })
+    }
+}
+
+impl Serialize for ActionId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for ActionId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A set of legal actions (bit `i` set means action `i` is legal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct ActionMask(pub u32);
+
+impl ActionMask {
+    /// No legal action.
+    pub const NONE: ActionMask = ActionMask(0);
+    /// Every action legal.
+    pub const ALL: ActionMask = ActionMask((1u32 << NUM_ACTIONS) - 1);
+
+    /// Legal moves plus `interact` and `wait`.
+    pub fn moves_interact_wait() -> Self {
+        Self(0b11_1111)
+    }
+
+    /// The first `n` answers (`answer_0 .. answer_{n-1}`).
+    pub fn answers(n: usize) -> Self {
+        let n = n.min(NUM_ANSWERS);
+        Self((((1u32 << n) - 1) << 6) & Self::ALL.0)
+    }
+
+    /// Add `action`.
+    #[inline]
+    pub fn with(self, action: ActionId) -> Self {
+        Self(self.0 | (1 << action.index()))
+    }
+
+    /// Remove `action`.
+    #[inline]
+    pub fn without(self, action: ActionId) -> Self {
+        Self(self.0 & !(1 << action.index()))
+    }
+
+    /// Whether `action` is legal.
+    #[inline]
+    pub fn contains(self, action: ActionId) -> bool {
+        self.0 & (1 << action.index()) != 0
+    }
+
+    /// Number of legal actions.
+    pub fn count(self) -> usize {
+        self.0.count_ones() as usize
+    }
+
+    /// The legal actions in index order.
+    pub fn iter(self) -> impl Iterator<Item = ActionId> {
+        ActionId::all().filter(move |a| self.contains(*a))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_back() {
+        for a in ActionId::all() {
+            assert_eq!(a.name().parse::<ActionId>().unwrap(), a);
+            assert_eq!(a.name().to_uppercase().parse::<ActionId>().unwrap(), a);
+            let json = serde_json::to_string(&a).unwrap();
+            assert_eq!(serde_json::from_str::<ActionId>(&json).unwrap(), a);
+        }
+        assert_eq!(
+            "answer 3".parse::<ActionId>().unwrap(),
+            ActionId::answer(3).unwrap()
+        );
+        assert!("answer_16".parse::<ActionId>().is_err());
+        assert!("jump".parse::<ActionId>().is_err());
+    }
+
+    #[test]
+    fn masks() {
+        let m = ActionMask::answers(4);
+        assert_eq!(m.count(), 4);
+        assert!(m.contains(ActionId::answer(3).unwrap()));
+        assert!(!m.contains(ActionId::UP));
+        assert_eq!(ActionMask::ALL.count(), NUM_ACTIONS);
+        assert_eq!(ActionMask::answers(16).count(), 16);
+        assert!(
+            !ActionMask::NONE
+                .with(ActionId::UP)
+                .without(ActionId::UP)
+                .contains(ActionId::UP)
+        );
+    }
+}

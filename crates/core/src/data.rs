@@ -1,0 +1,379 @@
+//! Boundary data: trajectories, ability profiles and per-environment gradient sets.
+//! Each file format carries a `schema_version`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::action::ActionId;
+use crate::env::{EnvId, Task};
+use crate::io::{FileError, write_atomic};
+
+/// Schema version of trajectory JSONL lines.
+pub const TRAJECTORY_SCHEMA_VERSION: u32 = 1;
+/// Schema version of profile files ([`ProfileSet`]).
+pub const PROFILE_SCHEMA_VERSION: u32 = 1;
+/// Schema version of gradient safetensors files ([`GradientSet`]).
+pub const GRADIENT_SCHEMA_VERSION: u32 = 1;
+
+/// One step of a recorded episode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrajectoryStep {
+    /// The action taken.
+    pub action: ActionId,
+    /// Reward received.
+    pub reward: f32,
+    /// Atomic ability tags the step exercised (from the env, or from a segmenter).
+    #[serde(default)]
+    pub abilities: Vec<String>,
+}
+
+/// A recorded episode: one JSONL line in a trajectory log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trajectory {
+    /// Always [`TRAJECTORY_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The task that was played (includes the env id).
+    pub task: Task,
+    /// Name of the policy that played it.
+    pub policy: String,
+    /// The steps in order.
+    pub steps: Vec<TrajectoryStep>,
+    /// Whether the episode ended solved.
+    pub success: bool,
+    /// Sum of rewards.
+    pub episode_return: f32,
+}
+
+/// A transition between consecutive abilities within an environment's trajectories.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbilityTransition {
+    /// Ability before.
+    pub from: String,
+    /// Ability after.
+    pub to: String,
+    /// Times observed.
+    pub count: u64,
+    /// `count` divided by all transitions out of `from`.
+    pub probability: f32,
+}
+
+/// What one environment exercises, as selection sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbilityProfile {
+    /// The environment.
+    pub env: EnvId,
+    /// Coverage over the profile set's `abilities` (usually meta-abilities): name to weight
+    /// (occurrence count or frequency; zero-weight abilities are omitted).
+    pub coverage: BTreeMap<String, f32>,
+    /// Raw atomic ability occurrence counts.
+    #[serde(default)]
+    pub atomic_counts: BTreeMap<String, u64>,
+    /// Transition statistics between consecutive atomic abilities.
+    #[serde(default)]
+    pub transitions: Vec<AbilityTransition>,
+    /// Number of trajectories the profile was built from.
+    #[serde(default)]
+    pub trajectories: u32,
+}
+
+/// A named group of atomic abilities.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetaAbility {
+    /// Name of the meta-ability.
+    pub name: String,
+    /// Atomic abilities in it.
+    pub members: Vec<String>,
+}
+
+/// A profile file: the ability vocabulary and one profile per environment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileSet {
+    /// Always [`PROFILE_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The abilities `coverage` keys refer to, in a fixed order.
+    pub abilities: Vec<String>,
+    /// How atomic abilities were grouped into those abilities (empty if they are atomic).
+    #[serde(default)]
+    pub meta_abilities: Vec<MetaAbility>,
+    /// One profile per environment.
+    pub profiles: Vec<AbilityProfile>,
+}
+
+impl ProfileSet {
+    /// Read and validate a profile file: schema, unique env ids, coverage keys inside
+    /// `abilities`, finite non-negative weights.
+    pub fn read(path: impl AsRef<Path>) -> Result<Self, FileError> {
+        let path = path.as_ref();
+        let set: ProfileSet = crate::io::read_json(path, Some(PROFILE_SCHEMA_VERSION))?;
+        set.validate(path)?;
+        Ok(set)
+    }
+
+    /// Check the invariants `read` promises; `path` is only used in error messages.
+    pub fn validate(&self, path: &Path) -> Result<(), FileError> {
+        let known: std::collections::HashSet<&str> =
+            self.abilities.iter().map(String::as_str).collect();
+        if known.len() != self.abilities.len() {
+            return Err(FileError::invalid(
+                path,
+                "abilities",
+                "unique names",
+                "a duplicate",
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, p) in self.profiles.iter().enumerate() {
+            if !seen.insert(&p.env) {
+                return Err(FileError::invalid(
+                    path,
+                    format!("profiles[{i}].env"),
+                    "a unique environment id",
+                    format!("duplicate {:?}", p.env.0),
+                ));
+            }
+            for (name, w) in &p.coverage {
+                if !known.contains(name.as_str()) {
+                    return Err(FileError::invalid(
+                        path,
+                        format!("profiles[{i}].coverage"),
+                        "ability names listed in `abilities`",
+                        format!("unknown ability {name:?}"),
+                    ));
+                }
+                if !w.is_finite() || *w < 0.0 {
+                    return Err(FileError::invalid(
+                        path,
+                        format!("profiles[{i}].coverage.{name}"),
+                        "a finite non-negative weight",
+                        w.to_string(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Per-environment gradients (usually randomly projected): a row-major `env x dim` matrix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GradientSet {
+    /// Row order.
+    pub env_ids: Vec<EnvId>,
+    /// Columns per row.
+    pub dim: usize,
+    /// `env_ids.len() * dim` values, row-major.
+    pub values: Vec<f32>,
+    /// Seed of the random projection, if one was applied.
+    pub projection_seed: Option<u64>,
+}
+
+const GRADIENT_TENSOR: &str = "gradients";
+
+impl GradientSet {
+    /// The gradient row of environment `i`.
+    pub fn row(&self, i: usize) -> &[f32] {
+        &self.values[i * self.dim..(i + 1) * self.dim]
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.env_ids.len()
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.env_ids.is_empty()
+    }
+
+    /// Encode as safetensors: one F32 tensor `gradients` of shape `[envs, dim]`; env ids,
+    /// schema version and projection seed in the header metadata.
+    pub fn to_safetensors(&self) -> Result<Vec<u8>, String> {
+        let bytes: Vec<u8> = self.values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let view = safetensors::tensor::TensorView::new(
+            safetensors::Dtype::F32,
+            vec![self.env_ids.len(), self.dim],
+            &bytes,
+        )
+        .map_err(|e| e.to_string())?;
+        let mut meta = HashMap::new();
+        meta.insert(
+            "schema_version".to_string(),
+            GRADIENT_SCHEMA_VERSION.to_string(),
+        );
+        meta.insert(
+            "env_ids".to_string(),
+            serde_json::to_string(&self.env_ids).map_err(|e| e.to_string())?,
+        );
+        if let Some(seed) = self.projection_seed {
+            meta.insert("projection_seed".to_string(), seed.to_string());
+        }
+        safetensors::serialize([(GRADIENT_TENSOR, view)], Some(meta)).map_err(|e| e.to_string())
+    }
+
+    /// Write atomically as safetensors.
+    pub fn write(&self, path: impl AsRef<Path>) -> Result<(), FileError> {
+        let path = path.as_ref();
+        let bytes = self
+            .to_safetensors()
+            .map_err(|e| FileError::invalid(path, GRADIENT_TENSOR, "a well-formed matrix", e))?;
+        write_atomic(path, &bytes)
+    }
+
+    /// Read a gradient file and check shape, metadata and that every value is finite.
+    pub fn read(path: impl AsRef<Path>) -> Result<Self, FileError> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|source| FileError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_safetensors(&bytes, path)
+    }
+
+    /// Decode safetensors bytes; `path` is only used in error messages.
+    pub fn from_safetensors(bytes: &[u8], path: &Path) -> Result<Self, FileError> {
+        let bad = |field: &str, expected: &str, found: String| {
+            FileError::invalid(path, field, expected, found)
+        };
+        let (_, header) = safetensors::SafeTensors::read_metadata(bytes)
+            .map_err(|e| bad("header", "a safetensors header", e.to_string()))?;
+        let meta = header.metadata().clone().unwrap_or_default();
+        let version = meta.get("schema_version").cloned().unwrap_or_default();
+        if version != GRADIENT_SCHEMA_VERSION.to_string() {
+            return Err(bad(
+                "__metadata__.schema_version",
+                &GRADIENT_SCHEMA_VERSION.to_string(),
+                format!("{version:?}"),
+            ));
+        }
+        let env_ids: Vec<EnvId> = meta
+            .get("env_ids")
+            .ok_or_else(|| {
+                bad(
+                    "__metadata__.env_ids",
+                    "a JSON array of env ids",
+                    "nothing".into(),
+                )
+            })
+            .and_then(|s| {
+                serde_json::from_str(s).map_err(|e| {
+                    bad(
+                        "__metadata__.env_ids",
+                        "a JSON array of env ids",
+                        e.to_string(),
+                    )
+                })
+            })?;
+        let projection_seed = match meta.get("projection_seed") {
+            None => None,
+            Some(s) => Some(s.parse::<u64>().map_err(|_| {
+                bad(
+                    "__metadata__.projection_seed",
+                    "an unsigned integer",
+                    s.clone(),
+                )
+            })?),
+        };
+        let tensors = safetensors::SafeTensors::deserialize(bytes)
+            .map_err(|e| bad("header", "a safetensors file", e.to_string()))?;
+        let t = tensors.tensor(GRADIENT_TENSOR).map_err(|_| {
+            bad(
+                GRADIENT_TENSOR,
+                "a tensor named `gradients`",
+                "no such tensor".into(),
+            )
+        })?;
+        if t.dtype() != safetensors::Dtype::F32 {
+            return Err(bad(
+                GRADIENT_TENSOR,
+                "dtype F32",
+                format!("{:?}", t.dtype()),
+            ));
+        }
+        let shape = t.shape().to_vec();
+        if shape.len() != 2 || shape[0] != env_ids.len() {
+            return Err(bad(
+                "gradients.shape",
+                &format!("[{}, dim] (one row per env id)", env_ids.len()),
+                format!("{shape:?}"),
+            ));
+        }
+        let values: Vec<f32> = t
+            .data()
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        if let Some(pos) = values.iter().position(|v| !v.is_finite()) {
+            let dim = shape[1].max(1);
+            return Err(bad(
+                &format!("gradients[{}][{}]", pos / dim, pos % dim),
+                "a finite value",
+                values[pos].to_string(),
+            ));
+        }
+        Ok(Self {
+            env_ids,
+            dim: shape[1],
+            values,
+            projection_seed,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gradient_round_trip_and_nan_rejected() {
+        let g = GradientSet {
+            env_ids: vec![EnvId::new("a/x"), EnvId::new("b/y")],
+            dim: 3,
+            values: vec![1.0, 2.0, 3.0, -1.0, 0.5, 0.0],
+            projection_seed: Some(42),
+        };
+        let bytes = g.to_safetensors().unwrap();
+        let back = GradientSet::from_safetensors(&bytes, Path::new("g.safetensors")).unwrap();
+        assert_eq!(back, g);
+        assert_eq!(back.row(1), &[-1.0, 0.5, 0.0]);
+
+        let mut bad = g.clone();
+        bad.values[4] = f32::NAN;
+        let bytes = bad.to_safetensors().unwrap();
+        let e = GradientSet::from_safetensors(&bytes, Path::new("g.safetensors"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("g.safetensors") && e.contains("gradients[1][1]"),
+            "{e}"
+        );
+        let e = GradientSet::from_safetensors(b"garbage", Path::new("g.safetensors"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("g.safetensors"), "{e}");
+    }
+
+    #[test]
+    fn profile_validation_names_the_field() {
+        let mut cov = BTreeMap::new();
+        cov.insert("navigate".to_string(), 2.0);
+        let set = ProfileSet {
+            schema_version: PROFILE_SCHEMA_VERSION,
+            abilities: vec!["count".into()],
+            meta_abilities: vec![],
+            profiles: vec![AbilityProfile {
+                env: EnvId::new("maze/classic"),
+                coverage: cov,
+                atomic_counts: BTreeMap::new(),
+                transitions: vec![],
+                trajectories: 1,
+            }],
+        };
+        let e = set.validate(Path::new("p.json")).unwrap_err().to_string();
+        assert!(
+            e.contains("profiles[0].coverage") && e.contains("navigate"),
+            "{e}"
+        );
+    }
+}

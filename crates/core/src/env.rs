@@ -1,0 +1,225 @@
+//! Environments: ids, specs, tasks, observations, steps, and the [`Env`] trait.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::action::{ActionId, ActionMask};
+use crate::harness::{HarnessLevel, HarnessText};
+use crate::image::Rgb8Image;
+
+/// A stable environment id such as `maze/mirrored` (family `/` variant).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct EnvId(pub String);
+
+impl EnvId {
+    /// Wrap a string id.
+    pub fn new(id: impl Into<String>) -> Self {
+        Self(id.into())
+    }
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for EnvId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for EnvId {
+    fn from(s: &str) -> Self {
+        Self(s.to_string())
+    }
+}
+
+/// Single-turn (one observation, one answer) or multi-turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Turn {
+    /// Single-turn: answer one question about one image.
+    #[serde(rename = "ST")]
+    Single,
+    /// Multi-turn: act over several steps.
+    #[serde(rename = "MT")]
+    Multi,
+}
+
+impl fmt::Display for Turn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Turn::Single => "ST",
+            Turn::Multi => "MT",
+        })
+    }
+}
+
+/// Whether an environment belongs to the training pool or the held-out (OOD) set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Split {
+    /// In the pool that selection chooses from (in-distribution).
+    Pool,
+    /// Held out entirely: out-of-distribution evaluation.
+    Ood,
+}
+
+/// The declared range of an environment's state scale (grid size, object count, ...).
+/// Larger is harder. Scales are plain integers in the env's own unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ScaleRange {
+    /// Smallest (easiest) scale.
+    pub min: u32,
+    /// Largest (hardest) scale.
+    pub max: u32,
+}
+
+impl ScaleRange {
+    /// Whether `scale` lies inside the range.
+    pub fn contains(&self, scale: u32) -> bool {
+        (self.min..=self.max).contains(&scale)
+    }
+    /// Number of distinct scales.
+    pub fn len(&self) -> u32 {
+        self.max - self.min + 1
+    }
+    /// Always false: a range holds at least one scale.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+    /// The middle scale (rounded down).
+    pub fn mid(&self) -> u32 {
+        self.min + (self.max - self.min) / 2
+    }
+}
+
+/// Static description of one environment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnvSpec {
+    /// Unique id, `family/variant`.
+    pub id: EnvId,
+    /// Family name (e.g. `maze`).
+    pub family: String,
+    /// Variant name within the family (e.g. `classic`, `mirrored`, `theme-dark`).
+    pub variant: String,
+    /// Single- or multi-turn.
+    pub turn: Turn,
+    /// Declared scale range.
+    pub scale: ScaleRange,
+    /// Pool or held out.
+    pub split: Split,
+    /// The atomic ability tags this environment's steps can carry.
+    pub abilities: Vec<String>,
+    /// The variant whose same pixels ask for the opposite action, if any.
+    pub conflict_twin: Option<EnvId>,
+    /// The instruction shown at every harness level.
+    pub instruction: String,
+    /// Step limit per episode at the largest scale (episodes at smaller scales may be shorter).
+    pub max_steps: u32,
+}
+
+/// One replayable episode: environment, seed, harness level and state scale.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Task {
+    /// Which environment.
+    pub env: EnvId,
+    /// Seed of the procedural generator; same task, same episode.
+    pub seed: u64,
+    /// Harness level of the text channels.
+    pub harness: HarnessLevel,
+    /// State scale, inside the env's declared range.
+    pub scale: u32,
+}
+
+/// What the agent sees: pixels, the instruction, and the harness text of the task's level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    /// Rendered RGB frame on the env's fixed canvas.
+    pub image: Rgb8Image,
+    /// The task statement; present at every harness level.
+    pub instruction: String,
+    /// Auxiliary text; channels dropped by the harness level are `None`.
+    pub harness: HarnessText,
+}
+
+/// The result of one step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// Observation after the action.
+    pub observation: Observation,
+    /// Reward for this step.
+    pub reward: f32,
+    /// The episode ended by the rules (solved or failed).
+    pub done: bool,
+    /// The episode hit its step limit.
+    pub truncated: bool,
+    /// The episode ended solved (only meaningful when `done`).
+    pub success: bool,
+    /// Atomic ability tags this step exercised.
+    pub abilities: Vec<&'static str>,
+    /// Legal actions in the new state.
+    pub legal: ActionMask,
+}
+
+/// A procedurally generated environment.
+///
+/// Pure: stepping never fails. An illegal action (outside [`Env::legal_actions`]) is a no-op
+/// that costs a step. Scale and horizon are runtime values of the task, not constants.
+pub trait Env: Send {
+    /// Static description.
+    fn spec(&self) -> &EnvSpec;
+    /// Start the episode `task` describes (deterministic from `task.seed`).
+    fn reset(&mut self, task: &Task) -> Observation;
+    /// Apply one action.
+    fn step(&mut self, action: ActionId) -> Step;
+    /// Legal actions in the current state.
+    fn legal_actions(&self) -> ActionMask;
+    /// The built-in solver's action in the current state, if the env has one.
+    fn oracle_action(&mut self) -> Option<ActionId> {
+        None
+    }
+}
+
+/// Error making an environment from its id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown environment {0:?}")]
+pub struct UnknownEnv(pub String);
+
+/// Builds environments by id: how crates that must not depend on `envdist-envs` (trainer,
+/// profiling) get environments. The implementation fixes rendering options such as the canvas.
+pub trait EnvFactory: Send + Sync {
+    /// Specs of every environment this factory can make, pool and held-out alike.
+    fn specs(&self) -> Vec<EnvSpec>;
+    /// A fresh environment instance.
+    fn make(&self, id: &EnvId) -> Result<Box<dyn Env>, UnknownEnv>;
+}
+
+/// How one episode ended, reported back to a [`crate::TaskSampler`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpisodeOutcome {
+    /// The task that was played.
+    pub task: Task,
+    /// Whether it was solved.
+    pub success: bool,
+    /// Sum of rewards.
+    pub episode_return: f32,
+    /// Steps taken.
+    pub steps: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn turn_and_split_serialise_as_documented() {
+        assert_eq!(serde_json::to_string(&Turn::Single).unwrap(), "\"ST\"");
+        assert_eq!(serde_json::to_string(&Turn::Multi).unwrap(), "\"MT\"");
+        assert_eq!(serde_json::to_string(&Split::Ood).unwrap(), "\"ood\"");
+        let r = ScaleRange { min: 3, max: 7 };
+        assert!(r.contains(3) && r.contains(7) && !r.contains(8));
+        assert_eq!((r.len(), r.mid()), (5, 5));
+    }
+}

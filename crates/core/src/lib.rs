@@ -1,0 +1,50 @@
+//! # envdist-core
+//!
+//! The shared vocabulary of envdist: environment ids and specs, tasks, observations with
+//! harness text, the one named action space, trajectories, ability profiles, gradient sets,
+//! and the small traits ([`Env`], [`Policy`], [`TaskSampler`]) through which the sibling
+//! crates (`envs`, `profiling`, `selection`, `curriculum`, `trainer`) meet. No sibling
+//! depends on another; each depends on this crate only.
+//!
+//! Main design decision: plain data with public fields across crate boundaries, serde only on
+//! boundary types, a `schema_version` in every file, and one seedable, serialisable RNG
+//! ([`Rng`]) so that every episode is a replayable [`Task`] tuple.
+//!
+//! ```
+//! use envdist_core::{ActionId, HarnessLevel, HarnessSchedule, HarnessText, EnvId, Task};
+//!
+//! let task = Task { env: EnvId::new("maze/classic"), seed: 7, harness: HarnessLevel::H2, scale: 5 };
+//! let mut text = HarnessText {
+//!     observation: Some("#A.G#".into()),
+//!     state: Some("agent at (1,0)".into()),
+//!     hints: Some("go right".into()),
+//!     rules: Some("walls block".into()),
+//! };
+//! text.apply_level(task.harness, &HarnessSchedule::default());
+//! assert!(text.hints.is_none() && text.observation.is_none() && text.rules.is_some());
+//! assert_eq!("right".parse::<ActionId>().unwrap(), ActionId::RIGHT);
+//! ```
+#![warn(missing_docs)]
+
+pub mod action;
+pub mod data;
+pub mod env;
+pub mod harness;
+pub mod image;
+pub mod io;
+pub mod policy;
+pub mod rng;
+
+pub use action::{ActionId, ActionMask, NUM_ACTIONS, NUM_ANSWERS, ParseActionError};
+pub use data::{
+    AbilityProfile, AbilityTransition, GRADIENT_SCHEMA_VERSION, GradientSet, MetaAbility,
+    PROFILE_SCHEMA_VERSION, ProfileSet, TRAJECTORY_SCHEMA_VERSION, Trajectory, TrajectoryStep,
+};
+pub use env::{
+    Env, EnvId, EnvSpec, EpisodeOutcome, Observation, ScaleRange, Split, Step, Task, Turn,
+};
+pub use harness::{HarnessChannel, HarnessLevel, HarnessSchedule, HarnessText, ParseHarnessError};
+pub use image::Rgb8Image;
+pub use io::FileError;
+pub use policy::{Policy, PolicyInput, SamplerStateError, TaskSampler};
+pub use rng::Rng;

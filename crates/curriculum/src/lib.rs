@@ -1,0 +1,1 @@
+//! envdist-curriculum (placeholder until its issue lands).

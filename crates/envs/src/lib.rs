@@ -1,0 +1,1 @@
+//! envdist-envs (placeholder until its issue lands).

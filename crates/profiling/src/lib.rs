@@ -1,0 +1,1 @@
+//! envdist-profiling (placeholder until its issue lands).

@@ -1,0 +1,1 @@
+//! envdist-selection (placeholder until its issue lands).

@@ -1,0 +1,1 @@
+//! envdist-trainer (placeholder until its issue lands).

@@ -1,0 +1,67 @@
+//! # xtask — envdist's composition root
+//!
+//! The only binary of the workspace and, with `benches`, the only crate that sees every
+//! library crate. It parses the command line (clap), wires library crates together and prints
+//! progress; the logic itself lives in the libraries. Run it through the cargo alias:
+//! `cargo xtask experiment`, `cargo xtask envs list`, `cargo xtask select ...`.
+//!
+//! One module per subcommand, each with its own clap `Args` type and a `run` function.
+
+mod cmd_curriculum;
+mod cmd_envs;
+mod cmd_experiment;
+mod cmd_profile;
+mod cmd_select;
+mod cmd_train;
+
+use clap::{Parser, Subcommand};
+
+/// envdist: design the environment distributions multimodal RL agents train on.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the paper's study end to end (pool, profiles, gradients, selections, training arms,
+    /// evaluation, report).
+    Experiment(cmd_experiment::ExperimentArgs),
+    /// Inspect the environment suite: list, render an episode, benchmark stepping.
+    Envs(cmd_envs::EnvsArgs),
+    /// Profile environments into ability profiles.
+    Profile(cmd_profile::ProfileArgs),
+    /// Select environments with AES (or a baseline).
+    Select(cmd_select::SelectArgs),
+    /// Drive the HDC curriculum.
+    Curriculum(cmd_curriculum::CurriculumArgs),
+    /// Train a policy on a mixture of environments.
+    Train(cmd_train::TrainArgs),
+    /// Extract per-environment gradients at a checkpoint.
+    Gradients(cmd_train::GradientsArgs),
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli.command) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn dispatch(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Experiment(a) => cmd_experiment::run(a),
+        Command::Envs(a) => cmd_envs::run(a),
+        Command::Profile(a) => cmd_profile::run(a),
+        Command::Select(a) => cmd_select::run(a),
+        Command::Curriculum(a) => cmd_curriculum::run(a),
+        Command::Train(a) => cmd_train::run(a),
+        Command::Gradients(a) => cmd_train::run_gradients(a),
+    }
+}
