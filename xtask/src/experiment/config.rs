@@ -1,0 +1,236 @@
+//! Experiment configuration: presets and every knob of the study, serialisable so that a
+//! config file can override any field and so that each stage's cache key is the part of the
+//! config it depends on.
+
+use serde::{Deserialize, Serialize};
+
+/// Schema version of `config.json` and of the experiment's other files.
+pub const EXPERIMENT_SCHEMA_VERSION: u32 = 1;
+
+/// Named presets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Preset {
+    /// Tiny pool and budget: the whole pipeline in a few minutes (CI runs it as a test).
+    Smoke,
+    /// The default: the study at laptop scale on 2 CPU cores.
+    Cpu,
+    /// Paper scale: 200 environments, k = 30, larger model, CUDA.
+    Gpu,
+}
+
+/// The training arms of the study (the paper's main table and ablations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arm {
+    /// The model before RL (the warm-up model): the reference for relative gains.
+    Base,
+    /// Every pool environment, no curriculum.
+    AllPool,
+    /// k random pool environments (a new draw per seed), no curriculum.
+    RandomK,
+    /// The AES selection, no curriculum.
+    Aes,
+    /// The AES selection with the full HDC curriculum.
+    AesHdc,
+    /// k random environments with the full HDC curriculum.
+    RandomKHdc,
+    /// AES without the conflict term, with HDC (the paper's key ablation).
+    AesNoConflictHdc,
+    /// AES with harness weakening only.
+    AesHarnessOnly,
+    /// AES with state-scale progression only.
+    AesScaleOnly,
+}
+
+impl Arm {
+    /// Every arm in report order.
+    pub const ALL: [Arm; 9] = [
+        Arm::Base,
+        Arm::AllPool,
+        Arm::RandomK,
+        Arm::Aes,
+        Arm::AesHdc,
+        Arm::RandomKHdc,
+        Arm::AesNoConflictHdc,
+        Arm::AesHarnessOnly,
+        Arm::AesScaleOnly,
+    ];
+
+    /// The name used in files and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arm::Base => "base",
+            Arm::AllPool => "all-pool",
+            Arm::RandomK => "random-k",
+            Arm::Aes => "aes",
+            Arm::AesHdc => "aes+hdc",
+            Arm::RandomKHdc => "random-k+hdc",
+            Arm::AesNoConflictHdc => "aes-no-conflict+hdc",
+            Arm::AesHarnessOnly => "aes+harness-only",
+            Arm::AesScaleOnly => "aes+scale-only",
+        }
+    }
+}
+
+/// Every knob of the study. Defaults come from [`ExperimentConfig::preset`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentConfig {
+    /// Always [`EXPERIMENT_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The preset these values started from.
+    pub preset: Preset,
+    /// Master seed; every stage derives its own streams from it.
+    pub seed: u64,
+    /// Training seeds per arm.
+    pub seeds: u32,
+    /// `cpu` or `cuda`.
+    pub device: String,
+    /// Canvas (pixels per side) the policy sees.
+    pub canvas: u32,
+    /// Pool size used (the first `pool_size` pool environments in a seeded shuffle that keeps
+    /// every conflict pair together; 200 = the whole pool).
+    pub pool_size: usize,
+    /// Selection budget k.
+    pub k: usize,
+    /// Trajectories per environment for profiling (half per policy).
+    pub profile_trajectories: u32,
+    /// Environment steps of the warm-up run that makes the base model.
+    pub warmup_steps: u64,
+    /// Episodes per environment for per-env gradients.
+    pub gradient_episodes: u32,
+    /// Projection dimension of per-env gradients.
+    pub gradient_dim: usize,
+    /// Environment steps per training arm and seed (equal for every arm).
+    pub train_steps: u64,
+    /// Evaluation episodes per environment (fixed seeds, greedy actions, H4).
+    pub eval_episodes: u32,
+    /// Held-out (OOD) environments evaluated (0 = all).
+    pub ood_envs: usize,
+    /// Pool sizes of the scaling study (random subsets; empty to skip it).
+    pub scaling_sizes: Vec<usize>,
+    /// Trainer model preset name (`cpu` or `gpu`).
+    pub model: String,
+    /// Arms to run.
+    pub arms: Vec<Arm>,
+}
+
+impl ExperimentConfig {
+    /// The values of a preset.
+    pub fn preset(preset: Preset) -> Self {
+        let base = Self {
+            schema_version: EXPERIMENT_SCHEMA_VERSION,
+            preset,
+            seed: 2026,
+            seeds: 2,
+            device: "cpu".into(),
+            canvas: 32,
+            pool_size: 200,
+            k: 30,
+            profile_trajectories: 40,
+            warmup_steps: 40_000,
+            gradient_episodes: 8,
+            gradient_dim: 1024,
+            train_steps: 60_000,
+            eval_episodes: 4,
+            ood_envs: 0,
+            scaling_sizes: vec![],
+            model: "cpu".into(),
+            arms: Arm::ALL.to_vec(),
+        };
+        match preset {
+            Preset::Smoke => Self {
+                seeds: 1,
+                canvas: 16,
+                pool_size: 40,
+                k: 8,
+                profile_trajectories: 4,
+                warmup_steps: 1_500,
+                gradient_episodes: 2,
+                gradient_dim: 64,
+                train_steps: 1_000,
+                eval_episodes: 1,
+                ood_envs: 8,
+                ..base
+            },
+            Preset::Cpu => base,
+            Preset::Gpu => Self {
+                seeds: 3,
+                device: "cuda".into(),
+                canvas: 64,
+                warmup_steps: 400_000,
+                gradient_episodes: 16,
+                train_steps: 2_000_000,
+                eval_episodes: 16,
+                scaling_sizes: vec![5, 10, 30, 60, 100, 200],
+                model: "gpu".into(),
+                ..base
+            },
+        }
+    }
+
+    /// Check the values once, naming the offending field.
+    pub fn validate(&self) -> Result<(), String> {
+        let fail = |field: &str, expected: &str, found: String| {
+            Err(format!(
+                "config field `{field}`: expected {expected}, found {found}"
+            ))
+        };
+        if self.schema_version != EXPERIMENT_SCHEMA_VERSION {
+            return fail(
+                "schema_version",
+                &EXPERIMENT_SCHEMA_VERSION.to_string(),
+                self.schema_version.to_string(),
+            );
+        }
+        if self.seeds == 0 {
+            return fail("seeds", "at least 1", "0".into());
+        }
+        if !(16..=128).contains(&self.canvas) {
+            return fail("canvas", "16..=128", self.canvas.to_string());
+        }
+        if self.pool_size < 2 {
+            return fail("pool_size", "at least 2", self.pool_size.to_string());
+        }
+        if self.k == 0 || self.k > self.pool_size {
+            return fail(
+                "k",
+                &format!("1..={} (pool_size)", self.pool_size),
+                self.k.to_string(),
+            );
+        }
+        if self.profile_trajectories < 2 {
+            return fail(
+                "profile_trajectories",
+                "at least 2 (half per policy)",
+                self.profile_trajectories.to_string(),
+            );
+        }
+        if self.device != "cpu" && self.device != "cuda" {
+            return fail("device", "`cpu` or `cuda`", format!("{:?}", self.device));
+        }
+        if self.eval_episodes == 0 {
+            return fail("eval_episodes", "at least 1", "0".into());
+        }
+        if !self.arms.contains(&Arm::Base) {
+            return fail(
+                "arms",
+                "a list containing `base` (relative gains need it)",
+                format!("{:?}", self.arms),
+            );
+        }
+        if let Some(s) = self
+            .scaling_sizes
+            .iter()
+            .find(|s| **s == 0 || **s > self.pool_size)
+        {
+            return fail(
+                "scaling_sizes",
+                &format!("sizes in 1..={}", self.pool_size),
+                s.to_string(),
+            );
+        }
+        Ok(())
+    }
+}
