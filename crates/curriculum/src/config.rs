@@ -1,0 +1,344 @@
+//! The one configuration of the HDC sampler, its ablation modes and its validation.
+//!
+//! The paper publishes none of the curriculum's numbers (decay rate, window size, competence
+//! threshold); every default below is our documented choice.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use envdist_core::{EnvId, HarnessLevel};
+use serde::{Deserialize, Serialize};
+
+use crate::error::CurriculumError;
+
+/// Which curriculum (or ablation, or baseline) the sampler runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Full HDC: per environment, the scale window climbs to the top, then the harness
+    /// weakens one level and the window restarts at the bottom.
+    #[default]
+    Full,
+    /// Harness weakening only: scale is not progressed (see [`HdcConfig::harness_only_scale`]);
+    /// the harness weakens once the environment is competent at its current level.
+    HarnessOnly,
+    /// Scale progression only: harness fixed at H4, the window climbs to the top and stays.
+    ScaleOnly,
+    /// No curriculum: harness fixed at [`HdcConfig::fixed_harness`], scale uniform over the
+    /// environment's range.
+    None,
+    /// HDC with one harness level shared by all environments: each environment's window
+    /// climbs on its own; the shared level weakens once [`HdcConfig::global_fraction`] of the
+    /// environments (with positive weight) are competent at their top window.
+    Global,
+    /// Baseline: harness uniform over H0..=H4, scale uniform over the range.
+    BaselineUniform,
+    /// Baseline: harness H4 (bare vision), scale uniform over the range.
+    BaselineH4,
+}
+
+impl Mode {
+    /// Every mode, in documentation order.
+    pub const ALL: [Mode; 7] = [
+        Mode::Full,
+        Mode::HarnessOnly,
+        Mode::ScaleOnly,
+        Mode::None,
+        Mode::Global,
+        Mode::BaselineUniform,
+        Mode::BaselineH4,
+    ];
+
+    /// The mode's name as written in configs and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Full => "full",
+            Mode::HarnessOnly => "harness_only",
+            Mode::ScaleOnly => "scale_only",
+            Mode::None => "none",
+            Mode::Global => "global",
+            Mode::BaselineUniform => "baseline_uniform",
+            Mode::BaselineH4 => "baseline_h4",
+        }
+    }
+
+    /// Whether this mode moves harness levels (per env or globally).
+    pub fn weakens_harness(self) -> bool {
+        matches!(self, Mode::Full | Mode::HarnessOnly | Mode::Global)
+    }
+
+    /// Whether this mode slides a scale window.
+    pub fn slides_scale(self) -> bool {
+        matches!(self, Mode::Full | Mode::ScaleOnly | Mode::Global)
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = CurriculumError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let norm = s.trim().to_ascii_lowercase().replace('-', "_");
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.name() == norm)
+            .ok_or_else(|| CurriculumError::Config {
+                field: "mode".into(),
+                expected: Mode::ALL.map(Mode::name).join(" | "),
+                found: format!("{s:?}"),
+            })
+    }
+}
+
+/// How [`Mode::HarnessOnly`] chooses the scale, since it does not progress it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FixedScale {
+    /// Uniform over the environment's whole scale range (default).
+    #[default]
+    Uniform,
+    /// Always the middle of the range (`ScaleRange::mid`): `EnvSpec` declares no default
+    /// scale, so the middle stands in for it.
+    Mid,
+}
+
+/// Every parameter of the HDC sampler. Build with `..Default::default()` and call
+/// [`HdcConfig::validate`] (the sampler's constructor does it for you).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HdcConfig {
+    /// Curriculum or ablation. Default [`Mode::Full`].
+    pub mode: Mode,
+    /// Number of consecutive scales in the sliding window (clipped to the env's range).
+    /// Default 2: narrow enough that the window's position tracks competence, wide enough
+    /// that neighbouring scales are mixed.
+    pub window_width: u32,
+    /// Success-rate EMA at or above which a stage counts as mastered. Default 0.7.
+    pub competence_threshold: f32,
+    /// EMA rate: `ema += rate * (success - ema)`. Default 0.05 (an effective memory of about
+    /// 20 episodes).
+    pub ema_rate: f32,
+    /// Episodes that must be counted in the current stage (level + window) before competence
+    /// can be declared; the EMA restarts at every stage change. Default 20.
+    pub min_episodes: u32,
+    /// Decay rate of review sampling: after a level change, level `j <= current` is drawn
+    /// with probability proportional to `exp(-lambda * (current - j))`. Default 1.0
+    /// (at H2: 67% H2, 24% H1, 9% H0).
+    pub lambda: f32,
+    /// For how many levels after the start level the decay sampling applies: it is active
+    /// while `1 <= current - start <= decay_span`, and at later levels only the current
+    /// level is drawn. The paper applies it "in the early levels"; default 2 (H1 and H2
+    /// when starting at H0). 0 disables review; 4 keeps it at every level.
+    pub decay_span: u32,
+    /// Level every environment starts at (the harness schedule's first level). Default H0.
+    pub harness_start: HarnessLevel,
+    /// [`Mode::Global`]: fraction of environments (with positive weight) that must be
+    /// competent at their top window before the shared level weakens. Default 0.8.
+    pub global_fraction: f32,
+    /// [`Mode::HarnessOnly`]: how the scale is drawn. Default uniform over the range.
+    pub harness_only_scale: FixedScale,
+    /// [`Mode::None`]: the fixed harness level. Default H4, the level evaluation uses.
+    pub fixed_harness: HarnessLevel,
+    /// Sampling weight per environment id; ids not listed weigh 1.0, so the default (empty)
+    /// is uniform. Weights passed to the sampler's constructor replace this map.
+    pub env_weights: BTreeMap<EnvId, f32>,
+}
+
+impl Default for HdcConfig {
+    fn default() -> Self {
+        Self {
+            mode: Mode::Full,
+            window_width: 2,
+            competence_threshold: 0.7,
+            ema_rate: 0.05,
+            min_episodes: 20,
+            lambda: 1.0,
+            decay_span: 2,
+            harness_start: HarnessLevel::H0,
+            global_fraction: 0.8,
+            harness_only_scale: FixedScale::Uniform,
+            fixed_harness: HarnessLevel::H4,
+            env_weights: BTreeMap::new(),
+        }
+    }
+}
+
+fn bad(field: &str, expected: &str, found: impl fmt::Display) -> CurriculumError {
+    CurriculumError::Config {
+        field: field.into(),
+        expected: expected.into(),
+        found: found.to_string(),
+    }
+}
+
+impl HdcConfig {
+    /// Check every field once; the error names the first bad field and what it accepts.
+    pub fn validate(&self) -> Result<(), CurriculumError> {
+        if self.window_width == 0 {
+            return Err(bad("window_width", "at least 1", self.window_width));
+        }
+        let t = self.competence_threshold;
+        if !(t > 0.0 && t <= 1.0) {
+            return Err(bad("competence_threshold", "a value in (0, 1]", t));
+        }
+        let r = self.ema_rate;
+        if !(r > 0.0 && r <= 1.0) {
+            return Err(bad("ema_rate", "a value in (0, 1]", r));
+        }
+        if self.min_episodes == 0 {
+            return Err(bad("min_episodes", "at least 1", self.min_episodes));
+        }
+        if !(self.lambda.is_finite() && self.lambda >= 0.0) {
+            return Err(bad("lambda", "a finite value >= 0", self.lambda));
+        }
+        if self.decay_span > 4 {
+            return Err(bad("decay_span", "0..=4 (levels)", self.decay_span));
+        }
+        let g = self.global_fraction;
+        if !(g > 0.0 && g <= 1.0) {
+            return Err(bad("global_fraction", "a value in (0, 1]", g));
+        }
+        for (id, w) in &self.env_weights {
+            if !(w.is_finite() && *w >= 0.0) {
+                return Err(bad(&format!("env_weights.{id}"), "a finite weight >= 0", w));
+            }
+        }
+        Ok(())
+    }
+
+    /// A stable 64-bit FNV-1a hash of the configuration's JSON, written as 16 hex digits.
+    /// Saved states carry it so that a restore under another configuration is refused.
+    pub fn hash_hex(&self) -> String {
+        let bytes = serde_json::to_vec(self).unwrap_or_default();
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in bytes {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        format!("{h:016x}")
+    }
+
+    /// The fields whose values differ from `other`, as `field: this -> other` lines
+    /// (empty when the configurations are equal).
+    pub fn diff(&self, other: &HdcConfig) -> Vec<String> {
+        let (Ok(serde_json::Value::Object(a)), Ok(serde_json::Value::Object(b))) =
+            (serde_json::to_value(self), serde_json::to_value(other))
+        else {
+            return vec!["(configurations could not be compared)".into()];
+        };
+        a.iter()
+            .filter_map(|(k, va)| {
+                let vb = b.get(k).unwrap_or(&serde_json::Value::Null);
+                (va != vb).then(|| format!("{k}: {va} -> {vb}"))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_validate_and_bad_fields_are_named() {
+        HdcConfig::default().validate().unwrap();
+        let cases: Vec<(HdcConfig, &str)> = vec![
+            (
+                HdcConfig {
+                    window_width: 0,
+                    ..Default::default()
+                },
+                "window_width",
+            ),
+            (
+                HdcConfig {
+                    competence_threshold: 1.5,
+                    ..Default::default()
+                },
+                "competence_threshold",
+            ),
+            (
+                HdcConfig {
+                    ema_rate: f32::NAN,
+                    ..Default::default()
+                },
+                "ema_rate",
+            ),
+            (
+                HdcConfig {
+                    min_episodes: 0,
+                    ..Default::default()
+                },
+                "min_episodes",
+            ),
+            (
+                HdcConfig {
+                    lambda: -1.0,
+                    ..Default::default()
+                },
+                "lambda",
+            ),
+            (
+                HdcConfig {
+                    decay_span: 5,
+                    ..Default::default()
+                },
+                "decay_span",
+            ),
+            (
+                HdcConfig {
+                    global_fraction: 0.0,
+                    ..Default::default()
+                },
+                "global_fraction",
+            ),
+            (
+                HdcConfig {
+                    env_weights: [(EnvId::new("a/b"), -2.0)].into_iter().collect(),
+                    ..Default::default()
+                },
+                "env_weights.a/b",
+            ),
+        ];
+        for (cfg, field) in cases {
+            let e = cfg.validate().unwrap_err().to_string();
+            assert!(e.contains(&format!("`{field}`")), "{field}: {e}");
+        }
+    }
+
+    #[test]
+    fn modes_parse_from_their_names_and_serde_agrees() {
+        for m in Mode::ALL {
+            assert_eq!(m.name().parse::<Mode>().unwrap(), m);
+            assert_eq!(
+                serde_json::to_string(&m).unwrap(),
+                format!("\"{}\"", m.name())
+            );
+        }
+        assert_eq!("Scale-Only".parse::<Mode>().unwrap(), Mode::ScaleOnly);
+        let e = "fast".parse::<Mode>().unwrap_err().to_string();
+        assert!(e.contains("mode") && e.contains("baseline_h4"), "{e}");
+    }
+
+    #[test]
+    fn hash_and_diff_see_every_change() {
+        let a = HdcConfig::default();
+        let b = HdcConfig {
+            lambda: 2.0,
+            ..Default::default()
+        };
+        assert_eq!(a.hash_hex(), HdcConfig::default().hash_hex());
+        assert_ne!(a.hash_hex(), b.hash_hex());
+        assert_eq!(a.diff(&b), vec!["lambda: 1.0 -> 2.0".to_string()]);
+        assert!(a.diff(&a).is_empty());
+        let json = r#"{"lambda": 0.5, "mode": "global"}"#;
+        let c: HdcConfig = serde_json::from_str(json).unwrap();
+        assert_eq!((c.lambda, c.mode, c.window_width), (0.5, Mode::Global, 2));
+        assert!(serde_json::from_str::<HdcConfig>(r#"{"lamda": 1}"#).is_err());
+    }
+}
