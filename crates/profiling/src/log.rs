@@ -1,0 +1,386 @@
+//! Trajectory logs made elsewhere: reading them, and checking them against known specs.
+//!
+//! The two accepted line formats (one JSON object per line, mixable in one file) are
+//! documented in the crate README: a whole trajectory (core [`Trajectory`], recognised by its
+//! `steps` field) or one step (a [`StepRecord`]). Every line carries
+//! `schema_version` = [`TRAJECTORY_SCHEMA_VERSION`].
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use envdist_core::{
+    ActionId, EnvId, EnvSpec, FileError, HarnessLevel, TRAJECTORY_SCHEMA_VERSION, Task, Trajectory,
+    TrajectoryStep,
+};
+use serde::{Deserialize, Serialize};
+
+/// An episode key in a per-step log: any string or non-negative integer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum EpisodeKey {
+    /// A numeric key.
+    Number(u64),
+    /// A text key.
+    Text(String),
+}
+
+impl EpisodeKey {
+    fn as_string(&self) -> String {
+        match self {
+            Self::Number(n) => n.to_string(),
+            Self::Text(s) => s.clone(),
+        }
+    }
+}
+
+/// One line of a per-step log. Steps of one episode share `env` and `episode`; they are
+/// ordered by `t` when given, else by line order. Unknown extra fields are ignored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// Always [`TRAJECTORY_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The environment id.
+    pub env: EnvId,
+    /// Which episode of that environment the step belongs to.
+    pub episode: EpisodeKey,
+    /// Step index within the episode (optional; must be unique within the episode).
+    #[serde(default)]
+    pub t: Option<u64>,
+    /// The action, by its text name (`up`, `interact`, `answer_3`, ...).
+    pub action: ActionId,
+    /// Reward of the step (default 0).
+    #[serde(default)]
+    pub reward: f32,
+    /// Atomic ability tags of the step (default none).
+    #[serde(default)]
+    pub abilities: Vec<String>,
+    /// Task seed (default 0; the first step's value is used).
+    #[serde(default)]
+    pub seed: u64,
+    /// Harness level (default H0; the first step's value is used).
+    #[serde(default)]
+    pub harness: HarnessLevel,
+    /// State scale (default 0; the first step's value is used).
+    #[serde(default)]
+    pub scale: u32,
+    /// Name of the agent (default `unknown`; the first value given is used).
+    #[serde(default)]
+    pub policy: Option<String>,
+    /// Whether the episode ended solved at this step (the episode is solved if any step says so).
+    #[serde(default)]
+    pub success: Option<bool>,
+}
+
+fn parse_error(path: &Path, line: usize, field: String, message: String) -> FileError {
+    FileError::Parse {
+        path: path.to_path_buf(),
+        line: Some(line),
+        field,
+        message,
+    }
+}
+
+fn from_value<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    line: usize,
+    value: serde_json::Value,
+) -> Result<T, FileError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let field = e.path().to_string();
+        parse_error(path, line, field, e.into_inner().to_string())
+    })
+}
+
+enum Entry {
+    Whole(Trajectory),
+    Episode {
+        first: StepRecord,
+        steps: Vec<(Option<u64>, usize, StepRecord)>,
+    },
+}
+
+/// Read a trajectory log (see the module docs). Errors name the file, the 1-based line and
+/// the field. Trajectories come out in order of their first line.
+pub fn read_trajectory_log(path: impl AsRef<Path>) -> Result<Vec<Trajectory>, FileError> {
+    let path = path.as_ref();
+    let text = std::fs::read_to_string(path).map_err(|source| FileError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut episode_index: BTreeMap<(EnvId, String), usize> = BTreeMap::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let value: serde_json::Value = serde_json::from_str(raw)
+            .map_err(|e| parse_error(path, line, ".".into(), format!("not valid JSON: {e}")))?;
+        if !value.is_object() {
+            return Err(parse_error(
+                path,
+                line,
+                ".".into(),
+                "expected a JSON object (a trajectory or a step)".into(),
+            ));
+        }
+        match value.get("schema_version").and_then(|v| v.as_u64()) {
+            Some(v) if v == TRAJECTORY_SCHEMA_VERSION as u64 => {}
+            _ => {
+                let found = value
+                    .get("schema_version")
+                    .map_or_else(|| "nothing".to_string(), |v| v.to_string());
+                return Err(parse_error(
+                    path,
+                    line,
+                    "schema_version".into(),
+                    format!("expected {TRAJECTORY_SCHEMA_VERSION}, found {found}"),
+                ));
+            }
+        }
+        if value.get("steps").is_some() {
+            entries.push(Entry::Whole(from_value(path, line, value)?));
+            continue;
+        }
+        let step: StepRecord = from_value(path, line, value)?;
+        let key = (step.env.clone(), step.episode.as_string());
+        match episode_index.get(&key) {
+            Some(&k) => {
+                let Entry::Episode { steps, .. } = &mut entries[k] else {
+                    unreachable!("episode_index only points at episodes");
+                };
+                if let Some(t) = step.t
+                    && steps.iter().any(|(u, _, _)| *u == Some(t))
+                {
+                    return Err(parse_error(
+                        path,
+                        line,
+                        "t".into(),
+                        format!(
+                            "expected a step index unique within episode {:?} of {}, found {t} again",
+                            key.1, key.0
+                        ),
+                    ));
+                }
+                steps.push((step.t, line, step));
+            }
+            None => {
+                episode_index.insert(key, entries.len());
+                entries.push(Entry::Episode {
+                    first: step.clone(),
+                    steps: vec![(step.t, line, step)],
+                });
+            }
+        }
+    }
+    Ok(entries
+        .into_iter()
+        .map(|e| match e {
+            Entry::Whole(t) => t,
+            Entry::Episode { first, mut steps } => {
+                // Steps without `t` keep their line order after those with one.
+                steps.sort_by_key(|(t, line, _)| (t.is_none(), *t, *line));
+                let policy = steps
+                    .iter()
+                    .find_map(|(_, _, s)| s.policy.clone())
+                    .unwrap_or_else(|| "unknown".into());
+                let success = steps.iter().any(|(_, _, s)| s.success == Some(true));
+                let steps: Vec<TrajectoryStep> = steps
+                    .into_iter()
+                    .map(|(_, _, s)| TrajectoryStep {
+                        action: s.action,
+                        reward: s.reward,
+                        abilities: s.abilities,
+                    })
+                    .collect();
+                Trajectory {
+                    schema_version: TRAJECTORY_SCHEMA_VERSION,
+                    task: Task {
+                        env: first.env,
+                        seed: first.seed,
+                        harness: first.harness,
+                        scale: first.scale,
+                    },
+                    policy,
+                    episode_return: steps.iter().map(|s| s.reward).sum(),
+                    steps,
+                    success,
+                }
+            }
+        })
+        .collect())
+}
+
+/// What in a set of trajectories does not match the known environment specs. Nothing is
+/// dropped from profiling because of it; it is reported.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogCheck {
+    /// Environment ids not among the specs, with their number of trajectories.
+    pub unknown_envs: BTreeMap<String, u64>,
+    /// For known environments: step tags their spec does not declare, with occurrence counts.
+    pub unknown_abilities: BTreeMap<String, BTreeMap<String, u64>>,
+}
+
+impl LogCheck {
+    /// Whether everything matched.
+    pub fn is_clean(&self) -> bool {
+        self.unknown_envs.is_empty() && self.unknown_abilities.is_empty()
+    }
+
+    /// One human-readable line per finding.
+    pub fn describe(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (env, n) in &self.unknown_envs {
+            out.push(format!(
+                "unknown environment {env:?} ({n} trajectories): not in the known specs; profiled anyway"
+            ));
+        }
+        for (env, abilities) in &self.unknown_abilities {
+            for (a, n) in abilities {
+                out.push(format!(
+                    "environment {env:?}: ability {a:?} ({n} occurrences) is not declared in its spec; profiled anyway"
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// Compare the envs and step tags of `trajectories` with `specs`.
+pub fn check_trajectories(trajectories: &[Trajectory], specs: &[EnvSpec]) -> LogCheck {
+    let by_id: BTreeMap<&EnvId, &EnvSpec> = specs.iter().map(|s| (&s.id, s)).collect();
+    let mut check = LogCheck::default();
+    for t in trajectories {
+        let Some(spec) = by_id.get(&t.task.env) else {
+            *check
+                .unknown_envs
+                .entry(t.task.env.to_string())
+                .or_default() += 1;
+            continue;
+        };
+        for step in &t.steps {
+            for a in &step.abilities {
+                if !spec.abilities.contains(a) {
+                    *check
+                        .unknown_abilities
+                        .entry(t.task.env.to_string())
+                        .or_default()
+                        .entry(a.clone())
+                        .or_default() += 1;
+                }
+            }
+        }
+    }
+    check
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{tmp_dir, traj};
+
+    #[test]
+    fn reads_both_formats_and_groups_steps_by_episode() {
+        let d = tmp_dir("log-both");
+        let p = d.join("log.jsonl");
+        let whole =
+            serde_json::to_string(&traj("toy/walk", &[&["navigate"], &["reach-goal"]])).unwrap();
+        let text = format!(
+            "{whole}\n\
+             {{\"schema_version\":1,\"env\":\"toy/mirror\",\"episode\":\"a\",\"t\":1,\"action\":\"left\",\"abilities\":[\"reach-goal\"],\"reward\":1.0,\"success\":true,\"policy\":\"me\"}}\n\
+             \n\
+             {{\"schema_version\":1,\"env\":\"toy/mirror\",\"episode\":7,\"action\":\"wait\",\"extra\":\"ignored\"}}\n\
+             {{\"schema_version\":1,\"env\":\"toy/mirror\",\"episode\":\"a\",\"t\":0,\"action\":\"left\",\"abilities\":[\"navigate\"],\"scale\":5,\"seed\":3}}\n"
+        );
+        std::fs::write(&p, text).unwrap();
+        let ts = read_trajectory_log(&p).unwrap();
+        assert_eq!(ts.len(), 3);
+        assert_eq!(ts[0].steps.len(), 2);
+        let a = &ts[1];
+        assert_eq!(a.task.env.as_str(), "toy/mirror");
+        // The first line seen sets the task (t=1 came first in the file).
+        assert_eq!(a.task.scale, 0);
+        let tags: Vec<&str> = a.steps.iter().map(|s| s.abilities[0].as_str()).collect();
+        assert_eq!(tags, ["navigate", "reach-goal"]);
+        assert!(a.success);
+        assert_eq!(a.policy, "me");
+        assert_eq!(a.episode_return, 1.0);
+        assert_eq!(ts[2].policy, "unknown");
+        assert!(!ts[2].success);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn malformed_lines_name_file_line_and_field() {
+        let d = tmp_dir("log-bad");
+        let cases = [
+            (
+                "{\"schema_version\":1,\"env\":\"e/a\",\"episode\":1,\"action\":\"up\"}\n{not json\n",
+                "line 2",
+                "not valid JSON",
+            ),
+            (
+                "\n\n{\"schema_version\":1,\"env\":\"e/a\",\"episode\":1,\"action\":\"jump\"}\n",
+                "line 3",
+                "action",
+            ),
+            (
+                "{\"schema_version\":2,\"env\":\"e/a\",\"episode\":1,\"action\":\"up\"}\n",
+                "line 1",
+                "schema_version",
+            ),
+            (
+                "{\"schema_version\":1,\"env\":\"e/a\",\"action\":\"up\"}\n",
+                "line 1",
+                "episode",
+            ),
+            (
+                "{\"schema_version\":1,\"task\":{},\"steps\":[]}\n",
+                "line 1",
+                "task",
+            ),
+            ("[1,2]\n", "line 1", "JSON object"),
+            (
+                "{\"schema_version\":1,\"env\":\"e/a\",\"episode\":1,\"t\":0,\"action\":\"up\"}\n{\"schema_version\":1,\"env\":\"e/a\",\"episode\":1,\"t\":0,\"action\":\"up\"}\n",
+                "line 2",
+                "`t`",
+            ),
+        ];
+        for (k, (text, line, what)) in cases.iter().enumerate() {
+            let p = d.join(format!("bad{k}.jsonl"));
+            std::fs::write(&p, text).unwrap();
+            let e = read_trajectory_log(&p).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("bad{k}.jsonl {line}")) && e.contains(what),
+                "case {k}: {e}"
+            );
+        }
+        let e = read_trajectory_log(d.join("missing.jsonl"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("missing.jsonl"), "{e}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn unknown_envs_and_abilities_are_reported() {
+        let specs = envdist_core::env::EnvFactory::specs(&crate::toy::ToyFactory);
+        let ts = vec![
+            traj("toy/walk", &[&["navigate", "teleport"], &["teleport"]]),
+            traj("other/env", &[&["navigate"]]),
+            traj("other/env", &[]),
+        ];
+        let c = check_trajectories(&ts, &specs);
+        assert_eq!(c.unknown_envs["other/env"], 2);
+        assert_eq!(c.unknown_abilities["toy/walk"]["teleport"], 2);
+        assert!(!c.is_clean());
+        let lines = c.describe();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].contains("other/env") && lines[1].contains("teleport"));
+        assert!(
+            check_trajectories(&ts[..1], &[])
+                .unknown_envs
+                .contains_key("toy/walk")
+        );
+    }
+}
