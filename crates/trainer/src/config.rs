@@ -1,0 +1,315 @@
+//! Configuration: the network's shape and the RL hyper-parameters, with `cpu` and `gpu`
+//! presets. Validated once ([`TrainConfig::validate`]) before anything is built.
+
+use serde::{Deserialize, Serialize};
+
+use crate::TrainerError;
+
+/// Shape of the policy network (see [`crate::model`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// Side of the square frame the network sees; env frames are box-filtered down to it.
+    pub image_size: usize,
+    /// Side of one square image patch (must divide `image_size`).
+    pub patch: usize,
+    /// Width of one patch embedding.
+    pub patch_dim: usize,
+    /// Width of the image feature (after the patch-flatten layer).
+    pub image_dim: usize,
+    /// Hash buckets of the bag-of-tokens text encoder.
+    pub vocab: usize,
+    /// Width of one text channel's embedding.
+    pub text_dim: usize,
+    /// Width of the fused hidden layer that feeds both heads.
+    pub hidden: usize,
+}
+
+impl ModelConfig {
+    /// Small enough to train at a few thousand env steps per second on two CPU cores:
+    /// 32x32 frames in 8x8 patches (the patch-MLP of the anchor table), ~0.4 M parameters.
+    pub fn cpu() -> Self {
+        Self {
+            image_size: 32,
+            patch: 8,
+            patch_dim: 64,
+            image_dim: 256,
+            vocab: 1024,
+            text_dim: 32,
+            hidden: 256,
+        }
+    }
+
+    /// Larger for CUDA: 64x64 frames in 8x8 patches, wider layers (~4.5 M parameters).
+    pub fn gpu() -> Self {
+        Self {
+            image_size: 64,
+            patch: 8,
+            patch_dim: 128,
+            image_dim: 512,
+            vocab: 4096,
+            text_dim: 64,
+            hidden: 512,
+        }
+    }
+
+    /// A very small network for unit tests.
+    pub fn tiny() -> Self {
+        Self {
+            image_size: 16,
+            patch: 4,
+            patch_dim: 16,
+            image_dim: 64,
+            vocab: 256,
+            text_dim: 16,
+            hidden: 64,
+        }
+    }
+
+    /// Number of patches per frame.
+    pub fn num_patches(&self) -> usize {
+        (self.image_size / self.patch).pow(2)
+    }
+
+    /// Values per patch (RGB).
+    pub fn patch_values(&self) -> usize {
+        self.patch * self.patch * 3
+    }
+
+    fn validate(&self) -> Result<(), TrainerError> {
+        let bad = |field: &str, expected: &str, found: String| {
+            Err(TrainerError::Config {
+                field: format!("model.{field}"),
+                expected: expected.into(),
+                found,
+            })
+        };
+        if self.patch == 0 || self.image_size == 0 || self.image_size % self.patch != 0 {
+            return bad(
+                "patch",
+                "a positive divisor of image_size",
+                format!("patch {} for image_size {}", self.patch, self.image_size),
+            );
+        }
+        for (name, v) in [
+            ("patch_dim", self.patch_dim),
+            ("image_dim", self.image_dim),
+            ("vocab", self.vocab),
+            ("text_dim", self.text_dim),
+            ("hidden", self.hidden),
+        ] {
+            if v == 0 {
+                return bad(name, "a positive width", "0".into());
+            }
+        }
+        if self.vocab > u16::MAX as usize + 1 {
+            return bad("vocab", "at most 65536 buckets", self.vocab.to_string());
+        }
+        Ok(())
+    }
+}
+
+/// How advantages are computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AdvantageKind {
+    /// Generalised advantage estimation from the value head (PPO's usual choice).
+    Gae,
+    /// GRPO-style: each finished episode's return, standardised within the group of episodes
+    /// of the same environment finished in the same rollout, given to all of its steps. Steps
+    /// of episodes still running at the end of a rollout get no advantage (masked out).
+    Grpo,
+}
+
+/// Learning-rate schedule over the run's updates.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum LrSchedule {
+    /// The same rate throughout.
+    Constant,
+    /// Linear decay from `lr` to `lr * final_fraction` at the last update.
+    Linear {
+        /// Fraction of the initial rate left at the end.
+        final_fraction: f32,
+    },
+}
+
+/// RL hyper-parameters (PPO-clip by default).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainConfig {
+    /// Network shape.
+    pub model: ModelConfig,
+    /// Environments stepped together; one batched forward per step.
+    pub num_envs: usize,
+    /// Steps per environment per rollout (an update sees `num_envs * rollout_len` samples).
+    pub rollout_len: usize,
+    /// Passes over each rollout.
+    pub epochs: usize,
+    /// Samples per gradient step.
+    pub minibatch: usize,
+    /// Adam learning rate.
+    pub lr: f32,
+    /// Learning-rate schedule.
+    pub lr_schedule: LrSchedule,
+    /// Discount.
+    pub gamma: f32,
+    /// GAE lambda.
+    pub gae_lambda: f32,
+    /// PPO clip range.
+    pub clip: f32,
+    /// Value-loss coefficient.
+    pub value_coef: f32,
+    /// Entropy-bonus coefficient.
+    pub entropy_coef: f32,
+    /// Global gradient-norm clip.
+    pub max_grad_norm: f32,
+    /// Advantage estimator.
+    pub advantage: AdvantageKind,
+    /// Seed of parameter initialisation, action sampling and minibatch shuffling.
+    pub seed: u64,
+    /// The run's budget in environment steps: the horizon of the learning-rate schedule and
+    /// where [`crate::Trainer::run`] stops.
+    pub total_env_steps: u64,
+}
+
+impl TrainConfig {
+    /// The CPU preset: the `cpu` network, 32 envs x 32 steps, 3 epochs of 256-sample batches.
+    pub fn cpu() -> Self {
+        Self {
+            model: ModelConfig::cpu(),
+            num_envs: 32,
+            rollout_len: 32,
+            epochs: 3,
+            minibatch: 256,
+            lr: 5e-4,
+            lr_schedule: LrSchedule::Linear {
+                final_fraction: 0.1,
+            },
+            gamma: 0.97,
+            gae_lambda: 0.95,
+            clip: 0.2,
+            value_coef: 0.5,
+            entropy_coef: 0.01,
+            max_grad_norm: 0.5,
+            advantage: AdvantageKind::Gae,
+            seed: 0,
+            total_env_steps: 200_000,
+        }
+    }
+
+    /// The GPU preset: the `gpu` network, 256 envs x 64 steps, 1024-sample batches.
+    pub fn gpu() -> Self {
+        Self {
+            model: ModelConfig::gpu(),
+            num_envs: 256,
+            rollout_len: 64,
+            epochs: 3,
+            minibatch: 1024,
+            lr: 3e-4,
+            ..Self::cpu()
+        }
+    }
+
+    /// A preset by name: `cpu`, `gpu` or `tiny` (unit tests).
+    pub fn preset(name: &str) -> Result<Self, TrainerError> {
+        match name {
+            "cpu" => Ok(Self::cpu()),
+            "gpu" => Ok(Self::gpu()),
+            "tiny" => Ok(Self {
+                model: ModelConfig::tiny(),
+                num_envs: 8,
+                rollout_len: 16,
+                epochs: 2,
+                minibatch: 64,
+                lr: 1e-3,
+                ..Self::cpu()
+            }),
+            other => Err(TrainerError::Config {
+                field: "preset".into(),
+                expected: "cpu, gpu or tiny".into(),
+                found: other.into(),
+            }),
+        }
+    }
+
+    /// Samples per update.
+    pub fn batch_size(&self) -> usize {
+        self.num_envs * self.rollout_len
+    }
+
+    /// Check every field once; everything downstream trusts a validated config.
+    pub fn validate(&self) -> Result<(), TrainerError> {
+        self.model.validate()?;
+        let bad = |field: &str, expected: &str, found: String| {
+            Err(TrainerError::Config {
+                field: field.into(),
+                expected: expected.into(),
+                found,
+            })
+        };
+        for (name, v) in [
+            ("num_envs", self.num_envs),
+            ("rollout_len", self.rollout_len),
+            ("epochs", self.epochs),
+            ("minibatch", self.minibatch),
+        ] {
+            if v == 0 {
+                return bad(name, "a positive count", "0".into());
+            }
+        }
+        let unit = |name: &str, v: f32| -> Result<(), TrainerError> {
+            if (0.0..=1.0).contains(&v) {
+                Ok(())
+            } else {
+                bad(name, "a value in [0, 1]", v.to_string())
+            }
+        };
+        unit("gamma", self.gamma)?;
+        unit("gae_lambda", self.gae_lambda)?;
+        if let LrSchedule::Linear { final_fraction } = self.lr_schedule {
+            unit("lr_schedule.final_fraction", final_fraction)?;
+        }
+        for (name, v) in [
+            ("lr", self.lr),
+            ("clip", self.clip),
+            ("max_grad_norm", self.max_grad_norm),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return bad(name, "a finite positive value", v.to_string());
+            }
+        }
+        for (name, v) in [
+            ("value_coef", self.value_coef),
+            ("entropy_coef", self.entropy_coef),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return bad(name, "a finite non-negative value", v.to_string());
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_validate_and_bad_values_are_named() {
+        for p in ["cpu", "gpu", "tiny"] {
+            TrainConfig::preset(p).unwrap().validate().unwrap();
+        }
+        let mut c = TrainConfig::cpu();
+        c.model.patch = 7;
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("model.patch") && e.contains("divisor"), "{e}");
+        let mut c = TrainConfig::cpu();
+        c.gamma = 1.5;
+        assert!(c.validate().unwrap_err().to_string().contains("gamma"));
+        assert!(TrainConfig::preset("huge").is_err());
+        let json = serde_json::to_string(&TrainConfig::cpu()).unwrap();
+        let back: TrainConfig = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, TrainConfig::cpu());
+    }
+}

@@ -1,0 +1,274 @@
+//! Observation encoding, in plain Rust (no burn): frames become patch bytes, text channels
+//! become hashed token buckets. Features are compact (bytes and `u16` buckets) so that a
+//! rollout of thousands of steps stays small; [`BatchBuffers`] turns many of them into the
+//! dense `f32` arrays one batched forward needs, reusing its allocations.
+
+use envdist_core::{ActionMask, NUM_ACTIONS, Observation, Rgb8Image};
+
+use crate::config::ModelConfig;
+
+/// Text channels the model reads, in input order. The instruction is always present; the four
+/// harness channels only at the levels that keep them.
+pub const NUM_CHANNELS: usize = 5;
+
+/// Additive logit for an illegal action: large enough that its probability is exactly zero in
+/// f32, small enough that `p * log p` stays finite (0 * -1e9 = 0).
+pub const ILLEGAL_LOGIT: f32 = -1e9;
+
+/// Most tokens read from one channel (longer texts are cut, to bound encoding cost).
+const MAX_TOKENS: usize = 96;
+
+/// One observation, encoded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Features {
+    /// `num_patches * patch * patch * 3` bytes, patch-major, each patch row-major RGB.
+    pub patches: Vec<u8>,
+    /// Hash buckets per channel; `None` when the channel is absent at this harness level.
+    pub text: [Option<Vec<u16>>; NUM_CHANNELS],
+    /// Legal actions.
+    pub legal: ActionMask,
+}
+
+fn fnv1a(bytes: &[u8], mut h: u64) -> u64 {
+    for b in bytes {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}
+
+/// Hash a text into buckets: each lower-cased alphanumeric token once on its own (what is
+/// said) and once with its position (where it is said: a grid row, a coordinate's slot), so
+/// that a bag of tokens still distinguishes "agent at (1,2)" from "agent at (2,1)".
+pub fn hash_text(text: &str, vocab: usize) -> Vec<u16> {
+    let mut out = Vec::with_capacity(32);
+    let mut i = 0u64;
+    let emit = |token: &str, i: u64, out: &mut Vec<u16>| {
+        let h = fnv1a(token.as_bytes(), 0xcbf2_9ce4_8422_2325);
+        out.push((h % vocab as u64) as u16);
+        let hp = fnv1a(&i.to_le_bytes(), h ^ 0x9e37_79b9_7f4a_7c15);
+        out.push((hp % vocab as u64) as u16);
+    };
+    // Grid-like text (rows of symbols) carries meaning per character, so non-alphanumeric
+    // symbols are tokens too.
+    let mut word = String::new();
+    for ch in text.chars() {
+        if out.len() >= 2 * MAX_TOKENS {
+            break;
+        }
+        if ch.is_alphanumeric() {
+            word.extend(ch.to_lowercase());
+            continue;
+        }
+        if !word.is_empty() {
+            emit(&word, i, &mut out);
+            i += 1;
+            word.clear();
+        }
+        if !ch.is_whitespace() && !matches!(ch, ',' | '(' | ')' | ';' | ':' | '.') {
+            let mut buf = [0u8; 4];
+            emit(ch.encode_utf8(&mut buf), i, &mut out);
+            i += 1;
+        } else if ch == '\n' {
+            // A row break is a position change worth keeping.
+            i += 1;
+        }
+    }
+    if !word.is_empty() && out.len() < 2 * MAX_TOKENS {
+        emit(&word, i, &mut out);
+    }
+    out
+}
+
+/// Box-filter (or nearest-sample, when sizes do not divide) `img` to `size x size` and cut it
+/// into `patch x patch` patches.
+pub fn encode_image(img: &Rgb8Image, size: usize, patch: usize, out: &mut Vec<u8>) {
+    out.clear();
+    out.resize(size * size * 3, 0);
+    let (w, h) = (img.width as usize, img.height as usize);
+    let per_row = size / patch;
+    let patch_len = patch * patch * 3;
+    let write = |out: &mut Vec<u8>, x: usize, y: usize, rgb: [u8; 3]| {
+        let p = (y / patch) * per_row + x / patch;
+        let o = p * patch_len + ((y % patch) * patch + x % patch) * 3;
+        out[o..o + 3].copy_from_slice(&rgb);
+    };
+    if w == 0 || h == 0 || img.data.len() < w * h * 3 {
+        return;
+    }
+    if w % size == 0 && h % size == 0 {
+        let (fx, fy) = (w / size, h / size);
+        let n = (fx * fy) as u32;
+        for y in 0..size {
+            for x in 0..size {
+                let mut acc = [0u32; 3];
+                for yy in y * fy..(y + 1) * fy {
+                    let row = yy * w * 3;
+                    for xx in x * fx..(x + 1) * fx {
+                        let i = row + xx * 3;
+                        acc[0] += img.data[i] as u32;
+                        acc[1] += img.data[i + 1] as u32;
+                        acc[2] += img.data[i + 2] as u32;
+                    }
+                }
+                let rgb = [
+                    ((acc[0] + n / 2) / n) as u8,
+                    ((acc[1] + n / 2) / n) as u8,
+                    ((acc[2] + n / 2) / n) as u8,
+                ];
+                write(out, x, y, rgb);
+            }
+        }
+    } else {
+        for y in 0..size {
+            for x in 0..size {
+                let sx = (x * w / size).min(w - 1);
+                let sy = (y * h / size).min(h - 1);
+                write(out, x, y, img.get(sx as u32, sy as u32));
+            }
+        }
+    }
+}
+
+/// Encode one observation.
+pub fn encode(obs: &Observation, legal: ActionMask, cfg: &ModelConfig) -> Features {
+    let mut patches = Vec::new();
+    encode_image(&obs.image, cfg.image_size, cfg.patch, &mut patches);
+    let h = &obs.harness;
+    let chan = |t: Option<&String>| t.map(|s| hash_text(s, cfg.vocab));
+    Features {
+        patches,
+        text: [
+            Some(hash_text(&obs.instruction, cfg.vocab)),
+            chan(h.observation.as_ref()),
+            chan(h.state.as_ref()),
+            chan(h.hints.as_ref()),
+            chan(h.rules.as_ref()),
+        ],
+        legal,
+    }
+}
+
+/// Reusable dense buffers for one batch.
+#[derive(Debug, Default)]
+pub struct BatchBuffers {
+    /// `[n, num_patches, patch_values]` in `[0, 1]`.
+    pub patches: Vec<f32>,
+    /// `[n * NUM_CHANNELS, vocab]`: each present channel's bucket counts divided by its token
+    /// count (a mean of embeddings once multiplied by the embedding matrix).
+    pub bags: Vec<f32>,
+    /// `[n, NUM_CHANNELS, 1]`: 1 where the channel is present.
+    pub present: Vec<f32>,
+    /// `[n, NUM_ACTIONS]`: 0 for legal actions, [`ILLEGAL_LOGIT`] for the others.
+    pub mask: Vec<f32>,
+    /// Rows filled.
+    pub n: usize,
+}
+
+impl BatchBuffers {
+    /// Fill from `items`, overwriting previous contents.
+    pub fn fill<'a>(
+        &mut self,
+        items: impl ExactSizeIterator<Item = &'a Features>,
+        cfg: &ModelConfig,
+    ) {
+        let n = items.len();
+        self.n = n;
+        let img = cfg.num_patches() * cfg.patch_values();
+        self.patches.clear();
+        self.patches.reserve(n * img);
+        self.bags.clear();
+        self.bags.resize(n * NUM_CHANNELS * cfg.vocab, 0.0);
+        self.present.clear();
+        self.present.resize(n * NUM_CHANNELS, 0.0);
+        self.mask.clear();
+        self.mask.resize(n * NUM_ACTIONS, ILLEGAL_LOGIT);
+        for (row, f) in items.enumerate() {
+            self.patches
+                .extend(f.patches.iter().map(|b| *b as f32 * (1.0 / 255.0)));
+            for (c, t) in f.text.iter().enumerate() {
+                if let Some(tokens) = t {
+                    self.present[row * NUM_CHANNELS + c] = 1.0;
+                    if tokens.is_empty() {
+                        continue;
+                    }
+                    let base = (row * NUM_CHANNELS + c) * cfg.vocab;
+                    let w = 1.0 / tokens.len() as f32;
+                    for &b in tokens {
+                        self.bags[base + b as usize] += w;
+                    }
+                }
+            }
+            let m = &mut self.mask[row * NUM_ACTIONS..(row + 1) * NUM_ACTIONS];
+            // An env with no legal action would make the softmax undefined; treat all as legal.
+            let legal = if f.legal.count() == 0 {
+                ActionMask::ALL
+            } else {
+                f.legal
+            };
+            for a in legal.iter() {
+                m[a.index()] = 0.0;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use envdist_core::HarnessText;
+
+    #[test]
+    fn hashing_is_deterministic_positional_and_bounded() {
+        let a = hash_text("agent at (1,2)", 1024);
+        let b = hash_text("agent at (2,1)", 1024);
+        assert_eq!(a, hash_text("Agent at (1,2)", 1024));
+        assert_ne!(a, b);
+        let mut sa = a.clone();
+        let mut sb = b.clone();
+        sa.sort();
+        sb.sort();
+        assert_ne!(sa, sb, "position must matter");
+        assert!(a.iter().all(|x| (*x as usize) < 1024));
+        assert!(hash_text(&"x ".repeat(10_000), 64).len() <= 2 * MAX_TOKENS);
+        assert!(hash_text("", 64).is_empty());
+    }
+
+    #[test]
+    fn image_downsampling_averages_and_patches_are_patch_major() {
+        let mut img = Rgb8Image::new(8, 8);
+        img.fill_rect(4, 0, 4, 4, [200, 100, 0]);
+        let mut out = Vec::new();
+        encode_image(&img, 4, 2, &mut out);
+        assert_eq!(out.len(), 4 * 4 * 3);
+        // Patch 1 (top-right) is the coloured quadrant.
+        assert!(out[12..24].chunks(3).all(|p| p == [200, 100, 0]));
+        assert!(out[..12].iter().all(|v| *v == 0));
+        // Non-dividing sizes fall back to nearest sampling.
+        let img = Rgb8Image::new(10, 10);
+        encode_image(&img, 4, 2, &mut out);
+        assert_eq!(out.len(), 48);
+    }
+
+    #[test]
+    fn absent_channels_leave_no_trace() {
+        let cfg = ModelConfig::tiny();
+        let obs = Observation {
+            image: Rgb8Image::new(16, 16),
+            instruction: "reach the goal".into(),
+            harness: HarnessText {
+                hints: Some("go right".into()),
+                ..Default::default()
+            },
+        };
+        let f = encode(&obs, ActionMask::moves_interact_wait(), &cfg);
+        let mut b = BatchBuffers::default();
+        b.fill([&f].into_iter(), &cfg);
+        assert_eq!(b.present, vec![1.0, 0.0, 0.0, 1.0, 0.0]);
+        let chan = |c: usize| &b.bags[c * cfg.vocab..(c + 1) * cfg.vocab];
+        assert!(chan(1).iter().all(|v| *v == 0.0));
+        assert!((chan(3).iter().sum::<f32>() - 1.0).abs() < 1e-5);
+        assert_eq!(b.mask[0], 0.0);
+        assert_eq!(b.mask[6], ILLEGAL_LOGIT);
+    }
+}

@@ -1,0 +1,152 @@
+//! The policy network, generic over the burn backend (only inside this crate).
+//!
+//! image: frame -> `patch x patch` patches -> shared linear patch embedding (ReLU) -> flatten
+//! (keeps each patch's position, as a VLM's position embedding does) -> linear (ReLU).
+//! text: each of the five channels (instruction, observation, state, hints, rules) is a
+//! hashed bag of tokens; one shared embedding matrix turns a bag into the mean of its tokens'
+//! embeddings, and a learned presence vector per channel is added. An absent channel's slot is
+//! multiplied by zero: it contributes nothing, and the model cannot read the absence as text.
+//! fusion: concat -> linear (ReLU) -> masked action logits and a scalar value.
+//!
+//! Parameters are initialised from [`envdist_core::Rng`] (not burn's global RNG), so a seed
+//! gives the same network on every backend.
+
+use burn::module::{Module, Param};
+use burn::nn::Linear;
+use burn::tensor::activation::relu;
+use burn::tensor::backend::Backend;
+use burn::tensor::{Tensor, TensorData};
+use envdist_core::{NUM_ACTIONS, Rng};
+
+use crate::config::ModelConfig;
+use crate::encode::{BatchBuffers, NUM_CHANNELS};
+
+/// The policy-and-value network.
+#[derive(Module, Debug)]
+pub struct PolicyNet<B: Backend> {
+    patch: Linear<B>,
+    image: Linear<B>,
+    text: Linear<B>,
+    presence: Param<Tensor<B, 2>>,
+    fuse: Linear<B>,
+    policy: Linear<B>,
+    value: Linear<B>,
+}
+
+/// A batch of encoded observations as tensors.
+#[derive(Debug, Clone)]
+pub struct Inputs<B: Backend> {
+    patches: Tensor<B, 3>,
+    bags: Tensor<B, 2>,
+    present: Tensor<B, 3>,
+    mask: Tensor<B, 2>,
+}
+
+impl<B: Backend> Inputs<B> {
+    /// Upload the buffers (copies them; the buffers stay reusable).
+    pub fn from_buffers(b: &BatchBuffers, cfg: &ModelConfig, device: &B::Device) -> Self {
+        let n = b.n;
+        Self {
+            patches: Tensor::from_data(
+                TensorData::new(
+                    b.patches.clone(),
+                    [n, cfg.num_patches(), cfg.patch_values()],
+                ),
+                device,
+            ),
+            bags: Tensor::from_data(
+                TensorData::new(b.bags.clone(), [n * NUM_CHANNELS, cfg.vocab]),
+                device,
+            ),
+            present: Tensor::from_data(
+                TensorData::new(b.present.clone(), [n, NUM_CHANNELS, 1]),
+                device,
+            ),
+            mask: Tensor::from_data(TensorData::new(b.mask.clone(), [n, NUM_ACTIONS]), device),
+        }
+    }
+}
+
+fn uniform<B: Backend, const D: usize>(
+    shape: [usize; D],
+    bound: f32,
+    rng: &mut Rng,
+    device: &B::Device,
+) -> Tensor<B, D> {
+    let n: usize = shape.iter().product();
+    let v: Vec<f32> = (0..n)
+        .map(|_| (rng.next_f32() * 2.0 - 1.0) * bound)
+        .collect();
+    Tensor::from_data(TensorData::new(v, shape), device)
+}
+
+/// Kaiming-uniform weights (ReLU gain) scaled by `gain`, zero bias.
+fn linear<B: Backend>(
+    d_in: usize,
+    d_out: usize,
+    gain: f32,
+    bias: bool,
+    rng: &mut Rng,
+    device: &B::Device,
+) -> Linear<B> {
+    let bound = gain * (6.0 / d_in as f32).sqrt();
+    Linear {
+        weight: Param::from_tensor(uniform([d_in, d_out], bound, rng, device)),
+        bias: bias.then(|| Param::from_tensor(Tensor::zeros([d_out], device))),
+    }
+}
+
+impl<B: Backend> PolicyNet<B> {
+    /// A freshly initialised network.
+    pub fn init(cfg: &ModelConfig, seed: u64, device: &B::Device) -> Self {
+        let mut rng = Rng::derive(seed, 0x6e6e);
+        let fused_in = cfg.image_dim + NUM_CHANNELS * cfg.text_dim;
+        Self {
+            patch: linear(
+                cfg.patch_values(),
+                cfg.patch_dim,
+                1.0,
+                true,
+                &mut rng,
+                device,
+            ),
+            image: linear(
+                cfg.num_patches() * cfg.patch_dim,
+                cfg.image_dim,
+                1.0,
+                true,
+                &mut rng,
+                device,
+            ),
+            // An embedding matrix: rows are looked up by bag weights, so no bias.
+            text: linear(cfg.vocab, cfg.text_dim, 8.0, false, &mut rng, device),
+            presence: Param::from_tensor(uniform(
+                [NUM_CHANNELS, cfg.text_dim],
+                0.1,
+                &mut rng,
+                device,
+            )),
+            fuse: linear(fused_in, cfg.hidden, 1.0, true, &mut rng, device),
+            // Small policy head: near-uniform initial actions, as PPO practice recommends.
+            policy: linear(cfg.hidden, NUM_ACTIONS, 0.01, true, &mut rng, device),
+            value: linear(cfg.hidden, 1, 0.5, true, &mut rng, device),
+        }
+    }
+
+    /// Masked action logits `[n, NUM_ACTIONS]` and values `[n]`.
+    pub fn forward(&self, x: Inputs<B>) -> (Tensor<B, 2>, Tensor<B, 1>) {
+        let [n, np, _] = x.patches.dims();
+        let p = relu(self.patch.forward(x.patches));
+        let pd = p.dims()[2];
+        let img = relu(self.image.forward(p.reshape([n, np * pd])));
+        let t = self.text.forward(x.bags);
+        let td = t.dims()[1];
+        let t = t.reshape([n, NUM_CHANNELS, td]);
+        let t = (t + self.presence.val().unsqueeze_dim::<3>(0)) * x.present;
+        let t = t.reshape([n, NUM_CHANNELS * td]);
+        let h = relu(self.fuse.forward(Tensor::cat(vec![img, t], 1)));
+        let logits = self.policy.forward(h.clone()) + x.mask;
+        let value = self.value.forward(h).reshape([n]);
+        (logits, value)
+    }
+}

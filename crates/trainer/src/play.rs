@@ -1,0 +1,338 @@
+//! Batched acting: environment slots stepped together (in parallel with rayon), one batched
+//! forward per step. Used by training rollouts, evaluation and gradient extraction.
+
+use burn::module::AutodiffModule;
+use burn::tensor::backend::AutodiffBackend;
+use envdist_core::env::EnvFactory;
+use envdist_core::{ActionId, Env, EpisodeOutcome, NUM_ACTIONS, Observation, Rng, Task};
+use rayon::prelude::*;
+
+use crate::TrainerError;
+use crate::config::ModelConfig;
+use crate::encode::{BatchBuffers, Features, encode};
+use crate::model::{Inputs, PolicyNet};
+
+/// One environment instance and the episode it is playing.
+pub(crate) struct Slot {
+    pub env: Box<dyn Env>,
+    pub task: Task,
+    pub features: Features,
+    /// Actions of the current episode so far (a checkpoint replays them to restore the env).
+    pub actions: Vec<ActionId>,
+    pub episode_return: f32,
+    pub max_steps: u32,
+}
+
+impl Slot {
+    /// Make (or reuse) an env for `task` and reset it.
+    pub fn start(
+        factory: &dyn EnvFactory,
+        reuse: Option<Box<dyn Env>>,
+        task: Task,
+        cfg: &ModelConfig,
+    ) -> Result<Self, TrainerError> {
+        let env = match reuse {
+            Some(e) if e.spec().id == task.env => e,
+            _ => factory
+                .make(&task.env)
+                .map_err(|e| TrainerError::UnknownEnv(e.0))?,
+        };
+        let mut slot = Self {
+            env,
+            task: task.clone(),
+            features: Features {
+                patches: Vec::new(),
+                text: Default::default(),
+                legal: Default::default(),
+            },
+            actions: Vec::new(),
+            episode_return: 0.0,
+            max_steps: 1,
+        };
+        slot.restart(factory, task, cfg)?;
+        Ok(slot)
+    }
+
+    /// Start `task` in this slot, reusing its env when the id matches.
+    pub fn restart(
+        &mut self,
+        factory: &dyn EnvFactory,
+        task: Task,
+        cfg: &ModelConfig,
+    ) -> Result<(), TrainerError> {
+        if self.env.spec().id != task.env {
+            self.env = factory
+                .make(&task.env)
+                .map_err(|e| TrainerError::UnknownEnv(e.0))?;
+        }
+        let spec = self.env.spec();
+        if !spec.scale.contains(task.scale) {
+            return Err(TrainerError::ScaleOutOfRange {
+                env: task.env.to_string(),
+                scale: task.scale,
+                min: spec.scale.min,
+                max: spec.scale.max,
+            });
+        }
+        self.max_steps = spec.max_steps.max(1);
+        let obs = self.env.reset(&task);
+        self.features = encode(&obs, self.env.legal_actions(), cfg);
+        self.task = task;
+        self.actions.clear();
+        self.episode_return = 0.0;
+        Ok(())
+    }
+
+    /// Restore a slot mid-episode by replaying its actions (envs are deterministic).
+    pub fn replay(
+        factory: &dyn EnvFactory,
+        task: Task,
+        actions: &[ActionId],
+        cfg: &ModelConfig,
+    ) -> Result<Self, TrainerError> {
+        let mut slot = Self::start(factory, None, task, cfg)?;
+        let mut last: Option<(Observation, envdist_core::ActionMask)> = None;
+        for &a in actions {
+            let step = slot.env.step(a);
+            slot.episode_return += step.reward;
+            last = Some((step.observation, step.legal));
+        }
+        slot.actions = actions.to_vec();
+        if let Some((obs, legal)) = last {
+            slot.features = encode(&obs, legal, cfg);
+        }
+        Ok(slot)
+    }
+}
+
+/// What one step of one slot produced.
+pub(crate) struct StepResult {
+    pub reward: f32,
+    /// The episode is over (done or truncated, including our own step-limit guard).
+    pub ended: bool,
+    /// Ended by the rules (not a time limit): no value bootstrap.
+    pub terminal: bool,
+    pub success: bool,
+}
+
+/// Step every slot with its action in parallel; slots whose episode ended keep their old
+/// features (the caller restarts them).
+pub(crate) fn step_slots(
+    slots: &mut [Slot],
+    actions: &[ActionId],
+    cfg: &ModelConfig,
+) -> Vec<StepResult> {
+    slots
+        .par_iter_mut()
+        .zip(actions.par_iter())
+        .map(|(slot, &a)| {
+            let step = slot.env.step(a);
+            slot.actions.push(a);
+            slot.episode_return += step.reward;
+            let over_limit = slot.actions.len() as u32 >= slot.max_steps;
+            let ended = step.done || step.truncated || over_limit;
+            if !ended {
+                slot.features = encode(&step.observation, step.legal, cfg);
+            }
+            StepResult {
+                reward: step.reward,
+                ended,
+                terminal: step.done,
+                success: step.done && step.success,
+            }
+        })
+        .collect()
+}
+
+/// The outcome of a slot's finished episode.
+pub(crate) fn outcome(slot: &Slot, success: bool) -> EpisodeOutcome {
+    EpisodeOutcome {
+        task: slot.task.clone(),
+        success,
+        episode_return: slot.episode_return,
+        steps: slot.actions.len() as u32,
+    }
+}
+
+/// Forward a batch without autodiff: masked logits (row-major `[n, NUM_ACTIONS]`) and values.
+pub(crate) fn infer<B: AutodiffBackend>(
+    net: &PolicyNet<B>,
+    bufs: &BatchBuffers,
+    cfg: &ModelConfig,
+    device: &B::Device,
+) -> Result<(Vec<f32>, Vec<f32>), TrainerError> {
+    let inner = net.valid();
+    let x = Inputs::<B::InnerBackend>::from_buffers(bufs, cfg, &to_inner_device::<B>(device));
+    let (logits, values) = inner.forward(x);
+    Ok((to_vec(logits.into_data())?, to_vec(values.into_data())?))
+}
+
+pub(crate) fn to_inner_device<B: AutodiffBackend>(
+    d: &B::Device,
+) -> burn::tensor::Device<B::InnerBackend> {
+    // Autodiff<B> shares its inner backend's device type.
+    d.clone()
+}
+
+pub(crate) fn to_vec(d: burn::tensor::TensorData) -> Result<Vec<f32>, TrainerError> {
+    d.convert::<f32>()
+        .into_vec::<f32>()
+        .map_err(|e| TrainerError::Backend(format!("{e:?}")))
+}
+
+/// Log-probabilities of one row of masked logits (f64 for a stable normaliser).
+pub(crate) fn log_softmax_row(row: &[f32]) -> [f64; NUM_ACTIONS] {
+    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+    let z: f64 = row.iter().map(|&l| (l as f64 - max).exp()).sum();
+    let lz = z.ln() + max;
+    let mut out = [0.0; NUM_ACTIONS];
+    for (o, &l) in out.iter_mut().zip(row) {
+        *o = l as f64 - lz;
+    }
+    out
+}
+
+/// Sample an action from a row of masked logits; returns it and its log-probability.
+pub(crate) fn sample_action(row: &[f32], rng: &mut Rng) -> (ActionId, f32) {
+    let lp = log_softmax_row(row);
+    let u = rng.next_f64();
+    let mut acc = 0.0;
+    let mut pick = None;
+    for (i, l) in lp.iter().enumerate() {
+        let p = l.exp();
+        if p <= 0.0 {
+            continue;
+        }
+        acc += p;
+        pick = Some(i);
+        if u < acc {
+            break;
+        }
+    }
+    let i = pick.unwrap_or(0);
+    (ActionId::new(i).unwrap_or(ActionId::WAIT), lp[i] as f32)
+}
+
+/// The most likely legal action (lowest index on ties).
+pub(crate) fn greedy_action(row: &[f32]) -> ActionId {
+    let mut best = 0;
+    for (i, &l) in row.iter().enumerate() {
+        if l > row[best] {
+            best = i;
+        }
+    }
+    ActionId::new(best).unwrap_or(ActionId::WAIT)
+}
+
+/// How [`play_episodes`] picks actions.
+pub(crate) enum Mode<'a> {
+    Greedy,
+    Sample(&'a mut Rng),
+}
+
+/// One recorded step of a played episode.
+pub(crate) struct Recorded {
+    pub features: Features,
+    pub action: ActionId,
+    pub reward: f32,
+    pub value: f32,
+}
+
+/// A played episode.
+pub(crate) struct Played {
+    pub outcome: EpisodeOutcome,
+    pub steps: Vec<Recorded>,
+}
+
+/// Play every task to the end, `width` at a time, one batched forward per step. Results are in
+/// task order. With `record`, each step's features, action, reward and value are kept.
+pub(crate) fn play_episodes<B: AutodiffBackend>(
+    net: &PolicyNet<B>,
+    factory: &dyn EnvFactory,
+    cfg: &ModelConfig,
+    device: &B::Device,
+    tasks: &[Task],
+    width: usize,
+    mut mode: Mode<'_>,
+    record: bool,
+) -> Result<Vec<Played>, TrainerError> {
+    let mut out: Vec<Option<Played>> = (0..tasks.len()).map(|_| None).collect();
+    let mut bufs = BatchBuffers::default();
+    for (wave, chunk) in tasks.chunks(width.max(1)).enumerate() {
+        let base = wave * width.max(1);
+        // Live episodes, kept aligned: slot, its task index, its recorded steps.
+        let mut slots = Vec::with_capacity(chunk.len());
+        for t in chunk {
+            slots.push(Slot::start(factory, None, t.clone(), cfg)?);
+        }
+        let mut ids: Vec<usize> = (base..base + chunk.len()).collect();
+        let mut recs: Vec<Vec<Recorded>> = (0..chunk.len()).map(|_| Vec::new()).collect();
+        while !slots.is_empty() {
+            bufs.fill(slots.iter().map(|s| &s.features), cfg);
+            let (logits, values) = infer(net, &bufs, cfg, device)?;
+            let actions: Vec<ActionId> = (0..slots.len())
+                .map(|r| {
+                    let row = &logits[r * NUM_ACTIONS..(r + 1) * NUM_ACTIONS];
+                    match &mut mode {
+                        Mode::Greedy => greedy_action(row),
+                        Mode::Sample(rng) => sample_action(row, rng).0,
+                    }
+                })
+                .collect();
+            if record {
+                for (r, s) in slots.iter().enumerate() {
+                    recs[r].push(Recorded {
+                        features: s.features.clone(),
+                        action: actions[r],
+                        reward: 0.0,
+                        value: values[r],
+                    });
+                }
+            }
+            let results = step_slots(&mut slots, &actions, cfg);
+            let (mut next_slots, mut next_ids, mut next_recs) =
+                (Vec::new(), Vec::new(), Vec::new());
+            for (((slot, id), mut rec), res) in slots.into_iter().zip(ids).zip(recs).zip(results) {
+                if let Some(last) = rec.last_mut() {
+                    last.reward = res.reward;
+                }
+                if res.ended {
+                    out[id] = Some(Played {
+                        outcome: outcome(&slot, res.success),
+                        steps: rec,
+                    });
+                } else {
+                    next_slots.push(slot);
+                    next_ids.push(id);
+                    next_recs.push(rec);
+                }
+            }
+            slots = next_slots;
+            ids = next_ids;
+            recs = next_recs;
+        }
+    }
+    Ok(out.into_iter().flatten().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampling_respects_the_mask_and_greedy_takes_the_max() {
+        let mut row = [crate::encode::ILLEGAL_LOGIT; NUM_ACTIONS];
+        row[2] = 0.5;
+        row[3] = 0.4;
+        let mut rng = Rng::seed_from_u64(1);
+        for _ in 0..200 {
+            let (a, lp) = sample_action(&row, &mut rng);
+            assert!(a == ActionId::LEFT || a == ActionId::RIGHT);
+            assert!(lp < 0.0 && lp > -1.0);
+        }
+        assert_eq!(greedy_action(&row), ActionId::LEFT);
+        let lp = log_softmax_row(&row);
+        let total: f64 = lp.iter().map(|l| l.exp()).sum();
+        assert!((total - 1.0).abs() < 1e-9);
+    }
+}

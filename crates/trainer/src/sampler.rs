@@ -1,0 +1,115 @@
+//! A simple task sampler for tests and baselines: uniform over a fixed env list at one harness
+//! level and scale choice. (The HDC curriculum lives in `envdist-curriculum`.)
+
+use envdist_core::env::EnvFactory;
+use envdist_core::{
+    EnvId, EnvSpec, EpisodeOutcome, HarnessLevel, Rng, SamplerStateError, Task, TaskSampler,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::TrainerError;
+use crate::eval::{ScaleChoice, specs_for};
+
+/// Uniform over environments, fresh seed per episode, fixed harness level; the scale is a
+/// [`ScaleChoice`] or, with `uniform_scale`, uniform over each env's range.
+#[derive(Debug, Clone)]
+pub struct UniformSampler {
+    envs: Vec<EnvSpec>,
+    harness: HarnessLevel,
+    scale: Option<ScaleChoice>,
+    rng: Rng,
+    episodes: u64,
+    successes: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct State {
+    envs: Vec<EnvId>,
+    harness: HarnessLevel,
+    scale: Option<ScaleChoice>,
+    rng: Rng,
+    episodes: u64,
+    successes: u64,
+}
+
+impl UniformSampler {
+    /// Sample `envs` (which must all be known to `factory`) at `harness`; `scale` `None`
+    /// draws uniformly from each env's declared range.
+    pub fn new(
+        factory: &dyn EnvFactory,
+        envs: &[EnvId],
+        harness: HarnessLevel,
+        scale: Option<ScaleChoice>,
+        seed: u64,
+    ) -> Result<Self, TrainerError> {
+        if envs.is_empty() {
+            return Err(TrainerError::Config {
+                field: "envs".into(),
+                expected: "at least one environment".into(),
+                found: "none".into(),
+            });
+        }
+        Ok(Self {
+            envs: specs_for(factory, envs)?,
+            harness,
+            scale,
+            rng: Rng::derive(seed, 0x5341_4d50),
+            episodes: 0,
+            successes: 0,
+        })
+    }
+
+    /// Success rate of all reported episodes so far.
+    pub fn success_rate(&self) -> Option<f32> {
+        (self.episodes > 0).then(|| self.successes as f32 / self.episodes as f32)
+    }
+}
+
+impl TaskSampler for UniformSampler {
+    fn sample(&mut self) -> Task {
+        let spec = &self.envs[self.rng.index(self.envs.len())];
+        let scale = match self.scale {
+            Some(c) => c.for_spec(spec),
+            None => self.rng.range_inclusive(spec.scale.min, spec.scale.max),
+        };
+        Task {
+            env: spec.id.clone(),
+            seed: self.rng.next_u64(),
+            harness: self.harness,
+            scale,
+        }
+    }
+
+    fn update(&mut self, outcome: &EpisodeOutcome) {
+        self.episodes += 1;
+        self.successes += outcome.success as u64;
+    }
+
+    fn state(&self) -> serde_json::Value {
+        serde_json::to_value(State {
+            envs: self.envs.iter().map(|s| s.id.clone()).collect(),
+            harness: self.harness,
+            scale: self.scale,
+            rng: self.rng.clone(),
+            episodes: self.episodes,
+            successes: self.successes,
+        })
+        .unwrap_or(serde_json::Value::Null)
+    }
+
+    fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError> {
+        let s: State = serde_json::from_value(state.clone())
+            .map_err(|e| SamplerStateError(format!("not a uniform-sampler state: {e}")))?;
+        let ids: Vec<EnvId> = self.envs.iter().map(|s| s.id.clone()).collect();
+        if s.envs != ids || s.harness != self.harness || s.scale != self.scale {
+            return Err(SamplerStateError(format!(
+                "configuration mismatch: saved envs {:?} at {} with scale {:?}, this sampler has {:?} at {} with scale {:?}",
+                s.envs, s.harness, s.scale, ids, self.harness, self.scale
+            )));
+        }
+        self.rng = s.rng;
+        self.episodes = s.episodes;
+        self.successes = s.successes;
+        Ok(())
+    }
+}

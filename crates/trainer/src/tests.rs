@@ -1,0 +1,221 @@
+//! Crate-level tests on the toy environment.
+
+use std::sync::Arc;
+
+use envdist_core::{EnvId, HarnessLevel, TaskSampler};
+
+use crate::toy::ToyFactory;
+use crate::*;
+
+fn tiny(steps: u64) -> TrainConfig {
+    let mut cfg = TrainConfig::preset("tiny").unwrap();
+    cfg.total_env_steps = steps;
+    cfg
+}
+
+fn sampler(envs: &[&str], harness: HarnessLevel) -> UniformSampler {
+    let ids: Vec<EnvId> = envs.iter().map(|e| EnvId::new(*e)).collect();
+    UniformSampler::new(&ToyFactory, &ids, harness, Some(ScaleChoice::Fixed(3)), 5).unwrap()
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("envdist-trainer-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn learns_the_toy_grid_from_hints() {
+    let factory = Arc::new(ToyFactory);
+    let envs = [EnvId::new("toy/goal")];
+    let mut s = sampler(&["toy/goal"], HarnessLevel::H0);
+    let cfg = tiny(6_000);
+    let mut t = Trainer::new(cfg, factory.clone(), Device::Cpu).unwrap();
+    let seeds: Vec<u64> = (1000..1040).collect();
+    let before = evaluate(
+        &t.policy(),
+        factory.as_ref(),
+        &envs,
+        &seeds,
+        HarnessLevel::H0,
+        ScaleChoice::Fixed(3),
+    )
+    .unwrap();
+    let summary = t.run(&mut s, &RunOptions::default(), &mut |_| {}).unwrap();
+    let after = evaluate(
+        &t.policy(),
+        factory.as_ref(),
+        &envs,
+        &seeds,
+        HarnessLevel::H0,
+        ScaleChoice::Fixed(3),
+    )
+    .unwrap();
+    eprintln!(
+        "before {} after {} summary {summary:?}",
+        before.mean, after.mean
+    );
+    assert!(
+        after.mean >= 0.8 && after.mean > before.mean + 0.3,
+        "before {} after {}",
+        before.mean,
+        after.mean
+    );
+    assert_eq!(after.mt_id, Some(after.mean));
+    assert_eq!(after.st_id, None);
+}
+
+#[test]
+fn resume_continues_the_same_run() {
+    let factory = Arc::new(ToyFactory);
+    let envs = ["toy/goal", "toy/goal-mirrored"];
+    let dir = tmp("resume");
+    let mut s = sampler(&envs, HarnessLevel::H0);
+    let mut t = Trainer::new(tiny(10_000), factory.clone(), Device::Cpu).unwrap();
+    t.train_update(&mut s).unwrap();
+    t.train_update(&mut s).unwrap();
+    t.save_checkpoint(&dir, &s).unwrap();
+    let a1 = t.train_update(&mut s).unwrap();
+    let a2 = t.train_update(&mut s).unwrap();
+
+    let mut s2 = sampler(&envs, HarnessLevel::H0);
+    let mut r = Trainer::resume(&dir, factory.clone(), Device::Cpu, &mut s2).unwrap();
+    assert_eq!((r.updates(), r.env_steps()), (2, 2 * 128));
+    let b1 = r.train_update(&mut s2).unwrap();
+    let b2 = r.train_update(&mut s2).unwrap();
+    for (a, b) in [(&a1, &b1), (&a2, &b2)] {
+        assert_eq!(a.episodes, b.episodes);
+        assert_eq!(a.success_rate, b.success_rate);
+        for (x, y) in [
+            (a.policy_loss, b.policy_loss),
+            (a.value_loss, b.value_loss),
+            (a.entropy, b.entropy),
+            (a.approx_kl, b.approx_kl),
+        ] {
+            assert!((x - y).abs() <= 1e-5 * (1.0 + x.abs()), "{a:?}\n{b:?}");
+        }
+    }
+    assert_eq!(s.state(), s2.state());
+
+    // A sampler of another configuration is refused, naming the mismatch.
+    let mut other = sampler(&["toy/goal"], HarnessLevel::H0);
+    let e = Trainer::resume(&dir, factory.clone(), Device::Cpu, &mut other).unwrap_err();
+    assert!(e.to_string().contains("mismatch"), "{e}");
+    // A corrupt state file names itself.
+    std::fs::write(dir.join("state.json"), "{").unwrap();
+    let e = PolicyModel::load(&dir, Device::Cpu)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("state.json"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_writes_log_and_checkpoint_and_model_loads() {
+    let factory = Arc::new(ToyFactory);
+    let dir = tmp("run");
+    let mut s = sampler(&["toy/goal"], HarnessLevel::H0);
+    let mut t = Trainer::new(tiny(384), factory.clone(), Device::Cpu).unwrap();
+    let opts = RunOptions {
+        out_dir: Some(dir.clone()),
+        checkpoint_every: 2,
+    };
+    let mut seen = 0;
+    let summary = t.run(&mut s, &opts, &mut |_| seen += 1).unwrap();
+    assert_eq!((summary.updates, seen), (3, 3));
+    let log = std::fs::read_to_string(dir.join("train_log.jsonl")).unwrap();
+    assert_eq!(log.lines().count(), 3);
+    assert!(log.contains("\"schema_version\":1") && log.contains("policy_loss"));
+    let m = PolicyModel::load(&dir.join("checkpoint"), Device::Cpu).unwrap();
+    assert_eq!(m.num_params(), t.policy().num_params());
+    let envs = [EnvId::new("toy/goal")];
+    let a = evaluate(
+        &m,
+        factory.as_ref(),
+        &envs,
+        &[1, 2, 3],
+        HarnessLevel::H4,
+        ScaleChoice::Min,
+    )
+    .unwrap();
+    let b = evaluate(
+        &t.policy(),
+        factory.as_ref(),
+        &envs,
+        &[1, 2, 3],
+        HarnessLevel::H4,
+        ScaleChoice::Min,
+    )
+    .unwrap();
+    assert_eq!(a, b);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn projected_gradients_preserve_cosines_of_full_gradients() {
+    let factory = ToyFactory;
+    let model = PolicyModel::new(&ModelConfig::tiny(), 3, Device::Cpu).unwrap();
+    let envs: Vec<EnvId> = ["toy/goal", "toy/goal-theme", "toy/goal-mirrored"]
+        .iter()
+        .map(|e| EnvId::new(*e))
+        .collect();
+    let cfg = GradientConfig {
+        rollouts_per_env: 8,
+        harness: HarnessLevel::H4,
+        dim: 1024,
+        ..GradientConfig::default()
+    };
+    let full = full_gradients(&model, &factory, &envs, &cfg).unwrap();
+    assert_eq!(full[0].len(), model.num_params());
+    let set = per_env_gradients(&model, &factory, &envs, &cfg).unwrap();
+    assert_eq!((set.len(), set.dim), (3, 1024));
+    for i in 0..3 {
+        for j in i + 1..3 {
+            let c_full = cosine(&full[i], &full[j]);
+            let c_proj = cosine(set.row(i), set.row(j));
+            eprintln!(
+                "{} vs {}: full {c_full:.3} projected {c_proj:.3}",
+                envs[i], envs[j]
+            );
+            // d = 1024: standard error of a projected cosine is at most 1/32.
+            assert!((c_full - c_proj).abs() < 0.1, "{c_full} vs {c_proj}");
+        }
+    }
+    // Deterministic from the seed.
+    assert_eq!(
+        per_env_gradients(&model, &factory, &envs, &cfg).unwrap(),
+        set
+    );
+}
+
+#[test]
+fn bad_inputs_are_errors_not_panics() {
+    let factory = Arc::new(ToyFactory);
+    let model = PolicyModel::new(&ModelConfig::tiny(), 0, Device::Cpu).unwrap();
+    let e = evaluate(
+        &model,
+        factory.as_ref(),
+        &[EnvId::new("nope/x")],
+        &[1],
+        HarnessLevel::H4,
+        ScaleChoice::Min,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("nope/x"));
+    let mut cfg = tiny(100);
+    cfg.minibatch = 0;
+    assert!(
+        Trainer::new(cfg, factory.clone(), Device::Cpu)
+            .unwrap_err()
+            .to_string()
+            .contains("minibatch")
+    );
+    assert!("tpu".parse::<Device>().is_err());
+    assert_eq!("cuda:1".parse::<Device>().unwrap(), Device::Cuda(1));
+    if !Device::Cuda(0).is_available() {
+        let e = Trainer::new(tiny(100), factory, Device::Cuda(0))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--features cuda"), "{e}");
+    }
+}

@@ -1,0 +1,532 @@
+//! The RL loop, generic over an autodiff backend: batched rollouts, PPO-clip updates with
+//! global gradient-norm clipping, the learning-rate schedule, and checkpoints that resume.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use burn::module::{Module, ModuleVisitor, Param};
+use burn::optim::adaptor::OptimizerAdaptor;
+use burn::optim::{Adam, AdamConfig, GradientsParams, Optimizer};
+use burn::record::{FullPrecisionSettings, NamedMpkBytesRecorder, Recorder};
+use burn::tensor::activation::log_softmax;
+use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::{Int, Tensor, TensorData};
+use envdist_core::env::EnvFactory;
+use envdist_core::{ActionId, EnvId, NUM_ACTIONS, Rng, Task, TaskSampler};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{AdvantageKind, LrSchedule, TrainConfig};
+use crate::encode::{BatchBuffers, Features};
+use crate::model::{Inputs, PolicyNet};
+use crate::play::{Slot, infer, outcome, sample_action, step_slots, to_vec};
+use crate::ppo::{gae, group_relative};
+use crate::{TrainerError, UpdateStats};
+
+/// Schema version of `checkpoint/state.json`.
+pub const CHECKPOINT_SCHEMA_VERSION: u32 = 1;
+
+type Recorder_ = NamedMpkBytesRecorder<FullPrecisionSettings>;
+
+/// One rollout, time-major (`[t][env]`).
+struct Rollout {
+    features: Vec<Features>,
+    actions: Vec<ActionId>,
+    logp: Vec<f32>,
+    values: Vec<f32>,
+    rewards: Vec<f32>,
+    ends: Vec<bool>,
+    terminal: Vec<bool>,
+    episode: Vec<usize>,
+    episode_group: Vec<usize>,
+    episode_return: Vec<Option<f32>>,
+    last_values: Vec<f32>,
+    finished: u32,
+    successes: u32,
+    return_sum: f32,
+}
+
+/// Saved mid-episode state of one env slot.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct SlotState {
+    task: Task,
+    actions: Vec<ActionId>,
+}
+
+/// `checkpoint/state.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct CheckpointState {
+    pub schema_version: u32,
+    pub config: TrainConfig,
+    pub update: u64,
+    pub env_steps: u64,
+    rng: Rng,
+    sampler: serde_json::Value,
+    slots: Vec<SlotState>,
+    model_file: String,
+    optimizer_file: String,
+}
+
+pub(crate) struct Core<B: AutodiffBackend> {
+    pub cfg: TrainConfig,
+    pub device: B::Device,
+    pub model: PolicyNet<B>,
+    optim: OptimizerAdaptor<Adam, PolicyNet<B>, B>,
+    rng: Rng,
+    factory: Arc<dyn EnvFactory>,
+    slots: Vec<Slot>,
+    pub update: u64,
+    pub env_steps: u64,
+    bufs: BatchBuffers,
+}
+
+fn adam() -> AdamConfig {
+    AdamConfig::new().with_epsilon(1e-5)
+}
+
+impl<B: AutodiffBackend> Core<B> {
+    pub fn new(cfg: TrainConfig, factory: Arc<dyn EnvFactory>, device: B::Device) -> Self {
+        let model = PolicyNet::init(&cfg.model, cfg.seed, &device);
+        Self {
+            rng: Rng::derive(cfg.seed, 0x7261),
+            optim: adam().init(),
+            model,
+            cfg,
+            device,
+            factory,
+            slots: Vec::new(),
+            update: 0,
+            env_steps: 0,
+            bufs: BatchBuffers::default(),
+        }
+    }
+
+    fn lr(&self) -> f64 {
+        let total = self
+            .cfg
+            .total_env_steps
+            .div_ceil(self.cfg.batch_size() as u64)
+            .max(1);
+        let progress = (self.update as f64 / total as f64).min(1.0);
+        let lr = self.cfg.lr as f64;
+        match self.cfg.lr_schedule {
+            LrSchedule::Constant => lr,
+            LrSchedule::Linear { final_fraction } => {
+                lr * (1.0 - progress * (1.0 - final_fraction as f64))
+            }
+        }
+    }
+
+    fn rollout(&mut self, sampler: &mut dyn TaskSampler) -> Result<Rollout, TrainerError> {
+        let cfg = self.cfg.clone();
+        let n = cfg.num_envs;
+        let mut groups: Vec<EnvId> = Vec::new();
+        let mut group_of = |id: &EnvId| match groups.iter().position(|g| g == id) {
+            Some(i) => i,
+            None => {
+                groups.push(id.clone());
+                groups.len() - 1
+            }
+        };
+        while self.slots.len() < n {
+            let task = sampler.sample();
+            self.slots
+                .push(Slot::start(self.factory.as_ref(), None, task, &cfg.model)?);
+        }
+        let cap = n * cfg.rollout_len;
+        let mut r = Rollout {
+            features: Vec::with_capacity(cap),
+            actions: Vec::with_capacity(cap),
+            logp: Vec::with_capacity(cap),
+            values: Vec::with_capacity(cap),
+            rewards: Vec::with_capacity(cap),
+            ends: Vec::with_capacity(cap),
+            terminal: Vec::with_capacity(cap),
+            episode: Vec::with_capacity(cap),
+            episode_group: Vec::new(),
+            episode_return: Vec::new(),
+            last_values: Vec::new(),
+            finished: 0,
+            successes: 0,
+            return_sum: 0.0,
+        };
+        let mut current: Vec<usize> = (0..n).collect();
+        for s in &self.slots {
+            r.episode_group.push(group_of(&s.task.env));
+            r.episode_return.push(None);
+        }
+        for _ in 0..cfg.rollout_len {
+            self.bufs
+                .fill(self.slots.iter().map(|s| &s.features), &cfg.model);
+            let (logits, values) = infer(&self.model, &self.bufs, &cfg.model, &self.device)?;
+            let mut actions = Vec::with_capacity(n);
+            for e in 0..n {
+                let (a, lp) = sample_action(
+                    &logits[e * NUM_ACTIONS..(e + 1) * NUM_ACTIONS],
+                    &mut self.rng,
+                );
+                actions.push(a);
+                r.logp.push(lp);
+                r.values.push(values[e]);
+                r.episode.push(current[e]);
+                // The slot's features are replaced by the step (or the restart) below.
+                r.features.push(std::mem::replace(
+                    &mut self.slots[e].features,
+                    Features {
+                        patches: Vec::new(),
+                        text: Default::default(),
+                        legal: Default::default(),
+                    },
+                ));
+            }
+            let results = step_slots(&mut self.slots, &actions, &cfg.model);
+            r.actions.extend(actions);
+            for (e, res) in results.iter().enumerate() {
+                r.rewards.push(res.reward);
+                r.ends.push(res.ended);
+                r.terminal.push(res.terminal);
+                if res.ended {
+                    let out = outcome(&self.slots[e], res.success);
+                    sampler.update(&out);
+                    r.finished += 1;
+                    r.successes += res.success as u32;
+                    r.return_sum += out.episode_return;
+                    r.episode_return[current[e]] = Some(out.episode_return);
+                    let task = sampler.sample();
+                    self.slots[e].restart(self.factory.as_ref(), task, &cfg.model)?;
+                    current[e] = r.episode_group.len();
+                    r.episode_group.push(group_of(&self.slots[e].task.env));
+                    r.episode_return.push(None);
+                }
+            }
+            self.env_steps += n as u64;
+        }
+        self.bufs
+            .fill(self.slots.iter().map(|s| &s.features), &cfg.model);
+        r.last_values = infer(&self.model, &self.bufs, &cfg.model, &self.device)?.1;
+        Ok(r)
+    }
+
+    /// One rollout and one PPO update.
+    pub fn train_update(
+        &mut self,
+        sampler: &mut dyn TaskSampler,
+    ) -> Result<UpdateStats, TrainerError> {
+        let t0 = Instant::now();
+        let r = self.rollout(sampler)?;
+        let rollout_s = t0.elapsed().as_secs_f32();
+        let cfg = self.cfg.clone();
+        let (gae_adv, returns) = gae(
+            &r.rewards,
+            &r.values,
+            &r.ends,
+            &r.terminal,
+            &r.last_values,
+            cfg.num_envs,
+            cfg.gamma,
+            cfg.gae_lambda,
+        );
+        let (mut adv, weight) = match cfg.advantage {
+            AdvantageKind::Gae => (gae_adv, vec![1.0f32; r.rewards.len()]),
+            AdvantageKind::Grpo => group_relative(&r.episode, &r.episode_group, &r.episode_return),
+        };
+        if cfg.advantage == AdvantageKind::Gae {
+            let n = adv.len() as f64;
+            let mean = adv.iter().map(|a| *a as f64).sum::<f64>() / n;
+            let var = adv.iter().map(|a| (*a as f64 - mean).powi(2)).sum::<f64>() / n;
+            let std = var.sqrt() + 1e-8;
+            for a in &mut adv {
+                *a = ((*a as f64 - mean) / std) as f32;
+            }
+        }
+        let lr = self.lr();
+        let mut idx: Vec<usize> = (0..r.rewards.len()).collect();
+        let mut sums = [0.0f64; 6];
+        let mut batches = 0usize;
+        for _ in 0..cfg.epochs {
+            self.rng.shuffle(&mut idx);
+            for chunk in idx.chunks(cfg.minibatch) {
+                let m = chunk.len();
+                self.bufs
+                    .fill(chunk.iter().map(|&i| &r.features[i]), &cfg.model);
+                let x = Inputs::<B>::from_buffers(&self.bufs, &cfg.model, &self.device);
+                let pick = |v: &[f32]| -> Tensor<B, 1> {
+                    let d: Vec<f32> = chunk.iter().map(|&i| v[i]).collect();
+                    Tensor::from_data(TensorData::new(d, [m]), &self.device)
+                };
+                let old_logp = pick(&r.logp);
+                let adv_t = pick(&adv);
+                let ret_t = pick(&returns);
+                let w_t = pick(&weight);
+                let w_sum: f32 = chunk.iter().map(|&i| weight[i]).sum::<f32>().max(1.0);
+                let acts: Vec<i64> = chunk.iter().map(|&i| r.actions[i].index() as i64).collect();
+                let acts =
+                    Tensor::<B, 2, Int>::from_data(TensorData::new(acts, [m, 1]), &self.device);
+
+                let (logits, values) = self.model.forward(x);
+                let logp_all = log_softmax(logits, 1);
+                let logp = logp_all.clone().gather(1, acts).reshape([m]);
+                let log_ratio = logp - old_logp;
+                let ratio = log_ratio.clone().exp();
+                let s1 = ratio.clone() * adv_t.clone();
+                let s2 = ratio.clone().clamp(1.0 - cfg.clip, 1.0 + cfg.clip) * adv_t;
+                let pg = -(s1.min_pair(s2) * w_t.clone()).sum() / w_sum;
+                let v_loss = ((values - ret_t).powi_scalar(2) * 0.5).mean();
+                let entropy = -(logp_all.clone().exp() * logp_all).sum_dim(1).mean();
+                let loss = pg.clone() + v_loss.clone() * cfg.value_coef
+                    - entropy.clone() * cfg.entropy_coef;
+
+                let approx_kl = ((ratio.clone() - 1.0) - log_ratio).mean();
+                let clipped = (ratio - 1.0).abs().greater_elem(cfg.clip).float().mean();
+                let grads = loss.backward();
+                let mut gp = GradientsParams::from_grads(grads, &self.model);
+                let norm = clip_global_norm(&self.model, &mut gp, cfg.max_grad_norm);
+                let model = self.model.clone();
+                self.model = self.optim.step(lr, model, gp);
+
+                let stats = Tensor::cat(
+                    vec![
+                        pg.detach().inner(),
+                        v_loss.detach().inner(),
+                        entropy.detach().inner(),
+                        approx_kl.detach().inner(),
+                        clipped.detach().inner(),
+                    ],
+                    0,
+                );
+                let s = to_vec(stats.into_data())?;
+                for k in 0..5 {
+                    sums[k] += s[k] as f64;
+                }
+                sums[5] += norm as f64;
+                batches += 1;
+            }
+        }
+        self.update += 1;
+        let b = batches.max(1) as f64;
+        let seconds = t0.elapsed().as_secs_f32();
+        Ok(UpdateStats {
+            update: self.update,
+            env_steps: self.env_steps,
+            episodes: r.finished,
+            success_rate: (r.finished > 0).then(|| r.successes as f32 / r.finished as f32),
+            mean_return: (r.finished > 0).then(|| r.return_sum / r.finished as f32),
+            policy_loss: (sums[0] / b) as f32,
+            value_loss: (sums[1] / b) as f32,
+            entropy: (sums[2] / b) as f32,
+            approx_kl: (sums[3] / b) as f32,
+            clip_fraction: (sums[4] / b) as f32,
+            grad_norm: (sums[5] / b) as f32,
+            lr: lr as f32,
+            rollout_seconds: rollout_s,
+            seconds,
+            env_steps_per_second: (cfg.batch_size() as f32 / seconds.max(1e-6)),
+        })
+    }
+
+    pub fn save(&self, dir: &Path, sampler: &dyn TaskSampler) -> Result<(), TrainerError> {
+        let rec = Recorder_::default();
+        let model_bytes = Recorder::<B>::record(&rec, self.model.clone().into_record(), ())
+            .map_err(|e| TrainerError::Backend(e.to_string()))?;
+        let optim_bytes = Recorder::<B>::record(&rec, self.optim.to_record(), ())
+            .map_err(|e| TrainerError::Backend(e.to_string()))?;
+        let model_file = format!("model-{:08}.mpk", self.update);
+        let optimizer_file = format!("optimizer-{:08}.mpk", self.update);
+        envdist_core::io::write_atomic(dir.join(&model_file), &model_bytes)?;
+        envdist_core::io::write_atomic(dir.join(&optimizer_file), &optim_bytes)?;
+        let state = CheckpointState {
+            schema_version: CHECKPOINT_SCHEMA_VERSION,
+            config: self.cfg.clone(),
+            update: self.update,
+            env_steps: self.env_steps,
+            rng: self.rng.clone(),
+            sampler: sampler.state(),
+            slots: self
+                .slots
+                .iter()
+                .map(|s| SlotState {
+                    task: s.task.clone(),
+                    actions: s.actions.clone(),
+                })
+                .collect(),
+            model_file: model_file.clone(),
+            optimizer_file: optimizer_file.clone(),
+        };
+        // state.json is written last and atomically: it names the files of a complete
+        // checkpoint, so a crash mid-save leaves the previous checkpoint usable.
+        envdist_core::io::write_json_atomic(dir.join("state.json"), &state)?;
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let stale = (name.starts_with("model-") || name.starts_with("optimizer-"))
+                    && name.ends_with(".mpk")
+                    && name != model_file
+                    && name != optimizer_file;
+                if stale {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn load(
+        dir: &Path,
+        factory: Arc<dyn EnvFactory>,
+        device: B::Device,
+        sampler: Option<&mut dyn TaskSampler>,
+    ) -> Result<Self, TrainerError> {
+        let state = read_state(dir)?;
+        let mut core = Self::new(state.config.clone(), factory, device);
+        core.model = load_model::<B>(dir, &state, &core.device)?;
+        let rec = Recorder_::default();
+        let opt_path = dir.join(&state.optimizer_file);
+        let bytes = std::fs::read(&opt_path).map_err(|source| envdist_core::FileError::Io {
+            path: opt_path.clone(),
+            source,
+        })?;
+        let optim_record = Recorder::<B>::load(&rec, bytes, &core.device).map_err(|e| {
+            envdist_core::FileError::invalid(
+                &opt_path,
+                ".",
+                "a burn optimizer record",
+                e.to_string(),
+            )
+        })?;
+        core.optim = adam().init().load_record(optim_record);
+        core.rng = state.rng.clone();
+        core.update = state.update;
+        core.env_steps = state.env_steps;
+        if let Some(sampler) = sampler {
+            sampler
+                .restore(&state.sampler)
+                .map_err(|e| TrainerError::Sampler(e.0))?;
+            for s in &state.slots {
+                core.slots.push(Slot::replay(
+                    core.factory.as_ref(),
+                    s.task.clone(),
+                    &s.actions,
+                    &core.cfg.model,
+                )?);
+            }
+        }
+        Ok(core)
+    }
+}
+
+pub(crate) fn read_state(dir: &Path) -> Result<CheckpointState, TrainerError> {
+    let path = dir.join("state.json");
+    let state: CheckpointState =
+        envdist_core::io::read_json(&path, Some(CHECKPOINT_SCHEMA_VERSION))?;
+    state.config.validate().map_err(|e| match e {
+        TrainerError::Config {
+            field,
+            expected,
+            found,
+        } => TrainerError::File(envdist_core::FileError::invalid(
+            &path,
+            format!("config.{field}"),
+            expected,
+            found,
+        )),
+        other => other,
+    })?;
+    Ok(state)
+}
+
+pub(crate) fn load_model<B: AutodiffBackend>(
+    dir: &Path,
+    state: &CheckpointState,
+    device: &B::Device,
+) -> Result<PolicyNet<B>, TrainerError> {
+    let path: PathBuf = dir.join(&state.model_file);
+    let bytes = std::fs::read(&path).map_err(|source| envdist_core::FileError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let rec = Recorder_::default();
+    let record = Recorder::<B>::load(&rec, bytes, device).map_err(|e| {
+        envdist_core::FileError::invalid(&path, ".", "a burn model record", e.to_string())
+    })?;
+    let net = PolicyNet::<B>::init(&state.config.model, state.config.seed, device);
+    Ok(net.load_record(record))
+}
+
+/// Sum of squared gradient entries over all parameters, then the whole gradient scaled so
+/// its norm is at most `max` (burn's own clipping is per parameter). Returns the norm before
+/// clipping.
+pub(crate) fn clip_global_norm<B: AutodiffBackend>(
+    model: &PolicyNet<B>,
+    grads: &mut GradientsParams,
+    max: f32,
+) -> f32 {
+    struct Norm<'a, B: AutodiffBackend> {
+        grads: &'a GradientsParams,
+        parts: Vec<Tensor<B::InnerBackend, 1>>,
+    }
+    impl<B: AutodiffBackend> ModuleVisitor<B> for Norm<'_, B> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            if let Some(g) = self.grads.get::<B::InnerBackend, D>(param.id) {
+                self.parts.push(g.powi_scalar(2).sum());
+            }
+        }
+    }
+    struct Scale<'a> {
+        grads: &'a mut GradientsParams,
+        factor: f32,
+    }
+    impl<B: AutodiffBackend> ModuleVisitor<B> for Scale<'_> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            if let Some(g) = self.grads.remove::<B::InnerBackend, D>(param.id) {
+                self.grads.register(param.id, g.mul_scalar(self.factor));
+            }
+        }
+    }
+    let mut n = Norm::<B> {
+        grads,
+        parts: Vec::new(),
+    };
+    model.visit(&mut n);
+    if n.parts.is_empty() {
+        return 0.0;
+    }
+    let sq = Tensor::cat(n.parts, 0).sum().into_data();
+    let norm = to_vec(sq).map(|v| v[0].sqrt()).unwrap_or(0.0);
+    if norm.is_finite() && norm > max {
+        model.visit(&mut Scale {
+            grads,
+            factor: max / norm,
+        });
+    }
+    norm
+}
+
+/// Every parameter's gradient, flattened in the module's visiting order (zeros for parameters
+/// the loss does not reach, e.g. the value head under a policy-only loss).
+pub(crate) fn flat_gradient<B: AutodiffBackend>(
+    model: &PolicyNet<B>,
+    grads: &GradientsParams,
+) -> Result<Vec<f32>, TrainerError> {
+    struct Flat<'a, B: AutodiffBackend> {
+        grads: &'a GradientsParams,
+        parts: Vec<Tensor<B::InnerBackend, 1>>,
+        device: burn::tensor::Device<B::InnerBackend>,
+    }
+    impl<B: AutodiffBackend> ModuleVisitor<B> for Flat<'_, B> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            let n: usize = param.val().dims().iter().product();
+            let g = match self.grads.get::<B::InnerBackend, D>(param.id) {
+                Some(g) => g.reshape([n]),
+                None => Tensor::zeros([n], &self.device),
+            };
+            self.parts.push(g);
+        }
+    }
+    let mut f = Flat::<B> {
+        grads,
+        parts: Vec::new(),
+        device: crate::play::to_inner_device::<B>(&model.devices()[0]),
+    };
+    model.visit(&mut f);
+    to_vec(Tensor::cat(f.parts, 0).into_data())
+}
