@@ -1,0 +1,123 @@
+//! `maze`: reach the green goal through a perfect maze. Scale 1..=5 gives a side of
+//! `2*scale + 3` cells (5x5 to 13x13, border walls included).
+
+use envdist_core::{ActionId, ActionMask, Rng};
+
+use super::util::{Pos, bfs, carve_maze, move_mask, step_pos};
+use crate::env::{Game, Status};
+use crate::render::{Cell, Col, Grid, Shape};
+
+/// Agent cell: a white diamond.
+pub const AGENT: Cell = Cell::obj(Shape::Diamond, Col::Agent, b'A');
+/// Goal cell: solid green.
+pub const GOAL: Cell = Cell::solid(Col::Goal, b'G');
+
+#[derive(Default)]
+pub struct Maze {
+    n: usize,
+    walls: Vec<bool>,
+    agent: Pos,
+    goal: Pos,
+}
+
+impl Maze {
+    pub fn boxed(_rule: u8) -> Box<dyn Game> {
+        Box::<Self>::default()
+    }
+    fn open(&self, p: Pos) -> bool {
+        !self.walls[p.1 * self.n + p.0]
+    }
+    fn exits(&self, p: Pos) -> usize {
+        move_mask(p, self.n, self.n, |q| self.open(q)).count()
+    }
+}
+
+impl Game for Maze {
+    fn reset(&mut self, rng: &mut Rng, scale: u32) {
+        self.n = 2 * scale as usize + 3;
+        self.walls = carve_maze(self.n, rng);
+        let rooms = (self.n - 1) / 2;
+        let pick = |rng: &mut Rng| (2 * rng.index(rooms) + 1, 2 * rng.index(rooms) + 1);
+        self.agent = pick(rng);
+        loop {
+            self.goal = pick(rng);
+            if self.goal != self.agent {
+                break;
+            }
+        }
+    }
+    fn step(&mut self, a: ActionId, _rng: &mut Rng, tags: &mut Vec<&'static str>) -> Status {
+        let from_exits = self.exits(self.agent);
+        if let Some(q) = step_pos(self.agent, a, self.n, self.n) {
+            self.agent = q;
+        }
+        tags.push("navigate");
+        if from_exits == 1 {
+            tags.push("dead-end-recovery");
+        } else if self.exits(self.agent) == 2 {
+            tags.push("wall-follow");
+        } else {
+            tags.push("junction-choice");
+        }
+        if self.agent == self.goal {
+            tags.push("goal-localise");
+            Status::Won
+        } else {
+            Status::Running
+        }
+    }
+    fn legal(&self) -> ActionMask {
+        move_mask(self.agent, self.n, self.n, |q| self.open(q))
+    }
+    fn oracle(&mut self) -> ActionId {
+        bfs(
+            self.n,
+            self.n,
+            self.agent,
+            |q| self.open(q),
+            |q| q == self.goal,
+        )
+        .map(|r| r.0)
+        .unwrap_or(ActionId::WAIT)
+    }
+    fn draw(&self, g: &mut Grid) {
+        g.reset(self.n, self.n, Cell::FLOOR);
+        for (i, w) in self.walls.iter().enumerate() {
+            if *w {
+                g.cells[i] = Cell::WALL;
+            }
+        }
+        g.set(self.goal.0, self.goal.1, GOAL);
+        g.set(self.agent.0, self.agent.1, AGENT);
+    }
+    fn agent(&self) -> Option<(i32, i32)> {
+        Some((self.agent.0 as i32, self.agent.1 as i32))
+    }
+    fn state_text(&self, out: &mut String) {
+        out.push_str(&format!(
+            "agent at ({},{}); goal at ({},{})",
+            self.agent.0, self.agent.1, self.goal.0, self.goal.1
+        ));
+    }
+    fn hint(&mut self, out: &mut String) {
+        if let Some((_, d)) = bfs(
+            self.n,
+            self.n,
+            self.agent,
+            |q| self.open(q),
+            |q| q == self.goal,
+        ) {
+            out.push_str(&format!("the goal is {d} steps away along the corridors"));
+        }
+    }
+    fn rules(&self, out: &mut String) {
+        out.push_str(
+            "Move with up/down/left/right; grey walls block; reach the green goal. \
+             Text: # wall, . floor, A you, G goal; (x,y) with y growing downward.",
+        );
+    }
+    fn horizon(&self, scale: u32) -> u32 {
+        let n = 2 * scale + 3;
+        n * n / 2 + 10
+    }
+}

@@ -1,0 +1,158 @@
+//! Grid helpers shared by the families: breadth-first search, move masks, maze carving.
+
+use envdist_core::{ActionId, ActionMask, Rng};
+
+/// Cell coordinates `(x, y)`, y grows downward.
+pub type Pos = (usize, usize);
+
+/// The cell one move away, if it stays inside `w x h`.
+#[inline]
+pub fn step_pos(p: Pos, a: ActionId, w: usize, h: usize) -> Option<Pos> {
+    let (dx, dy) = a.delta()?;
+    let x = p.0 as i32 + dx;
+    let y = p.1 as i32 + dy;
+    (x >= 0 && y >= 0 && (x as usize) < w && (y as usize) < h).then_some((x as usize, y as usize))
+}
+
+/// The moves from `p` onto cells where `ok` holds.
+pub fn move_mask(p: Pos, w: usize, h: usize, ok: impl Fn(Pos) -> bool) -> ActionMask {
+    let mut m = ActionMask::NONE;
+    for a in ActionId::MOVES {
+        if let Some(q) = step_pos(p, a, w, h)
+            && ok(q)
+        {
+            m = m.with(a);
+        }
+    }
+    m
+}
+
+/// Breadth-first search from `start` over cells where `pass` holds (the start always counts)
+/// to the nearest cell where `target` holds. Returns the first move and the path length.
+pub fn bfs(
+    w: usize,
+    h: usize,
+    start: Pos,
+    pass: impl Fn(Pos) -> bool,
+    target: impl Fn(Pos) -> bool,
+) -> Option<(ActionId, u32)> {
+    let mut first: Vec<u8> = vec![u8::MAX; w * h];
+    let mut dist: Vec<u32> = vec![u32::MAX; w * h];
+    let mut queue = std::collections::VecDeque::with_capacity(w * h);
+    dist[start.1 * w + start.0] = 0;
+    queue.push_back(start);
+    while let Some(p) = queue.pop_front() {
+        let d = dist[p.1 * w + p.0];
+        if p != start && target(p) {
+            return Some((ActionId::MOVES[first[p.1 * w + p.0] as usize], d));
+        }
+        for (k, a) in ActionId::MOVES.iter().enumerate() {
+            if let Some(q) = step_pos(p, *a, w, h) {
+                let i = q.1 * w + q.0;
+                if dist[i] == u32::MAX && (pass(q) || target(q)) {
+                    dist[i] = d + 1;
+                    first[i] = if p == start {
+                        k as u8
+                    } else {
+                        first[p.1 * w + p.0]
+                    };
+                    queue.push_back(q);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Cells reachable from `start` over cells where `pass` holds (start included).
+pub fn flood(w: usize, h: usize, start: Pos, pass: impl Fn(Pos) -> bool) -> Vec<bool> {
+    let mut seen = vec![false; w * h];
+    let mut stack = vec![start];
+    seen[start.1 * w + start.0] = true;
+    while let Some(p) = stack.pop() {
+        for a in ActionId::MOVES {
+            if let Some(q) = step_pos(p, a, w, h) {
+                let i = q.1 * w + q.0;
+                if !seen[i] && pass(q) {
+                    seen[i] = true;
+                    stack.push(q);
+                }
+            }
+        }
+    }
+    seen
+}
+
+/// A perfect maze on an odd `size x size` grid (walls `true`), carved by a randomised
+/// depth-first search from (1, 1); odd cells are rooms.
+pub fn carve_maze(size: usize, rng: &mut Rng) -> Vec<bool> {
+    let mut walls = vec![true; size * size];
+    let mut stack = vec![(1usize, 1usize)];
+    walls[size + 1] = false;
+    while let Some(&(x, y)) = stack.last() {
+        let mut options = [(0i32, 0i32); 4];
+        let mut n = 0;
+        for (dx, dy) in [(0i32, -2i32), (0, 2), (-2, 0), (2, 0)] {
+            let nx = x as i32 + dx;
+            let ny = y as i32 + dy;
+            if nx > 0
+                && ny > 0
+                && (nx as usize) < size - 1
+                && (ny as usize) < size - 1
+                && walls[ny as usize * size + nx as usize]
+            {
+                options[n] = (dx, dy);
+                n += 1;
+            }
+        }
+        if n == 0 {
+            stack.pop();
+            continue;
+        }
+        let (dx, dy) = options[rng.index(n)];
+        let nx = (x as i32 + dx) as usize;
+        let ny = (y as i32 + dy) as usize;
+        walls[((y as i32 + dy / 2) as usize) * size + (x as i32 + dx / 2) as usize] = false;
+        walls[ny * size + nx] = false;
+        stack.push((nx, ny));
+    }
+    walls
+}
+
+/// `n` distinct random cells among those where `free` holds (fewer if there are not enough).
+pub fn random_cells(
+    w: usize,
+    h: usize,
+    n: usize,
+    rng: &mut Rng,
+    free: impl Fn(Pos) -> bool,
+) -> Vec<Pos> {
+    let mut cells: Vec<Pos> = (0..h)
+        .flat_map(|y| (0..w).map(move |x| (x, y)))
+        .filter(|p| free(*p))
+        .collect();
+    rng.shuffle(&mut cells);
+    cells.truncate(n);
+    cells
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bfs_finds_shortest_first_move() {
+        // 3x3 open grid from (0,0) to (2,0): first move right, distance 2.
+        let r = bfs(3, 3, (0, 0), |_| true, |p| p == (2, 0)).unwrap();
+        assert_eq!(r, (ActionId::RIGHT, 2));
+        let mut rng = Rng::seed_from_u64(3);
+        let walls = carve_maze(9, &mut rng);
+        let open = flood(9, 9, (1, 1), |p| !walls[p.1 * 9 + p.0]);
+        // A perfect maze connects every room.
+        for y in (1..9).step_by(2) {
+            for x in (1..9).step_by(2) {
+                assert!(open[y * 9 + x]);
+            }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! [`VecEnv`]: many environments stepped in parallel with rayon, frames written into one
+//! reused buffer.
+
+use envdist_core::{ActionId, Task};
+use rayon::prelude::*;
+
+use crate::env::{StepInfo, SuiteEnv};
+
+/// A batch of environments stepped in parallel. Frames land in one contiguous `u8` buffer
+/// (`n * canvas * canvas * 3`, env-major, row-major RGB) that is reused across steps, so a
+/// trainer can read a batch without per-step allocation of images. Text channels are not
+/// built here; call [`SuiteEnv::harness_text`] through [`VecEnv::env_mut`] when needed.
+pub struct VecEnv {
+    envs: Vec<SuiteEnv>,
+    frames: Vec<u8>,
+    infos: Vec<StepInfo>,
+    frame_len: usize,
+}
+
+impl VecEnv {
+    /// Wrap environments made by the same [`crate::Suite`] (same canvas).
+    pub fn new(envs: Vec<SuiteEnv>) -> Self {
+        let frame_len = envs.first().map_or(0, |e| e.frame().data.len());
+        let n = envs.len();
+        let mut v = Self {
+            envs,
+            frames: vec![0; n * frame_len],
+            infos: Vec::with_capacity(n),
+            frame_len,
+        };
+        v.copy_frames();
+        v
+    }
+
+    /// Number of environments.
+    pub fn len(&self) -> usize {
+        self.envs.len()
+    }
+
+    /// Whether the batch is empty.
+    pub fn is_empty(&self) -> bool {
+        self.envs.is_empty()
+    }
+
+    fn copy_frames(&mut self) {
+        if self.frame_len == 0 {
+            return;
+        }
+        self.frames
+            .par_chunks_mut(self.frame_len)
+            .zip(self.envs.par_iter_mut())
+            .for_each(|(dst, e)| dst.copy_from_slice(&e.frame().data));
+    }
+
+    /// Reset environment `i` to `task` (its frame is updated).
+    pub fn reset(&mut self, i: usize, task: &Task) {
+        self.envs[i].reset_fast(task);
+        let fl = self.frame_len;
+        self.frames[i * fl..(i + 1) * fl].copy_from_slice(&self.envs[i].frame().data);
+    }
+
+    /// Reset every environment, `tasks[i]` for environment `i`.
+    pub fn reset_all(&mut self, tasks: &[Task]) {
+        let fl = self.frame_len;
+        self.envs
+            .par_iter_mut()
+            .zip(self.frames.par_chunks_mut(fl.max(1)))
+            .zip(tasks.par_iter())
+            .for_each(|((e, dst), t)| {
+                e.reset_fast(t);
+                dst.copy_from_slice(&e.frame().data);
+            });
+    }
+
+    /// Step every environment with `actions[i]` in parallel; returns the step results.
+    pub fn step(&mut self, actions: &[ActionId]) -> &[StepInfo] {
+        let fl = self.frame_len;
+        self.envs
+            .par_iter_mut()
+            .zip(self.frames.par_chunks_mut(fl.max(1)))
+            .zip(actions.par_iter())
+            .map(|((e, dst), a)| {
+                let info = e.step_fast(*a);
+                dst.copy_from_slice(&e.frame().data);
+                info
+            })
+            .collect_into_vec(&mut self.infos);
+        &self.infos
+    }
+
+    /// All frames, env-major.
+    pub fn frames(&self) -> &[u8] {
+        &self.frames
+    }
+
+    /// Frame of environment `i`.
+    pub fn frame(&self, i: usize) -> &[u8] {
+        &self.frames[i * self.frame_len..(i + 1) * self.frame_len]
+    }
+
+    /// Environment `i`.
+    pub fn env_mut(&mut self, i: usize) -> &mut SuiteEnv {
+        &mut self.envs[i]
+    }
+}

@@ -1,0 +1,262 @@
+//! Suite-wide invariants: solvers, determinism, harness levels, masks, the catalogue.
+
+use envdist_core::env::EnvFactory;
+use envdist_core::{
+    ActionId, Env, EnvSpec, HarnessChannel, HarnessLevel, HarnessSchedule, Split, Task, Turn,
+};
+use envdist_envs::{Suite, SuiteConfig, abilities};
+use proptest::prelude::*;
+
+fn suite() -> Suite {
+    Suite::new(SuiteConfig::default())
+}
+
+fn task(spec: &EnvSpec, seed: u64, scale: u32, harness: HarnessLevel) -> Task {
+    Task {
+        env: spec.id.clone(),
+        seed,
+        harness,
+        scale,
+    }
+}
+
+/// Play the solver; returns (success, steps, every ability tag seen).
+fn solve(env: &mut dyn Env, t: &Task) -> (bool, u32, Vec<&'static str>) {
+    env.reset(t);
+    let mut tags = Vec::new();
+    for n in 1..=10_000 {
+        let a = env.oracle_action().expect("oracle while running");
+        assert!(
+            env.legal_actions().contains(a),
+            "{}: oracle action {a} is not legal",
+            t.env
+        );
+        let s = env.step(a);
+        tags.extend(s.abilities);
+        if s.done || s.truncated {
+            return (s.success, n, tags);
+        }
+    }
+    (false, 10_000, tags)
+}
+
+#[test]
+fn solvers_meet_their_success_rates() {
+    let suite = suite();
+    let mut families: Vec<EnvSpec> = suite.specs();
+    families.retain(|s| s.variant == "classic");
+    for spec in &families {
+        let mut env = suite.make(&spec.id).unwrap();
+        for (scale, need) in [(spec.scale.min, 0.95f32), (spec.scale.max, 0.80)] {
+            let need = if spec.turn == Turn::Single { 1.0 } else { need };
+            let seeds = 40u64;
+            let wins = (0..seeds)
+                .filter(|s| solve(env.as_mut(), &task(spec, *s, scale, HarnessLevel::H4)).0)
+                .count();
+            let rate = wins as f32 / seeds as f32;
+            assert!(
+                rate >= need,
+                "{} at scale {scale}: solver success {rate} < {need}",
+                spec.id
+            );
+        }
+    }
+}
+
+#[test]
+fn twins_share_pixels_and_disagree_on_actions() {
+    let suite = suite();
+    let mut pairs = 0;
+    for spec in suite.specs() {
+        let Some(twin) = &spec.conflict_twin else {
+            continue;
+        };
+        if spec.variant != "classic" {
+            continue;
+        }
+        pairs += 1;
+        let mut a = suite.make(&spec.id).unwrap();
+        let mut b = suite.make(twin).unwrap();
+        let mut differ = 0;
+        for seed in 0..20 {
+            let t = task(&spec, seed, spec.scale.min, HarnessLevel::H4);
+            let tb = Task {
+                env: twin.clone(),
+                ..t.clone()
+            };
+            let oa = a.reset(&t);
+            let ob = b.reset(&tb);
+            assert_eq!(
+                oa.image, ob.image,
+                "{} and {twin} must show the same pixels",
+                spec.id
+            );
+            if a.oracle_action() != b.oracle_action() {
+                differ += 1;
+            }
+        }
+        assert!(
+            differ >= 5,
+            "{} vs {twin}: solvers disagree on only {differ}/20",
+            spec.id
+        );
+    }
+    assert!(pairs >= 1);
+}
+
+#[test]
+fn every_tag_is_in_the_catalogue() {
+    let suite = suite();
+    for spec in suite.specs() {
+        for a in &spec.abilities {
+            assert!(
+                abilities::is_known(a),
+                "{}: ability {a} not in catalogue",
+                spec.id
+            );
+        }
+        let mut env = suite.make(&spec.id).unwrap();
+        let (_, _, tags) = solve(
+            env.as_mut(),
+            &task(&spec, 3, spec.scale.mid(), HarnessLevel::H0),
+        );
+        for t in tags {
+            assert!(
+                spec.abilities.iter().any(|a| a == t),
+                "{}: step tag {t} missing from spec abilities",
+                spec.id
+            );
+        }
+    }
+}
+
+#[test]
+fn out_of_range_scale_is_clamped() {
+    let suite = suite();
+    let spec = &suite.pool_specs()[0];
+    let mut env = suite.make_env(&spec.id).unwrap();
+    env.reset(&task(spec, 1, spec.scale.max + 10, HarnessLevel::H4));
+    assert_eq!(env.scale(), spec.scale.max);
+    env.reset(&task(spec, 1, 0, HarnessLevel::H4));
+    assert_eq!(env.scale(), spec.scale.min);
+}
+
+#[test]
+fn unknown_env_is_an_error() {
+    assert!(suite().make(&"nope/classic".into()).is_err());
+}
+
+#[test]
+fn canvas_sizes_render() {
+    for canvas in [16, 32, 64, 128] {
+        let suite = Suite::new(SuiteConfig {
+            canvas,
+            ..SuiteConfig::default()
+        });
+        for spec in suite.specs().iter().filter(|s| s.variant == "classic") {
+            let mut env = suite.make(&spec.id).unwrap();
+            let obs = env.reset(&task(spec, 2, spec.scale.max, HarnessLevel::H4));
+            assert_eq!((obs.image.width, obs.image.height), (canvas, canvas));
+            // Something is drawn: more than one colour.
+            let first = obs.image.get(canvas / 2, canvas / 2);
+            let distinct = (0..canvas)
+                .flat_map(|y| (0..canvas).map(move |x| (x, y)))
+                .any(|(x, y)| obs.image.get(x, y) != first);
+            assert!(
+                distinct,
+                "{} at canvas {canvas} renders one flat colour",
+                spec.id
+            );
+        }
+    }
+}
+
+fn any_spec() -> impl Strategy<Value = (usize, u64, u32)> {
+    (0usize..10_000, any::<u64>(), 0u32..100)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn same_task_same_frames_and_text((i, seed, s) in any_spec(), level in 0usize..5) {
+        let suite = suite();
+        let specs = suite.specs();
+        let spec = &specs[i % specs.len()];
+        let scale = spec.scale.min + s % spec.scale.len();
+        let t = task(spec, seed, scale, HarnessLevel::from_index(level).unwrap());
+        let mut a = suite.make(&spec.id).unwrap();
+        let mut b = suite.make(&spec.id).unwrap();
+        let (mut oa, mut ob) = (a.reset(&t), b.reset(&t));
+        for _ in 0..spec.max_steps.min(30) {
+            prop_assert_eq!(&oa, &ob);
+            let Some(act) = a.oracle_action() else { break };
+            let (sa, sb) = (a.step(act), b.step(act));
+            prop_assert_eq!(sa.abilities, sb.abilities);
+            oa = sa.observation;
+            ob = sb.observation;
+        }
+        prop_assert_eq!(oa, ob);
+    }
+
+    #[test]
+    fn harness_levels_drop_exactly_their_channels((i, seed, s) in any_spec()) {
+        let suite = suite();
+        let specs = suite.specs();
+        let spec = &specs[i % specs.len()];
+        let sched = HarnessSchedule::default();
+        let mut env = suite.make(&spec.id).unwrap();
+        for level in HarnessLevel::ALL {
+            let scale = spec.scale.min + s % spec.scale.len();
+            let obs = env.reset(&task(spec, seed, scale, level));
+            for c in HarnessChannel::ALL {
+                prop_assert_eq!(obs.harness.get(c).is_some(), sched.keeps(level, c));
+                if let Some(text) = obs.harness.get(c) {
+                    prop_assert!(!text.is_empty());
+                }
+            }
+            prop_assert_eq!(&obs.instruction, &spec.instruction);
+        }
+    }
+
+    #[test]
+    fn masked_actions_are_safe_and_names_round_trip((i, seed, s) in any_spec(), picks in proptest::collection::vec(0usize..64, 1..40)) {
+        let suite = suite();
+        let specs = suite.specs();
+        let spec = &specs[i % specs.len()];
+        let scale = spec.scale.min + s % spec.scale.len();
+        let mut env = suite.make(&spec.id).unwrap();
+        env.reset(&task(spec, seed, scale, HarnessLevel::H4));
+        let mut legal = env.legal_actions();
+        for p in picks {
+            if legal.count() == 0 { break; }
+            let acts: Vec<ActionId> = legal.iter().collect();
+            let a = acts[p % acts.len()];
+            prop_assert_eq!(a.name().parse::<ActionId>().unwrap(), a);
+            let st = env.step(a);
+            prop_assert!(st.reward == 0.0 || st.reward == 1.0);
+            prop_assert!(!st.success || st.done);
+            if st.done || st.truncated {
+                prop_assert_eq!(st.legal.count(), 0);
+                break;
+            }
+            prop_assert!(st.legal.count() > 0, "{}: no legal action in a running episode", spec.id);
+            legal = st.legal;
+        }
+    }
+}
+
+#[test]
+fn splits_are_disjoint_by_family() {
+    let suite = suite();
+    let pool: std::collections::BTreeSet<String> =
+        suite.pool_specs().into_iter().map(|s| s.family).collect();
+    for s in suite.ood_specs() {
+        assert!(
+            !pool.contains(&s.family),
+            "{} is held out but its family is in the pool",
+            s.id
+        );
+        assert_eq!(s.split, Split::Ood);
+    }
+}
