@@ -1,15 +1,434 @@
-//! `cargo xtask profile`.
+//! `cargo xtask profile`: profile the default pool (rollouts by two policies, tag
+//! segmentation, meta-ability clustering) or a trajectory log made elsewhere.
+//!
+//! Outputs in `--out` (default `target/envdist/profile`): `trajectories.jsonl` (pool mode),
+//! `profiles.json`, `abilities.dot`, `abilities.svg` and `summary.json`. The summary records
+//! the configuration; a later run with the same configuration reuses the outputs instead of
+//! recomputing them (`--force` recomputes).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use envdist_core::env::EnvFactory;
+use envdist_core::{EnvId, EnvSpec, HarnessLevel, Trajectory};
+use envdist_envs::{Suite, SuiteConfig};
+use envdist_profiling::{
+    Explorer, LlmConfig, LlmSegmenter, LogCheck, MetaConfig, NoisyOracle, PolicyMaker, PoolProfile,
+    RolloutConfig, Segmenter, TagSegmenter, check_trajectories, coverage_cosine,
+    profile_trajectories, read_trajectory_log, rollout_pool, write_outputs,
+};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::{Deserialize, Serialize};
+
+/// Schema version of `summary.json`.
+const SUMMARY_SCHEMA_VERSION: u32 = 1;
+
+/// Which segmenter cuts trajectories into abilities.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SegmenterKind {
+    /// The environments' own step tags.
+    Tags,
+    /// An OpenAI-compatible endpoint (ENVDIST_LLM_URL, ENVDIST_LLM_MODEL, ENVDIST_LLM_KEY).
+    Llm,
+}
 
 /// Arguments of `cargo xtask profile`.
 #[derive(Debug, clap::Args)]
-#[command(disable_help_flag = false)]
 pub struct ProfileArgs {
-    /// Everything after the subcommand (not yet parsed: the command is not implemented).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    rest: Vec<String>,
+    /// Trajectories per environment (half by the noisy solver, half by the explorer).
+    #[arg(long, default_value_t = 40)]
+    trajectories: u32,
+    /// Harness level of the rollouts.
+    #[arg(long, default_value = "H0")]
+    harness: HarnessLevel,
+    /// Seed of the rollouts.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Error probability of the noisy solver.
+    #[arg(long, default_value_t = 0.1)]
+    epsilon: f32,
+    /// Probability that the explorer repeats its previous action.
+    #[arg(long, default_value_t = 0.5)]
+    persistence: f32,
+    /// Output directory.
+    #[arg(long, default_value = "target/envdist/profile")]
+    out: PathBuf,
+    /// Print a JSON summary on stdout instead of the text report.
+    #[arg(long)]
+    json: bool,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Profile this trajectory log (JSONL, see crates/profiling/README.md) instead of the pool.
+    #[arg(long, value_name = "FILE")]
+    from_jsonl: Option<PathBuf>,
+    /// How trajectories are cut into atomic abilities.
+    #[arg(long, value_enum, default_value = "tags")]
+    segmenter: SegmenterKind,
+    /// Meta-ability clustering: merge while the average-linkage similarity is at least this.
+    #[arg(long, default_value_t = MetaConfig::default().threshold)]
+    threshold: f32,
+    /// Meta-ability clustering: weight of co-occurrence (the rest is transition affinity).
+    #[arg(long, default_value_t = MetaConfig::default().cooccurrence_weight)]
+    cooccurrence_weight: f32,
+    /// Recompute even if the outputs for this configuration exist.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Everything the outputs depend on; equal keys mean the cached outputs can be reused.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct CacheKey {
+    mode: String,
+    segmenter: SegmenterKind,
+    meta: MetaConfig,
+    /// Pool mode: rollout settings and a hash of every pool spec.
+    rollout: Option<RolloutConfig>,
+    epsilon: Option<f32>,
+    persistence: Option<f32>,
+    /// FNV-1a of the pool specs (pool mode) or of the log's bytes (log mode).
+    input_hash: String,
+    /// The log file (log mode).
+    input: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct TwinPair {
+    a: EnvId,
+    b: EnvId,
+    cosine: f32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct TwinReport {
+    /// Conflict-twin pairs with both sides profiled.
+    pairs: usize,
+    min_cosine: f32,
+    mean_cosine: f32,
+    /// Mean coverage cosine over all other pairs of profiled environments, for contrast.
+    other_pairs_mean_cosine: f32,
+    /// Every pair, lowest cosine first.
+    examples: Vec<TwinPair>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Summary {
+    schema_version: u32,
+    environments: usize,
+    trajectories: usize,
+    atomic_abilities: usize,
+    meta_abilities: usize,
+    /// Wall time of this command.
+    seconds: f64,
+    /// Seconds spent rolling out (pool mode) or reading the log, when computed.
+    rollout_seconds: f64,
+    /// Seconds spent segmenting, counting and clustering, when computed.
+    profile_seconds: f64,
+    /// True when the outputs were reused from an earlier run.
+    cached: bool,
+    threads: usize,
+    segmenter: String,
+    /// Share of solved trajectories per policy name.
+    success_rate: BTreeMap<String, f32>,
+    twins: Option<TwinReport>,
+    /// Log entries that do not match the suite's specs (reported, still profiled).
+    check: LogCheck,
+    /// meta-ability -> its atomic abilities.
+    meta: BTreeMap<String, Vec<String>>,
+    out: PathBuf,
+    config: CacheKey,
+}
+
+fn fnv(bytes: &[u8]) -> String {
+    let h = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    format!("{h:016x}")
 }
 
 /// Run the command.
-pub fn run(_args: ProfileArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`cargo xtask profile` is not yet implemented")
+pub fn run(args: ProfileArgs) -> anyhow::Result<()> {
+    let threads = args.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    if threads == 0 {
+        bail!("--threads: expected at least 1, found 0");
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .context("building the worker thread pool")?;
+    let summary = pool.install(|| run_in_pool(&args, threads))?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print_report(&summary);
+    }
+    Ok(())
+}
+
+fn make_segmenter(kind: SegmenterKind, suite: &Suite) -> anyhow::Result<Box<dyn Segmenter>> {
+    Ok(match kind {
+        SegmenterKind::Tags => Box::new(TagSegmenter::default()),
+        SegmenterKind::Llm => {
+            let mut config = LlmConfig::from_env()?;
+            if config.vocabulary.is_empty() {
+                config.vocabulary = suite.abilities().into_iter().collect();
+            }
+            Box::new(LlmSegmenter::new(config)?)
+        }
+    })
+}
+
+fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
+    let start = Instant::now();
+    let meta = MetaConfig {
+        cooccurrence_weight: args.cooccurrence_weight,
+        threshold: args.threshold,
+    };
+    meta.validate()?;
+    let suite = Suite::new(SuiteConfig::default());
+    let all_specs = suite.specs();
+    let summary_path = args.out.join("summary.json");
+
+    let (key, trajectories_source): (CacheKey, Source) = match &args.from_jsonl {
+        Some(file) => {
+            let bytes =
+                std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+            (
+                CacheKey {
+                    mode: "log".into(),
+                    segmenter: args.segmenter,
+                    meta: meta.clone(),
+                    rollout: None,
+                    epsilon: None,
+                    persistence: None,
+                    input_hash: fnv(&bytes),
+                    input: Some(file.clone()),
+                },
+                Source::Log(file.clone()),
+            )
+        }
+        None => {
+            let pool_specs = suite.pool_specs();
+            let specs_json = serde_json::to_vec(&pool_specs)?;
+            let rollout = RolloutConfig {
+                trajectories_per_env: args.trajectories,
+                harness: args.harness,
+                seed: args.seed,
+            };
+            (
+                CacheKey {
+                    mode: "pool".into(),
+                    segmenter: args.segmenter,
+                    meta: meta.clone(),
+                    rollout: Some(rollout.clone()),
+                    epsilon: Some(args.epsilon),
+                    persistence: Some(args.persistence),
+                    input_hash: fnv(&specs_json),
+                    input: None,
+                },
+                Source::Pool(pool_specs, rollout),
+            )
+        }
+    };
+
+    if !args.force
+        && let Some(mut cached) = read_cached(&summary_path, &key)
+        && args.out.join("profiles.json").exists()
+    {
+        cached.cached = true;
+        cached.seconds = start.elapsed().as_secs_f64();
+        cached.threads = threads;
+        return Ok(cached);
+    }
+
+    let t0 = Instant::now();
+    let trajectories: Vec<Trajectory> = match &trajectories_source {
+        Source::Log(file) => read_trajectory_log(file)?,
+        Source::Pool(specs, rollout) => {
+            let bar = if args.json {
+                ProgressBar::hidden()
+            } else {
+                ProgressBar::new(specs.len() as u64)
+            };
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "rollouts {bar:40} {pos}/{len} envs [{elapsed_precise} < {eta}]",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            let (eps, pers) = (args.epsilon, args.persistence);
+            let first: Box<PolicyMaker> = Box::new(move || Box::new(NoisyOracle::new(eps)));
+            let second: Box<PolicyMaker> = Box::new(move || Box::new(Explorer::new(pers)));
+            let out = rollout_pool(&suite, specs, rollout, &*first, &*second, &|_| bar.inc(1))?;
+            bar.finish_and_clear();
+            envdist_core::io::write_jsonl_atomic(args.out.join("trajectories.jsonl"), &out)?;
+            out
+        }
+    };
+    let rollout_seconds = t0.elapsed().as_secs_f64();
+    let check = check_trajectories(&trajectories, &all_specs);
+    if !args.json {
+        for line in check.describe() {
+            eprintln!("warning: {line}");
+        }
+    }
+
+    let t1 = Instant::now();
+    let segmenter = make_segmenter(args.segmenter, &suite)?;
+    let profile = profile_trajectories(&trajectories, segmenter.as_ref(), &meta)?;
+    write_outputs(&profile, &args.out)?;
+    let profile_seconds = t1.elapsed().as_secs_f64();
+
+    let mut summary = Summary {
+        schema_version: SUMMARY_SCHEMA_VERSION,
+        environments: profile.profiles.profiles.len(),
+        trajectories: trajectories.len(),
+        atomic_abilities: profile.atomic_abilities(),
+        meta_abilities: profile.meta_abilities.len(),
+        seconds: 0.0,
+        rollout_seconds,
+        profile_seconds,
+        cached: false,
+        threads,
+        segmenter: profile.segmenter.clone(),
+        success_rate: success_rates(&trajectories),
+        twins: twin_report(&profile, &all_specs),
+        check,
+        meta: profile
+            .meta_abilities
+            .iter()
+            .map(|m| (m.name.clone(), m.members.clone()))
+            .collect(),
+        out: args.out.clone(),
+        config: key,
+    };
+    summary.seconds = start.elapsed().as_secs_f64();
+    envdist_core::io::write_json_atomic(&summary_path, &summary)?;
+    Ok(summary)
+}
+
+enum Source {
+    Log(PathBuf),
+    Pool(Vec<EnvSpec>, RolloutConfig),
+}
+
+fn read_cached(path: &Path, key: &CacheKey) -> Option<Summary> {
+    let s: Summary = envdist_core::io::read_json(path, Some(SUMMARY_SCHEMA_VERSION)).ok()?;
+    (s.config == *key).then_some(s)
+}
+
+fn success_rates(trajectories: &[Trajectory]) -> BTreeMap<String, f32> {
+    let mut n: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
+    for t in trajectories {
+        let e = n.entry(t.policy.as_str()).or_default();
+        e.0 += t.success as u32;
+        e.1 += 1;
+    }
+    n.into_iter()
+        .map(|(k, (s, t))| (k.to_string(), s as f32 / t.max(1) as f32))
+        .collect()
+}
+
+fn twin_report(profile: &PoolProfile, specs: &[EnvSpec]) -> Option<TwinReport> {
+    let mut seen = BTreeSet::new();
+    let mut pairs = Vec::new();
+    for s in specs {
+        let Some(twin) = &s.conflict_twin else {
+            continue;
+        };
+        let key = if s.id < *twin {
+            (s.id.clone(), twin.clone())
+        } else {
+            (twin.clone(), s.id.clone())
+        };
+        if !seen.insert(key.clone()) {
+            continue;
+        }
+        if let (Some(a), Some(b)) = (profile.profile(&key.0), profile.profile(&key.1)) {
+            pairs.push(TwinPair {
+                a: key.0,
+                b: key.1,
+                cosine: coverage_cosine(a, b),
+            });
+        }
+    }
+    if pairs.is_empty() {
+        return None;
+    }
+    let ps = &profile.profiles.profiles;
+    let (mut total, mut count) = (0.0f64, 0usize);
+    for i in 0..ps.len() {
+        for j in i + 1..ps.len() {
+            let key = (ps[i].env.clone(), ps[j].env.clone());
+            if !seen.contains(&key) {
+                total += coverage_cosine(&ps[i], &ps[j]) as f64;
+                count += 1;
+            }
+        }
+    }
+    pairs.sort_by(|a, b| a.cosine.total_cmp(&b.cosine).then_with(|| a.a.cmp(&b.a)));
+    Some(TwinReport {
+        pairs: pairs.len(),
+        min_cosine: pairs[0].cosine,
+        mean_cosine: pairs.iter().map(|p| p.cosine).sum::<f32>() / pairs.len() as f32,
+        other_pairs_mean_cosine: (total / count.max(1) as f64) as f32,
+        examples: pairs,
+    })
+}
+
+fn print_report(s: &Summary) {
+    if s.cached {
+        println!(
+            "reused cached profiles in {} (same configuration; --force recomputes)",
+            s.out.display()
+        );
+    }
+    println!(
+        "profiled {} environments from {} trajectories ({} threads, segmenter {})",
+        s.environments, s.trajectories, s.threads, s.segmenter
+    );
+    println!(
+        "{} atomic abilities -> {} meta-abilities",
+        s.atomic_abilities, s.meta_abilities
+    );
+    for (name, members) in &s.meta {
+        if members.len() > 1 {
+            println!("  {name}: {}", members.join(", "));
+        }
+    }
+    let singles = s.meta.values().filter(|m| m.len() == 1).count();
+    println!("  (+ {singles} singleton meta-abilities)");
+    for (policy, rate) in &s.success_rate {
+        println!("success rate {policy}: {:.1}%", rate * 100.0);
+    }
+    if let Some(t) = &s.twins {
+        println!(
+            "conflict twins: {} pairs, coverage cosine min {:.4}, mean {:.4} (other pairs mean {:.4})",
+            t.pairs, t.min_cosine, t.mean_cosine, t.other_pairs_mean_cosine
+        );
+        for p in t.examples.iter().take(5) {
+            println!("  {} vs {}: {:.4}", p.a, p.b, p.cosine);
+        }
+    }
+    for line in s.check.describe() {
+        println!("reported: {line}");
+    }
+    if s.cached {
+        println!("took {:.2} s (cached)", s.seconds);
+    } else {
+        println!(
+            "took {:.2} s (rollouts/reading {:.2} s, profiling {:.2} s); outputs in {}",
+            s.seconds,
+            s.rollout_seconds,
+            s.profile_seconds,
+            s.out.display()
+        );
+    }
 }
