@@ -84,7 +84,7 @@ impl ModelConfig {
                 found,
             })
         };
-        if self.patch == 0 || self.image_size == 0 || self.image_size % self.patch != 0 {
+        if self.patch == 0 || self.image_size == 0 || !self.image_size.is_multiple_of(self.patch) {
             return bad(
                 "patch",
                 "a positive divisor of image_size",

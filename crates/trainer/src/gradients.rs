@@ -237,7 +237,7 @@ mod tests {
         let a: Vec<f32> = (0..700).map(|i| (i as f32 * 0.37).sin()).collect();
         let b: Vec<f32> = (0..700).map(|i| (i as f32 * 0.11).cos()).collect();
         let both = project(&[a.clone(), b.clone()], 64, ProjectionKind::Rademacher, 3);
-        let one = project(&[b.clone()], 64, ProjectionKind::Rademacher, 3);
+        let one = project(std::slice::from_ref(&b), 64, ProjectionKind::Rademacher, 3);
         assert_eq!(&both[64..], &one[..]);
         let other_seed = project(&[b], 64, ProjectionKind::Rademacher, 4);
         assert_ne!(one, other_seed);

@@ -555,7 +555,7 @@ impl Trainer {
                 schema_version: LOG_SCHEMA_VERSION,
                 stats,
             });
-            if opts.checkpoint_every > 0 && self.updates() % opts.checkpoint_every == 0 {
+            if opts.checkpoint_every > 0 && self.updates().is_multiple_of(opts.checkpoint_every) {
                 save(self, &log, sampler)?;
             }
         }

@@ -246,6 +246,7 @@ pub(crate) struct Played {
 
 /// Play every task to the end, `width` at a time, one batched forward per step. Results are in
 /// task order. With `record`, each step's features, action, reward and value are kept.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn play_episodes<B: AutodiffBackend>(
     net: &PolicyNet<B>,
     factory: &dyn EnvFactory,

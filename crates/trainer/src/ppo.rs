@@ -23,9 +23,9 @@ pub fn gae(
     let n = rewards.len();
     let t_len = n / n_envs.max(1);
     let mut adv = vec![0.0f32; n];
-    for e in 0..n_envs {
+    for (e, &last) in last_values.iter().enumerate().take(n_envs) {
         let mut next_adv = 0.0f32;
-        let mut next_value = last_values[e];
+        let mut next_value = last;
         for t in (0..t_len).rev() {
             let i = t * n_envs + e;
             let (bootstrap, carry) = if ends[i] {
