@@ -1,0 +1,370 @@
+//! Selection configuration: serde, documented defaults, validated once against a problem.
+
+use serde::{Deserialize, Serialize};
+
+use envdist_core::EnvId;
+
+use crate::error::SelectError;
+use crate::problem::Problem;
+
+/// Weights of the three AES terms: `score = coverage·NewCoverage − redundancy·Redundancy −
+/// conflict·Conflict`. The paper publishes no weights; these defaults are ours.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Weights {
+    /// Weight of NewCoverage. Default 1.0 (units: newly covered abilities).
+    pub coverage: f32,
+    /// Weight of Redundancy. Default 0.25: repeating four covered abilities costs as much as
+    /// covering one new one, so a big environment that adds new abilities still beats a
+    /// tiny one that adds fewer.
+    pub redundancy: f32,
+    /// Weight of Conflict. Default 2.0: a fully opposed gradient (cosine −1) costs as much as
+    /// two newly covered abilities, enough to override late, small coverage gains (where the
+    /// paper says the term matters) without overriding the first broad picks.
+    pub conflict: f32,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Self {
+            coverage: 1.0,
+            redundancy: 0.25,
+            conflict: 2.0,
+        }
+    }
+}
+
+/// Which terms are on (the paper's ablations switch one off).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Terms {
+    /// NewCoverage on (default true).
+    pub coverage: bool,
+    /// Redundancy on (default true).
+    pub redundancy: bool,
+    /// Conflict on (default true; needs gradients).
+    pub conflict: bool,
+}
+
+impl Default for Terms {
+    fn default() -> Self {
+        Self {
+            coverage: true,
+            redundancy: true,
+            conflict: true,
+        }
+    }
+}
+
+/// How much each ability is worth to NewCoverage and Redundancy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AbilityWeighting {
+    /// Every ability counts 1 (default; plain max coverage).
+    #[default]
+    Uniform,
+    /// An ability counts its share of the pool's total count mass, scaled so that the mean
+    /// weight over covered abilities is 1: frequently exercised abilities count more.
+    Frequency,
+    /// An ability counts `1 + ln((1 + N) / (1 + envs covering it))`: rare abilities count more.
+    Rarity,
+}
+
+/// How the pairwise conflict penalties of a candidate against the chosen set aggregate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Aggregation {
+    /// The worst conflict with any chosen environment (default). With clamping it can only
+    /// grow as the set grows, so gains never increase and lazy greedy is exact.
+    #[default]
+    Max,
+    /// The mean over the chosen set. A new pick with a small penalty lowers the mean, so a
+    /// candidate's gain can increase: lazy greedy falls back to naive.
+    Mean,
+    /// The sum over the chosen set. Clamped, it only grows (lazy exact); unclamped, a
+    /// positive similarity lowers it (lazy falls back to naive).
+    Sum,
+}
+
+/// The greedy optimizer.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Optimizer {
+    /// Evaluate every candidate at every step (parallel over candidates).
+    Naive,
+    /// Priority queue of stale upper bounds (default). Returns exactly the naive selection
+    /// when gains cannot increase; otherwise it runs naive and says so in the output.
+    #[default]
+    Lazy,
+    /// Stochastic greedy (Mirzasoleiman et al. 2015): each step evaluates a random sample of
+    /// `ceil(n / k · ln(1 / epsilon))` candidates.
+    Stochastic {
+        /// Approximation slack in (0, 1); smaller means larger samples.
+        epsilon: f32,
+        /// Seed of the sampling stream.
+        seed: u64,
+    },
+}
+
+/// Everything a selection run needs besides the problem.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SelectConfig {
+    /// Budget: environments to select. Default 30 (the paper picks 30 of 200).
+    pub k: usize,
+    /// Term weights.
+    pub weights: Weights,
+    /// Which terms are on.
+    pub terms: Terms,
+    /// Ability weights for NewCoverage and Redundancy. Default uniform.
+    pub ability_weighting: AbilityWeighting,
+    /// Aggregation of pairwise conflict penalties over the chosen set. Default max.
+    pub aggregation: Aggregation,
+    /// Clamp the pairwise penalty `−cos` at zero, so aligned gradients never earn a bonus.
+    /// Default true.
+    pub clamp_conflict: bool,
+    /// Optimizer. Default lazy.
+    pub optimizer: Optimizer,
+    /// Hard constraint: the selection covers every ability some allowed environment covers.
+    /// While abilities remain uncovered only candidates that add coverage are eligible, and
+    /// when the budget gets tight the greedy set-cover pick is forced. Default false.
+    pub require_full_coverage: bool,
+    /// Environments that are always selected (first, in pool order).
+    pub must_include: Vec<EnvId>,
+    /// Environments that are never selected.
+    pub must_exclude: Vec<EnvId>,
+}
+
+impl Default for SelectConfig {
+    fn default() -> Self {
+        Self {
+            k: 30,
+            weights: Weights::default(),
+            terms: Terms::default(),
+            ability_weighting: AbilityWeighting::default(),
+            aggregation: Aggregation::default(),
+            clamp_conflict: true,
+            optimizer: Optimizer::default(),
+            require_full_coverage: false,
+            must_include: Vec::new(),
+            must_exclude: Vec::new(),
+        }
+    }
+}
+
+impl SelectConfig {
+    /// The default AES objective with budget `k`.
+    pub fn aes(k: usize) -> Self {
+        Self {
+            k,
+            ..Self::default()
+        }
+    }
+
+    /// Baseline: NewCoverage only (plain greedy max coverage).
+    pub fn coverage_only(mut self) -> Self {
+        self.terms = Terms {
+            coverage: true,
+            redundancy: false,
+            conflict: false,
+        };
+        self
+    }
+
+    /// Ablation: the conflict term off.
+    pub fn without_conflict(mut self) -> Self {
+        self.terms.conflict = false;
+        self
+    }
+
+    /// Ablation: the redundancy term off.
+    pub fn without_redundancy(mut self) -> Self {
+        self.terms.redundancy = false;
+        self
+    }
+
+    /// Whether a candidate's marginal gain can never increase as the chosen set grows. True
+    /// for NewCoverage and Redundancy always, and for Conflict when it is off or clamped with
+    /// max or sum aggregation. When true, lazy greedy is exact.
+    pub fn gains_non_increasing(&self) -> bool {
+        !self.conflict_active()
+            || (self.clamp_conflict
+                && matches!(self.aggregation, Aggregation::Max | Aggregation::Sum))
+    }
+
+    pub(crate) fn conflict_active(&self) -> bool {
+        self.terms.conflict && self.weights.conflict != 0.0
+    }
+
+    /// Check the config against a problem once; optimizers only ever see checked configs.
+    pub fn validate(&self, problem: &Problem) -> Result<Checked, SelectError> {
+        let bad = |field: &str, expected: &str, found: String| {
+            SelectError::invalid("config", field, expected, found)
+        };
+        let n = problem.n_envs();
+        for (name, w) in [
+            ("weights.coverage", self.weights.coverage),
+            ("weights.redundancy", self.weights.redundancy),
+            ("weights.conflict", self.weights.conflict),
+        ] {
+            if !w.is_finite() || w < 0.0 {
+                return Err(bad(name, "a finite non-negative weight", w.to_string()));
+            }
+        }
+        if self.k == 0 || self.k > n {
+            return Err(bad(
+                "k",
+                &format!("1..={n} (the pool has {n} environments)"),
+                self.k.to_string(),
+            ));
+        }
+        if let Optimizer::Stochastic { epsilon, .. } = self.optimizer
+            && !(epsilon > 0.0 && epsilon < 1.0)
+        {
+            return Err(bad(
+                "optimizer.epsilon",
+                "a value in (0, 1)",
+                epsilon.to_string(),
+            ));
+        }
+        if self.conflict_active() && problem.gradients().is_none() {
+            return Err(bad(
+                "terms.conflict",
+                "gradients for the conflict term (attach them, or switch the term off)",
+                "a problem without gradients".into(),
+            ));
+        }
+        let resolve = |field: &str, ids: &[EnvId]| -> Result<Vec<usize>, SelectError> {
+            let index: std::collections::HashMap<&EnvId, usize> = problem
+                .env_ids()
+                .iter()
+                .enumerate()
+                .map(|(i, e)| (e, i))
+                .collect();
+            let mut out = ids
+                .iter()
+                .map(|id| {
+                    index.get(id).copied().ok_or_else(|| {
+                        bad(field, "environment ids of the pool", format!("{:?}", id.0))
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            out.sort_unstable();
+            out.dedup();
+            Ok(out)
+        };
+        let include = resolve("must_include", &self.must_include)?;
+        let exclude_list = resolve("must_exclude", &self.must_exclude)?;
+        let mut excluded = vec![false; n];
+        for &e in &exclude_list {
+            excluded[e] = true;
+        }
+        if let Some(&both) = include.iter().find(|e| excluded[**e]) {
+            return Err(bad(
+                "must_include",
+                "ids not also in must_exclude",
+                format!("{:?}", problem.env_ids()[both].0),
+            ));
+        }
+        if include.len() > self.k {
+            return Err(bad(
+                "must_include",
+                &format!("at most k = {} environments", self.k),
+                include.len().to_string(),
+            ));
+        }
+        if n - exclude_list.len() < self.k {
+            return Err(bad(
+                "k",
+                &format!(
+                    "at most the {} environments left after must_exclude",
+                    n - exclude_list.len()
+                ),
+                self.k.to_string(),
+            ));
+        }
+        let ability_weights = ability_weights(problem, self.ability_weighting);
+        let on = |flag: bool, w: f32| if flag { w } else { 0.0 };
+        Ok(Checked {
+            config: self.clone(),
+            include,
+            excluded,
+            ability_weights,
+            w_coverage: on(self.terms.coverage, self.weights.coverage),
+            w_redundancy: on(self.terms.redundancy, self.weights.redundancy),
+            w_conflict: on(self.terms.conflict, self.weights.conflict),
+        })
+    }
+}
+
+fn ability_weights(problem: &Problem, weighting: AbilityWeighting) -> Vec<f32> {
+    let (envs, mass) = problem.ability_totals();
+    match weighting {
+        AbilityWeighting::Uniform => vec![1.0; problem.n_abilities()],
+        AbilityWeighting::Frequency => {
+            let present: Vec<f64> = mass.iter().copied().filter(|m| *m > 0.0).collect();
+            let mean = present.iter().sum::<f64>() / present.len().max(1) as f64;
+            mass.iter()
+                .map(|m| if mean > 0.0 { (m / mean) as f32 } else { 0.0 })
+                .collect()
+        }
+        AbilityWeighting::Rarity => {
+            let n = problem.n_envs() as f64;
+            envs.iter()
+                .map(|c| (1.0 + ((1.0 + n) / (1.0 + f64::from(*c))).ln()) as f32)
+                .collect()
+        }
+    }
+}
+
+/// A config checked against one problem: ids resolved to indices, term weights with
+/// switched-off terms at zero, ability weights computed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    /// The config as given.
+    pub config: SelectConfig,
+    /// Must-include environments, ascending.
+    pub include: Vec<usize>,
+    /// Per environment: excluded?
+    pub excluded: Vec<bool>,
+    /// Per ability: its weight for NewCoverage and Redundancy.
+    pub ability_weights: Vec<f32>,
+    /// Effective NewCoverage weight (0 when off).
+    pub w_coverage: f32,
+    /// Effective Redundancy weight (0 when off).
+    pub w_redundancy: f32,
+    /// Effective Conflict weight (0 when off).
+    pub w_conflict: f32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_round_trip_and_unknown_fields_are_refused() {
+        let c = SelectConfig::default();
+        let json = serde_json::to_string(&c).unwrap();
+        assert_eq!(serde_json::from_str::<SelectConfig>(&json).unwrap(), c);
+        let partial: SelectConfig = serde_json::from_str(
+            r#"{"k": 5, "optimizer": {"kind": "stochastic", "epsilon": 0.1, "seed": 3}}"#,
+        )
+        .unwrap();
+        assert_eq!(partial.k, 5);
+        assert_eq!(partial.weights, Weights::default());
+        assert!(serde_json::from_str::<SelectConfig>(r#"{"kk": 5}"#).is_err());
+    }
+
+    #[test]
+    fn monotonicity_classification() {
+        let mut c = SelectConfig::default();
+        assert!(c.gains_non_increasing());
+        c.aggregation = Aggregation::Mean;
+        assert!(!c.gains_non_increasing());
+        c.aggregation = Aggregation::Sum;
+        assert!(c.gains_non_increasing());
+        c.clamp_conflict = false;
+        assert!(!c.gains_non_increasing());
+        assert!(c.without_conflict().gains_non_increasing());
+    }
+}

@@ -1,0 +1,388 @@
+//! A small reader for numpy `.npy` files (format versions 1-3), enough for the dense
+//! `env x ability` count matrices numpy users save with `np.save`.
+//!
+//! Supported element types: bool, u8/u16/u32/u64, i8/i16/i32/i64, f32/f64, little-endian (or
+//! byte-order free), C or Fortran order. The matrix goes straight to a sparse row form so a
+//! 100,000 x 1,000 `u8` file never becomes a dense `f32` copy.
+
+use std::path::Path;
+
+use envdist_core::FileError;
+
+use crate::error::SelectError;
+
+/// A sparse `rows x cols` non-negative count matrix in compressed-row form.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SparseCounts {
+    /// Number of rows (environments).
+    pub rows: usize,
+    /// Number of columns (abilities).
+    pub cols: usize,
+    /// Row `r` owns `indices[indptr[r]..indptr[r + 1]]`; length `rows + 1`.
+    pub indptr: Vec<usize>,
+    /// Column of each non-zero entry, ascending within a row.
+    pub indices: Vec<u32>,
+    /// Value of each non-zero entry (finite, positive).
+    pub values: Vec<f32>,
+}
+
+impl SparseCounts {
+    /// Build from a dense row-major matrix. Zeros are dropped; negative or non-finite
+    /// entries are errors naming the entry; `source_name` names the origin in errors.
+    pub fn from_dense(
+        rows: usize,
+        cols: usize,
+        dense: &[f32],
+        source_name: &str,
+    ) -> Result<Self, SelectError> {
+        if dense.len() != rows * cols {
+            return Err(SelectError::invalid(
+                source_name,
+                "shape",
+                format!("{rows} x {cols} = {} values", rows * cols),
+                format!("{} values", dense.len()),
+            ));
+        }
+        let mut b = Builder::new(rows, cols);
+        for r in 0..rows {
+            for c in 0..cols {
+                b.push(r, c, f64::from(dense[r * cols + c]), source_name)?;
+            }
+            b.end_row();
+        }
+        Ok(b.finish())
+    }
+}
+
+struct Builder {
+    out: SparseCounts,
+}
+
+impl Builder {
+    fn new(rows: usize, cols: usize) -> Self {
+        let mut indptr = Vec::with_capacity(rows + 1);
+        indptr.push(0);
+        Self {
+            out: SparseCounts {
+                rows,
+                cols,
+                indptr,
+                indices: Vec::new(),
+                values: Vec::new(),
+            },
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, r: usize, c: usize, v: f64, source: &str) -> Result<(), SelectError> {
+        if v == 0.0 {
+            return Ok(());
+        }
+        if !v.is_finite() || v < 0.0 {
+            return Err(SelectError::invalid(
+                source,
+                format!("[{r}, {c}]"),
+                "a finite non-negative count",
+                v.to_string(),
+            ));
+        }
+        self.out.indices.push(c as u32);
+        self.out.values.push(v as f32);
+        Ok(())
+    }
+
+    fn end_row(&mut self) {
+        self.out.indptr.push(self.out.indices.len());
+    }
+
+    fn finish(self) -> SparseCounts {
+        self.out
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Dtype {
+    Bool,
+    U(usize),
+    I(usize),
+    F(usize),
+}
+
+impl Dtype {
+    fn size(self) -> usize {
+        match self {
+            Dtype::Bool => 1,
+            Dtype::U(s) | Dtype::I(s) | Dtype::F(s) => s,
+        }
+    }
+
+    #[inline]
+    fn read(self, b: &[u8]) -> f64 {
+        match self {
+            Dtype::Bool => f64::from(b[0] != 0),
+            Dtype::U(1) => f64::from(b[0]),
+            Dtype::U(2) => f64::from(u16::from_le_bytes([b[0], b[1]])),
+            Dtype::U(4) => f64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            Dtype::U(_) => u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8])) as f64,
+            Dtype::I(1) => f64::from(b[0] as i8),
+            Dtype::I(2) => f64::from(i16::from_le_bytes([b[0], b[1]])),
+            Dtype::I(4) => f64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            Dtype::I(_) => i64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8])) as f64,
+            Dtype::F(4) => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            Dtype::F(_) => f64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8])),
+        }
+    }
+}
+
+fn parse_descr(descr: &str) -> Option<Dtype> {
+    let (order, rest) = descr.split_at(1.min(descr.len()));
+    if !matches!(order, "<" | "|" | "=") {
+        return None;
+    }
+    let (kind, size) = rest.split_at(1.min(rest.len()));
+    let size: usize = size.parse().ok()?;
+    match (kind, size) {
+        ("b", 1) => Some(Dtype::Bool),
+        ("u", 1 | 2 | 4 | 8) => Some(Dtype::U(size)),
+        ("i", 1 | 2 | 4 | 8) => Some(Dtype::I(size)),
+        ("f", 4 | 8) => Some(Dtype::F(size)),
+        _ => None,
+    }
+}
+
+/// Value of `key` in a numpy header dict such as `{'descr': '<f4', 'fortran_order': False,
+/// 'shape': (3, 4), }`: the raw text up to the next top-level comma.
+fn header_value<'a>(header: &'a str, key: &str) -> Option<&'a str> {
+    let pat = format!("'{key}':");
+    let start = header.find(&pat)? + pat.len();
+    let rest = header[start..].trim_start();
+    let end = if rest.starts_with('(') {
+        rest.find(')')? + 1
+    } else {
+        rest.find([',', '}']).unwrap_or(rest.len())
+    };
+    Some(rest[..end].trim())
+}
+
+/// Read a 2-D count matrix from an `.npy` file.
+pub fn read_counts_npy(path: impl AsRef<Path>) -> Result<SparseCounts, SelectError> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|source| FileError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_counts_npy(&bytes, &path.display().to_string())
+}
+
+/// Decode `.npy` bytes; `source_name` (usually the path) is used in error messages.
+pub fn parse_counts_npy(bytes: &[u8], source_name: &str) -> Result<SparseCounts, SelectError> {
+    let bad = |field: &str, expected: &str, found: String| {
+        SelectError::invalid(source_name, field, expected, found)
+    };
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Err(bad(
+            "magic",
+            "a numpy .npy file (starts with \\x93NUMPY)",
+            "other bytes".into(),
+        ));
+    }
+    let major = bytes[6];
+    let (header_len, header_start) = match major {
+        1 => (usize::from(u16::from_le_bytes([bytes[8], bytes[9]])), 10),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
+        _ => {
+            return Err(bad("version", "npy format 1, 2 or 3", format!("{major}")));
+        }
+    };
+    let data_start = header_start + header_len;
+    if bytes.len() < data_start {
+        return Err(bad(
+            "header",
+            &format!("{header_len} header bytes"),
+            "a truncated file".into(),
+        ));
+    }
+    let header = String::from_utf8_lossy(&bytes[header_start..data_start]);
+    let descr = header_value(&header, "descr")
+        .map(|d| d.trim_matches(|c| c == '\'' || c == '"'))
+        .ok_or_else(|| bad("descr", "a dtype description", "nothing".into()))?;
+    let dtype = parse_descr(descr).ok_or_else(|| {
+        bad(
+            "descr",
+            "a little-endian bool, integer or float dtype (e.g. '|u1', '<i8', '<f4', '<f8')",
+            format!("{descr:?}"),
+        )
+    })?;
+    let fortran = match header_value(&header, "fortran_order") {
+        Some("True") => true,
+        Some("False") => false,
+        other => {
+            return Err(bad("fortran_order", "True or False", format!("{other:?}")));
+        }
+    };
+    let shape_text =
+        header_value(&header, "shape").ok_or_else(|| bad("shape", "a tuple", "nothing".into()))?;
+    let dims: Vec<usize> = shape_text
+        .trim_matches(|c| c == '(' || c == ')')
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.trim_end_matches('L').parse::<usize>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| bad("shape", "a tuple of integers", shape_text.to_string()))?;
+    let [rows, cols] = dims[..] else {
+        return Err(bad(
+            "shape",
+            "a 2-D shape (envs, abilities)",
+            shape_text.to_string(),
+        ));
+    };
+    let size = dtype.size();
+    let need = rows
+        .checked_mul(cols)
+        .and_then(|x| x.checked_mul(size))
+        .ok_or_else(|| {
+            bad(
+                "shape",
+                "a shape that fits in memory",
+                shape_text.to_string(),
+            )
+        })?;
+    let data = &bytes[data_start..];
+    if data.len() < need {
+        return Err(bad(
+            "data",
+            &format!("{need} bytes for shape {shape_text}"),
+            format!("{} bytes", data.len()),
+        ));
+    }
+    let mut b = Builder::new(rows, cols);
+    for r in 0..rows {
+        for c in 0..cols {
+            let at = if fortran { c * rows + r } else { r * cols + c } * size;
+            b.push(r, c, dtype.read(&data[at..at + size]), source_name)?;
+        }
+        b.end_row();
+    }
+    Ok(b.finish())
+}
+
+/// Read a 1-D integer `.npy` array (e.g. a reference ranking) as `i64`s.
+pub fn read_index_npy(path: impl AsRef<Path>) -> Result<Vec<i64>, SelectError> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|source| FileError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let name = path.display().to_string();
+    // Reuse the 2-D reader by viewing the vector as one column; zeros would be dropped from
+    // the sparse form, so decode the values directly instead.
+    let header_end = {
+        if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+            return Err(SelectError::invalid(
+                &name,
+                "magic",
+                "a .npy file",
+                "other bytes",
+            ));
+        }
+        match bytes[6] {
+            1 => 10 + usize::from(u16::from_le_bytes([bytes[8], bytes[9]])),
+            _ => 12 + u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+        }
+    };
+    let header = String::from_utf8_lossy(&bytes[..header_end.min(bytes.len())]);
+    let descr = header_value(&header, "descr")
+        .map(|d| d.trim_matches(|c| c == '\'' || c == '"'))
+        .unwrap_or("");
+    let dtype = match parse_descr(descr) {
+        Some(d @ (Dtype::I(_) | Dtype::U(_))) => d,
+        _ => {
+            return Err(SelectError::invalid(
+                &name,
+                "descr",
+                "an integer dtype",
+                format!("{descr:?}"),
+            ));
+        }
+    };
+    let data = bytes.get(header_end..).unwrap_or(&[]);
+    Ok(data
+        .chunks_exact(dtype.size())
+        .map(|c| dtype.read(c) as i64)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn npy(descr: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
+        let mut header = format!(
+            "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
+            if fortran { "True" } else { "False" }
+        );
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut out = b"\x93NUMPY\x01\x00".to_vec();
+        out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        out.extend_from_slice(header.as_bytes());
+        out.extend_from_slice(data);
+        out
+    }
+
+    #[test]
+    fn reads_c_and_fortran_order_and_several_dtypes() {
+        // [[0, 2, 1], [3, 0, 0]]
+        let c = npy("|u1", false, "(2, 3)", &[0, 2, 1, 3, 0, 0]);
+        let f = npy("|u1", true, "(2, 3)", &[0, 3, 2, 0, 1, 0]);
+        let a = parse_counts_npy(&c, "c.npy").unwrap();
+        assert_eq!(a, parse_counts_npy(&f, "f.npy").unwrap());
+        assert_eq!(a.indptr, vec![0, 2, 3]);
+        assert_eq!(a.indices, vec![1, 2, 0]);
+        assert_eq!(a.values, vec![2.0, 1.0, 3.0]);
+        let i8s: Vec<u8> = [0i64, 2, 1, 3, 0, 0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        assert_eq!(
+            parse_counts_npy(&npy("<i8", false, "(2, 3)", &i8s), "x").unwrap(),
+            a
+        );
+        let f8s: Vec<u8> = [0f64, 2., 1., 3., 0., 0.]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        assert_eq!(
+            parse_counts_npy(&npy("<f8", false, "(2, 3)", &f8s), "x").unwrap(),
+            a
+        );
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let e = parse_counts_npy(&npy(">f4", false, "(1, 1)", &[0; 4]), "big.npy")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("big.npy") && e.contains("descr"), "{e}");
+        let e = parse_counts_npy(&npy("|u1", false, "(4,)", &[0; 4]), "v.npy")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("2-D"), "{e}");
+        let e = parse_counts_npy(&npy("|u1", false, "(2, 3)", &[0; 5]), "t.npy")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("6 bytes"), "{e}");
+        let nan: Vec<u8> = f32::NAN.to_le_bytes().to_vec();
+        let e = parse_counts_npy(&npy("<f4", false, "(1, 1)", &nan), "n.npy")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("[0, 0]") && e.contains("NaN"), "{e}");
+        assert!(parse_counts_npy(b"garbage!!!!!", "g").is_err());
+    }
+}

@@ -1,0 +1,445 @@
+//! The selection problem: which abilities each environment covers, and (optionally) one
+//! unit-normalised gradient row per environment.
+
+use std::collections::{BTreeMap, HashMap};
+
+use envdist_core::{AbilityProfile, EnvId, GradientSet, PROFILE_SCHEMA_VERSION, ProfileSet};
+
+use crate::error::SelectError;
+use crate::npy::SparseCounts;
+
+/// Unit-normalised per-environment gradients, row-major `env x dim`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnitGradients {
+    dim: usize,
+    rows: Vec<f32>,
+    zero_rows: usize,
+}
+
+impl UnitGradients {
+    /// Normalise `values` (row-major, `values.len() / dim` rows) to unit length. Zero rows stay
+    /// zero (cosine 0 with everything). Non-finite values are errors naming the entry.
+    pub fn new(dim: usize, mut values: Vec<f32>, source_name: &str) -> Result<Self, SelectError> {
+        if dim == 0 || !values.len().is_multiple_of(dim) {
+            return Err(SelectError::invalid(
+                source_name,
+                "gradients.shape",
+                "a positive dim dividing the value count",
+                format!("dim {dim} with {} values", values.len()),
+            ));
+        }
+        if let Some(pos) = values.iter().position(|v| !v.is_finite()) {
+            return Err(SelectError::invalid(
+                source_name,
+                format!("gradients[{}][{}]", pos / dim, pos % dim),
+                "a finite value",
+                values[pos].to_string(),
+            ));
+        }
+        let mut zero_rows = 0;
+        for row in values.chunks_exact_mut(dim) {
+            let norm = row
+                .iter()
+                .map(|v| f64::from(*v).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            if norm > 0.0 {
+                let inv = (1.0 / norm) as f32;
+                row.iter_mut().for_each(|v| *v *= inv);
+            } else {
+                zero_rows += 1;
+            }
+        }
+        Ok(Self {
+            dim,
+            rows: values,
+            zero_rows,
+        })
+    }
+
+    /// Columns per row.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Unit row of environment `i`.
+    #[inline]
+    pub fn row(&self, i: usize) -> &[f32] {
+        &self.rows[i * self.dim..(i + 1) * self.dim]
+    }
+
+    /// Rows that were all zero (kept as zero: they neither conflict nor agree).
+    pub fn zero_rows(&self) -> usize {
+        self.zero_rows
+    }
+
+    /// Cosine similarity of environments `i` and `j`.
+    #[inline]
+    pub fn cosine(&self, i: usize, j: usize) -> f32 {
+        dot(self.row(i), self.row(j))
+    }
+}
+
+/// Dot product with eight independent accumulators so the compiler vectorises it; the
+/// summation order is fixed, so every optimizer gets bit-identical similarities.
+#[inline]
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let ca = a.chunks_exact(8);
+    let cb = b.chunks_exact(8);
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for l in 0..8 {
+            acc[l] = x[l].mul_add(y[l], acc[l]);
+        }
+    }
+    let mut tail = 0.0f32;
+    for (x, y) in ra.iter().zip(rb) {
+        tail = x.mul_add(*y, tail);
+    }
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
+}
+
+/// A pool to select from: environments, the abilities they cover (sparse, with weights such
+/// as counts or frequencies), and optional gradients for the conflict term.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    env_ids: Vec<EnvId>,
+    abilities: Vec<String>,
+    indptr: Vec<usize>,
+    indices: Vec<u32>,
+    weights: Vec<f32>,
+    gradients: Option<UnitGradients>,
+}
+
+impl Problem {
+    /// Build from a core [`ProfileSet`] (coverage keys are the abilities) and optional
+    /// gradients, matched to profiles by environment id.
+    pub fn from_profiles(
+        profiles: &ProfileSet,
+        gradients: Option<&GradientSet>,
+    ) -> Result<Self, SelectError> {
+        profiles.validate(std::path::Path::new("profiles"))?;
+        let index: HashMap<&str, u32> = profiles
+            .abilities
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (a.as_str(), i as u32))
+            .collect();
+        let mut indptr = vec![0];
+        let mut indices = Vec::new();
+        let mut weights = Vec::new();
+        for p in &profiles.profiles {
+            let mut row: Vec<(u32, f32)> = p
+                .coverage
+                .iter()
+                .filter(|(_, w)| **w > 0.0)
+                .filter_map(|(a, w)| index.get(a.as_str()).map(|i| (*i, *w)))
+                .collect();
+            row.sort_by_key(|(i, _)| *i);
+            indices.extend(row.iter().map(|(i, _)| *i));
+            weights.extend(row.iter().map(|(_, w)| *w));
+            indptr.push(indices.len());
+        }
+        let problem = Self {
+            env_ids: profiles.profiles.iter().map(|p| p.env.clone()).collect(),
+            abilities: profiles.abilities.clone(),
+            indptr,
+            indices,
+            weights,
+            gradients: None,
+        };
+        match gradients {
+            Some(g) => problem.with_gradients(g),
+            None => Ok(problem),
+        }
+    }
+
+    /// Build from a sparse count matrix (rows = environments). Environment ids default to
+    /// `env/<row>` and abilities to `a<col>`.
+    pub fn from_counts(
+        counts: SparseCounts,
+        env_ids: Option<Vec<EnvId>>,
+        abilities: Option<Vec<String>>,
+    ) -> Result<Self, SelectError> {
+        let env_ids = env_ids.unwrap_or_else(|| {
+            (0..counts.rows)
+                .map(|i| EnvId::new(format!("env/{i}")))
+                .collect()
+        });
+        let abilities =
+            abilities.unwrap_or_else(|| (0..counts.cols).map(|j| format!("a{j}")).collect());
+        if env_ids.len() != counts.rows {
+            return Err(SelectError::invalid(
+                "problem",
+                "env_ids",
+                format!("{} ids (one per row)", counts.rows),
+                env_ids.len().to_string(),
+            ));
+        }
+        if abilities.len() != counts.cols {
+            return Err(SelectError::invalid(
+                "problem",
+                "abilities",
+                format!("{} names (one per column)", counts.cols),
+                abilities.len().to_string(),
+            ));
+        }
+        let ok = counts.indptr.len() == counts.rows + 1
+            && counts.indptr.first() == Some(&0)
+            && counts.indptr.windows(2).all(|w| w[0] <= w[1])
+            && counts.indptr.last() == Some(&counts.indices.len())
+            && counts.values.len() == counts.indices.len()
+            && counts.indptr.windows(2).all(|w| {
+                counts.indices[w[0]..w[1]].windows(2).all(|p| p[0] < p[1])
+                    && counts.indices[w[0]..w[1]]
+                        .iter()
+                        .all(|c| (*c as usize) < counts.cols)
+            });
+        if !ok {
+            return Err(SelectError::invalid(
+                "problem",
+                "counts",
+                "a well-formed sparse matrix (ascending columns inside each row)",
+                "an inconsistent one",
+            ));
+        }
+        if let Some(p) = counts
+            .values
+            .iter()
+            .position(|v| !v.is_finite() || *v <= 0.0)
+        {
+            return Err(SelectError::invalid(
+                "problem",
+                format!("counts.values[{p}]"),
+                "a finite positive count",
+                counts.values[p].to_string(),
+            ));
+        }
+        Ok(Self {
+            env_ids,
+            abilities,
+            indptr: counts.indptr,
+            indices: counts.indices,
+            weights: counts.values,
+            gradients: None,
+        })
+    }
+
+    /// Attach gradients, matching rows to environments by id. Every environment needs a row
+    /// and every row an environment; dimensions and values are checked.
+    pub fn with_gradients(mut self, gradients: &GradientSet) -> Result<Self, SelectError> {
+        if gradients.values.len() != gradients.env_ids.len() * gradients.dim {
+            return Err(SelectError::invalid(
+                "gradients",
+                "values",
+                format!("{} x {} values", gradients.env_ids.len(), gradients.dim),
+                gradients.values.len().to_string(),
+            ));
+        }
+        let mut by_id: HashMap<&EnvId, usize> = HashMap::with_capacity(gradients.len());
+        for (i, id) in gradients.env_ids.iter().enumerate() {
+            if by_id.insert(id, i).is_some() {
+                return Err(SelectError::invalid(
+                    "gradients",
+                    "env_ids",
+                    "unique environment ids",
+                    format!("duplicate {:?}", id.0),
+                ));
+            }
+        }
+        let mine: std::collections::HashSet<&EnvId> = self.env_ids.iter().collect();
+        if let Some(extra) = gradients.env_ids.iter().find(|id| !mine.contains(id)) {
+            return Err(SelectError::UnknownGradientRow { env: extra.clone() });
+        }
+        let dim = gradients.dim;
+        let mut values = Vec::with_capacity(self.env_ids.len() * dim);
+        for id in &self.env_ids {
+            let row = by_id
+                .get(id)
+                .ok_or_else(|| SelectError::MissingGradient { env: id.clone() })?;
+            values.extend_from_slice(gradients.row(*row));
+        }
+        self.gradients = Some(UnitGradients::new(dim, values, "gradients")?);
+        Ok(self)
+    }
+
+    /// Attach gradients given in this problem's environment order (`n x dim`, row-major).
+    pub fn with_gradient_rows(mut self, dim: usize, values: Vec<f32>) -> Result<Self, SelectError> {
+        if dim == 0 || values.len() != self.n_envs() * dim {
+            return Err(SelectError::invalid(
+                "gradients",
+                "values",
+                format!("{} x {dim} values", self.n_envs()),
+                values.len().to_string(),
+            ));
+        }
+        self.gradients = Some(UnitGradients::new(dim, values, "gradients")?);
+        Ok(self)
+    }
+
+    /// Number of environments.
+    pub fn n_envs(&self) -> usize {
+        self.env_ids.len()
+    }
+
+    /// Number of abilities.
+    pub fn n_abilities(&self) -> usize {
+        self.abilities.len()
+    }
+
+    /// Environment ids in row order.
+    pub fn env_ids(&self) -> &[EnvId] {
+        &self.env_ids
+    }
+
+    /// Ability names in column order.
+    pub fn abilities(&self) -> &[String] {
+        &self.abilities
+    }
+
+    /// Abilities environment `i` covers (ascending column indices).
+    #[inline]
+    pub fn env_abilities(&self, i: usize) -> &[u32] {
+        &self.indices[self.indptr[i]..self.indptr[i + 1]]
+    }
+
+    /// The weights (counts or frequencies) of `env_abilities(i)`.
+    pub fn env_weights(&self, i: usize) -> &[f32] {
+        &self.weights[self.indptr[i]..self.indptr[i + 1]]
+    }
+
+    /// Number of (environment, ability) pairs.
+    pub fn nnz(&self) -> usize {
+        self.indices.len()
+    }
+
+    /// The gradients, if attached.
+    pub fn gradients(&self) -> Option<&UnitGradients> {
+        self.gradients.as_ref()
+    }
+
+    /// Index of an environment id.
+    pub fn env_index(&self, id: &EnvId) -> Option<usize> {
+        self.env_ids.iter().position(|e| e == id)
+    }
+
+    /// Per ability, how many environments cover it and its summed weight.
+    pub fn ability_totals(&self) -> (Vec<u32>, Vec<f64>) {
+        let mut envs = vec![0u32; self.n_abilities()];
+        let mut mass = vec![0f64; self.n_abilities()];
+        for (c, w) in self.indices.iter().zip(&self.weights) {
+            envs[*c as usize] += 1;
+            mass[*c as usize] += f64::from(*w);
+        }
+        (envs, mass)
+    }
+
+    /// The coverage as a core [`ProfileSet`] (e.g. to save a synthetic pool).
+    pub fn to_profile_set(&self) -> ProfileSet {
+        let profiles = (0..self.n_envs())
+            .map(|i| AbilityProfile {
+                env: self.env_ids[i].clone(),
+                coverage: self
+                    .env_abilities(i)
+                    .iter()
+                    .zip(self.env_weights(i))
+                    .map(|(c, w)| (self.abilities[*c as usize].clone(), *w))
+                    .collect::<BTreeMap<_, _>>(),
+                atomic_counts: BTreeMap::new(),
+                transitions: Vec::new(),
+                trajectories: 0,
+            })
+            .collect();
+        ProfileSet {
+            schema_version: PROFILE_SCHEMA_VERSION,
+            abilities: self.abilities.clone(),
+            meta_abilities: Vec::new(),
+            profiles,
+        }
+    }
+
+    /// The (unit-normalised) gradients as a core [`GradientSet`], if attached.
+    pub fn gradient_set(&self) -> Option<GradientSet> {
+        self.gradients.as_ref().map(|g| GradientSet {
+            env_ids: self.env_ids.clone(),
+            dim: g.dim,
+            values: g.rows.clone(),
+            projection_seed: None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profiles() -> ProfileSet {
+        let mk = |env: &str, cov: &[(&str, f32)]| AbilityProfile {
+            env: EnvId::new(env),
+            coverage: cov.iter().map(|(a, w)| (a.to_string(), *w)).collect(),
+            atomic_counts: BTreeMap::new(),
+            transitions: vec![],
+            trajectories: 4,
+        };
+        ProfileSet {
+            schema_version: PROFILE_SCHEMA_VERSION,
+            abilities: vec!["count".into(), "navigate".into(), "push".into()],
+            meta_abilities: vec![],
+            profiles: vec![
+                mk("maze/a", &[("navigate", 3.0), ("count", 0.0)]),
+                mk("count/b", &[("count", 2.0), ("push", 1.0)]),
+            ],
+        }
+    }
+
+    fn grads(ids: &[&str], dim: usize, values: Vec<f32>) -> GradientSet {
+        GradientSet {
+            env_ids: ids.iter().map(|s| EnvId::new(*s)).collect(),
+            dim,
+            values,
+            projection_seed: None,
+        }
+    }
+
+    #[test]
+    fn profiles_and_gradients_match_by_id() {
+        let g = grads(&["count/b", "maze/a"], 2, vec![0.0, -2.0, 3.0, 4.0]);
+        let p = Problem::from_profiles(&profiles(), Some(&g)).unwrap();
+        assert_eq!(p.env_abilities(0), &[1]);
+        assert_eq!(p.env_abilities(1), &[0, 2]);
+        let u = p.gradients().unwrap();
+        assert_eq!(u.row(0), &[0.6, 0.8]);
+        assert_eq!(u.row(1), &[0.0, -1.0]);
+        assert!((u.cosine(0, 1) + 0.8).abs() < 1e-6);
+        let back = p.to_profile_set();
+        assert_eq!(back.profiles[1].coverage.len(), 2);
+    }
+
+    #[test]
+    fn gradient_mismatches_name_the_id() {
+        let g = grads(&["maze/a"], 2, vec![1.0, 0.0]);
+        let e = Problem::from_profiles(&profiles(), Some(&g))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("count/b"), "{e}");
+        let g = grads(&["maze/a", "count/b", "odd/x"], 1, vec![1.0, 0.0, 2.0]);
+        let e = Problem::from_profiles(&profiles(), Some(&g))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("odd/x"), "{e}");
+        let g = grads(&["maze/a", "count/b"], 1, vec![1.0, f32::NAN]);
+        let e = Problem::from_profiles(&profiles(), Some(&g))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("gradients[1][0]"), "{e}");
+    }
+
+    #[test]
+    fn dot_matches_naive_sum() {
+        let a: Vec<f32> = (0..19).map(|i| i as f32 * 0.25 - 2.0).collect();
+        let b: Vec<f32> = (0..19).map(|i| 1.0 - i as f32 * 0.125).collect();
+        let naive: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        assert!((dot(&a, &b) - naive).abs() < 1e-4);
+    }
+}

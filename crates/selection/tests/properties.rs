@@ -1,0 +1,255 @@
+//! Invariants of the optimizers on random small instances (proptest).
+
+use envdist_core::{EnvId, Rng};
+use envdist_selection::{
+    Aggregation, Baseline, Optimizer, Problem, SelectConfig, SelectError, SparseCounts, baseline,
+    evaluate_ranking, select,
+};
+use proptest::prelude::*;
+
+/// A random instance: `n` envs over `a` abilities (some envs may cover nothing), gradients of
+/// dimension `d` with a few planted opposite pairs so clamped conflicts are not all zero.
+fn instance(n: usize, a: usize, d: usize, seed: u64) -> Problem {
+    let mut rng = Rng::seed_from_u64(seed);
+    let mut indptr = vec![0];
+    let mut indices = Vec::new();
+    let mut values = Vec::new();
+    for _ in 0..n {
+        for c in 0..a {
+            if rng.chance(0.3) {
+                indices.push(c as u32);
+                values.push(rng.range_inclusive(1, 3) as f32);
+            }
+        }
+        indptr.push(indices.len());
+    }
+    let counts = SparseCounts {
+        rows: n,
+        cols: a,
+        indptr,
+        indices,
+        values,
+    };
+    let mut grads: Vec<f32> = (0..n * d).map(|_| rng.normal()).collect();
+    for e in (1..n).step_by(3) {
+        for j in 0..d {
+            grads[e * d + j] = -grads[(e - 1) * d + j] + 0.1 * rng.normal();
+        }
+    }
+    Problem::from_counts(counts, None, None)
+        .unwrap()
+        .with_gradient_rows(d, grads)
+        .unwrap()
+}
+
+fn arb() -> impl Strategy<Value = (Problem, usize)> {
+    (2usize..30, 1usize..10, 1usize..6, any::<u64>(), 0.0f64..1.0).prop_map(|(n, a, d, seed, f)| {
+        let k = 1 + ((n - 1) as f64 * f) as usize;
+        (instance(n, a, d, seed), k)
+    })
+}
+
+fn with(k: usize, optimizer: Optimizer) -> SelectConfig {
+    SelectConfig {
+        optimizer,
+        ..SelectConfig::aes(k)
+    }
+}
+
+const STOCHASTIC: Optimizer = Optimizer::Stochastic {
+    epsilon: 0.2,
+    seed: 11,
+};
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn no_duplicates_and_exactly_k((p, k) in arb()) {
+        for opt in [Optimizer::Naive, Optimizer::Lazy, STOCHASTIC] {
+            let s = select(&p, &with(k, opt)).unwrap();
+            let mut r = s.ranking.clone();
+            r.sort_unstable();
+            r.dedup();
+            prop_assert_eq!(r.len(), k);
+            prop_assert!(r.iter().all(|e| *e < p.n_envs()));
+            prop_assert_eq!(s.env_ids.len(), k);
+        }
+    }
+
+    #[test]
+    fn lazy_equals_naive((p, k) in arb(), agg in 0usize..2, weighting in 0usize..3) {
+        let mut cfg = SelectConfig::aes(k);
+        cfg.aggregation = [Aggregation::Max, Aggregation::Sum][agg];
+        cfg.ability_weighting = [
+            envdist_selection::AbilityWeighting::Uniform,
+            envdist_selection::AbilityWeighting::Frequency,
+            envdist_selection::AbilityWeighting::Rarity,
+        ][weighting];
+        let lazy = select(&p, &SelectConfig { optimizer: Optimizer::Lazy, ..cfg.clone() }).unwrap();
+        let naive = select(&p, &SelectConfig { optimizer: Optimizer::Naive, ..cfg }).unwrap();
+        prop_assert!(!lazy.lazy_fell_back);
+        prop_assert_eq!(&lazy.ranking, &naive.ranking);
+        prop_assert_eq!(lazy.gains(), naive.gains());
+    }
+
+    #[test]
+    fn gains_never_increase_when_submodular((p, k) in arb(), cov_only in any::<bool>()) {
+        let mut cfg = SelectConfig::aes(k);
+        if cov_only {
+            cfg = cfg.coverage_only();
+        }
+        prop_assert!(cfg.gains_non_increasing());
+        let s = select(&p, &cfg).unwrap();
+        for w in s.gains().windows(2) {
+            prop_assert!(w[1] <= w[0], "{:?}", s.gains());
+        }
+    }
+
+    #[test]
+    fn trace_adds_up_to_the_objective_of_the_selection((p, k) in arb(), agg in 0usize..3, clamp in any::<bool>()) {
+        let mut cfg = SelectConfig::aes(k);
+        cfg.aggregation = [Aggregation::Max, Aggregation::Sum, Aggregation::Mean][agg];
+        cfg.clamp_conflict = clamp;
+        let s = select(&p, &cfg).unwrap();
+        let checked = cfg.validate(&p).unwrap();
+        let reference = evaluate_ranking(&p, &checked, &s.ranking);
+        let total: f32 = reference.iter().map(|t| t.gain).sum();
+        prop_assert!((s.objective - total).abs() <= 1e-3 * (1.0 + total.abs()), "{} vs {}", s.objective, total);
+        for (a, b) in s.steps.iter().zip(&reference) {
+            prop_assert!((a.gain - b.gain).abs() < 1e-4);
+            prop_assert!((a.coverage - b.coverage).abs() < 1e-4);
+            prop_assert!((a.redundancy - b.redundancy).abs() < 1e-4);
+            prop_assert!((a.conflict - b.conflict).abs() < 1e-4);
+            prop_assert!((a.gain - (a.coverage + a.redundancy + a.conflict)).abs() < 1e-4);
+        }
+        // With sum aggregation the objective is a set function: any order scores the same.
+        if cfg.aggregation == Aggregation::Sum {
+            let mut rev = s.ranking.clone();
+            rev.reverse();
+            let back: f32 = evaluate_ranking(&p, &checked, &rev).iter().map(|t| t.gain).sum();
+            prop_assert!((back - total).abs() <= 1e-3 * (1.0 + total.abs()));
+        }
+    }
+
+    #[test]
+    fn deterministic_for_a_seed((p, k) in arb(), seed in any::<u64>()) {
+        let opt = Optimizer::Stochastic { epsilon: 0.3, seed };
+        prop_assert_eq!(select(&p, &with(k, opt)).unwrap(), select(&p, &with(k, opt)).unwrap());
+        let r = |s| baseline(&p, &SelectConfig::aes(k), Baseline::Random { seed: s }).unwrap().ranking;
+        prop_assert_eq!(r(seed), r(seed));
+    }
+
+    #[test]
+    fn ablation_switches_change_only_their_term((p, k) in arb(), seed in any::<u64>()) {
+        let full = SelectConfig::aes(k);
+        let run = |cfg: &SelectConfig| baseline(&p, cfg, Baseline::Random { seed }).unwrap();
+        let base = run(&full);
+        for (cfg, which) in [
+            (full.clone().without_conflict(), 2),
+            (full.clone().without_redundancy(), 1),
+            (full.clone().coverage_only(), 3),
+        ] {
+            let abl = run(&cfg);
+            prop_assert_eq!(&abl.ranking, &base.ranking);
+            for (a, b) in abl.steps.iter().zip(&base.steps) {
+                prop_assert_eq!(a.coverage, b.coverage);
+                if which & 1 == 0 { prop_assert_eq!(a.redundancy, b.redundancy) } else { prop_assert_eq!(a.redundancy, 0.0) }
+                if which & 2 == 0 { prop_assert_eq!(a.conflict, b.conflict) } else { prop_assert_eq!(a.conflict, 0.0) }
+            }
+        }
+    }
+
+    #[test]
+    fn full_coverage_is_met_or_refused((p, k) in arb(), opt in 0usize..3) {
+        let cfg = SelectConfig {
+            require_full_coverage: true,
+            ..with(k, [Optimizer::Naive, Optimizer::Lazy, STOCHASTIC][opt])
+        };
+        match select(&p, &cfg) {
+            Ok(s) => prop_assert_eq!(s.covered, s.coverable),
+            Err(SelectError::CoverageInfeasible { needed, budget, .. }) => prop_assert!(needed > budget),
+            Err(e) => prop_assert!(false, "{e}"),
+        }
+    }
+
+    #[test]
+    fn lazy_falls_back_and_says_so_when_gains_can_rise((p, k) in arb()) {
+        let cfg = SelectConfig { aggregation: Aggregation::Mean, ..SelectConfig::aes(k) };
+        let lazy = select(&p, &cfg).unwrap();
+        let naive = select(&p, &SelectConfig { optimizer: Optimizer::Naive, ..cfg }).unwrap();
+        prop_assert!(lazy.lazy_fell_back && !lazy.gains_non_increasing);
+        prop_assert!(lazy.notes.iter().any(|n| n.contains("mean")));
+        prop_assert_eq!(lazy.ranking, naive.ranking);
+    }
+}
+
+#[test]
+fn must_include_and_exclude_are_honoured_and_checked() {
+    let p = instance(20, 6, 3, 5);
+    let id = |i: usize| EnvId::new(format!("env/{i}"));
+    let cfg = SelectConfig {
+        must_include: vec![id(7), id(3)],
+        must_exclude: vec![id(0), id(1), id(2)],
+        ..SelectConfig::aes(6)
+    };
+    let s = select(&p, &cfg).unwrap();
+    assert_eq!(&s.ranking[..2], &[3, 7]);
+    assert!(s.ranking.iter().all(|e| *e > 2));
+    let bad = SelectConfig {
+        must_include: vec![id(99)],
+        ..SelectConfig::aes(6)
+    };
+    let e = select(&p, &bad).unwrap_err().to_string();
+    assert!(e.contains("must_include") && e.contains("env/99"), "{e}");
+    let e = select(&p, &SelectConfig::aes(21)).unwrap_err().to_string();
+    assert!(e.contains("`k`") && e.contains("1..=20"), "{e}");
+}
+
+#[test]
+fn infeasible_full_coverage_is_reported_clearly() {
+    // Ten envs, each covering one distinct ability: full coverage needs all ten.
+    let counts = SparseCounts {
+        rows: 10,
+        cols: 10,
+        indptr: (0..=10).collect(),
+        indices: (0..10).collect(),
+        values: vec![1.0; 10],
+    };
+    let p = Problem::from_counts(counts, None, None).unwrap();
+    let cfg = SelectConfig {
+        require_full_coverage: true,
+        ..SelectConfig::aes(4).coverage_only()
+    };
+    let e = select(&p, &cfg).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SelectError::CoverageInfeasible {
+                needed: 10,
+                suggested_k: 10,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("raise k to 10"), "{e}");
+}
+
+#[test]
+fn conflict_without_gradients_is_refused() {
+    let counts = SparseCounts {
+        rows: 2,
+        cols: 1,
+        indptr: vec![0, 1, 1],
+        indices: vec![0],
+        values: vec![1.0],
+    };
+    let p = Problem::from_counts(counts, None, None).unwrap();
+    let e = select(&p, &SelectConfig::aes(1)).unwrap_err().to_string();
+    assert!(
+        e.contains("terms.conflict") && e.contains("gradients"),
+        "{e}"
+    );
+    assert!(select(&p, &SelectConfig::aes(1).without_conflict()).is_ok());
+}
