@@ -74,6 +74,10 @@ pub struct ProfileArgs {
     /// Meta-ability clustering: weight of co-occurrence (the rest is transition affinity).
     #[arg(long, default_value_t = MetaConfig::default().cooccurrence_weight)]
     cooccurrence_weight: f32,
+    /// Tag segmenter: drop these tags (comma-separated), e.g. `mirrored-control,negation` to
+    /// profile only the games' own abilities.
+    #[arg(long, value_delimiter = ',')]
+    ignore_tags: Vec<String>,
     /// Recompute even if the outputs for this configuration exist.
     #[arg(long)]
     force: bool,
@@ -84,6 +88,7 @@ pub struct ProfileArgs {
 struct CacheKey {
     mode: String,
     segmenter: SegmenterKind,
+    ignore_tags: Vec<String>,
     meta: MetaConfig,
     /// Pool mode: rollout settings and a hash of every pool spec.
     rollout: Option<RolloutConfig>,
@@ -172,9 +177,16 @@ pub fn run(args: ProfileArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn make_segmenter(kind: SegmenterKind, suite: &Suite) -> anyhow::Result<Box<dyn Segmenter>> {
+fn make_segmenter(
+    kind: SegmenterKind,
+    ignore_tags: &[String],
+    suite: &Suite,
+) -> anyhow::Result<Box<dyn Segmenter>> {
+    if kind != SegmenterKind::Tags && !ignore_tags.is_empty() {
+        bail!("--ignore-tags applies to the tag segmenter only");
+    }
     Ok(match kind {
-        SegmenterKind::Tags => Box::new(TagSegmenter::default()),
+        SegmenterKind::Tags => Box::new(TagSegmenter::new(true, ignore_tags.to_vec())),
         SegmenterKind::Llm => {
             let mut config = LlmConfig::from_env()?;
             if config.vocabulary.is_empty() {
@@ -194,6 +206,8 @@ fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
     meta.validate()?;
     let suite = Suite::new(SuiteConfig::default());
     let all_specs = suite.specs();
+    // Built first so that a bad LLM configuration fails before any rollout.
+    let segmenter = make_segmenter(args.segmenter, &args.ignore_tags, &suite)?;
     let summary_path = args.out.join("summary.json");
 
     let (key, trajectories_source): (CacheKey, Source) = match &args.from_jsonl {
@@ -204,6 +218,7 @@ fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
                 CacheKey {
                     mode: "log".into(),
                     segmenter: args.segmenter,
+                    ignore_tags: args.ignore_tags.clone(),
                     meta: meta.clone(),
                     rollout: None,
                     epsilon: None,
@@ -226,6 +241,7 @@ fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
                 CacheKey {
                     mode: "pool".into(),
                     segmenter: args.segmenter,
+                    ignore_tags: args.ignore_tags.clone(),
                     meta: meta.clone(),
                     rollout: Some(rollout.clone()),
                     epsilon: Some(args.epsilon),
@@ -281,7 +297,6 @@ fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
     }
 
     let t1 = Instant::now();
-    let segmenter = make_segmenter(args.segmenter, &suite)?;
     let profile = profile_trajectories(&trajectories, segmenter.as_ref(), &meta)?;
     write_outputs(&profile, &args.out)?;
     let profile_seconds = t1.elapsed().as_secs_f64();

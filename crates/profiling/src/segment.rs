@@ -18,41 +18,77 @@ pub trait Segmenter: Send + Sync {
 /// The default segmenter: reads the atomic ability tags the environment attached to each step.
 ///
 /// Tags of one step are taken in their recorded order (a tag repeated within the step counts
-/// once). With `collapse_repeats` (the default), a run of identical consecutive abilities is
-/// one segment: ten `navigate` steps in a corridor are one navigation segment, as an annotator
-/// cutting the trajectory into skills would write it, so transitions measure how abilities
-/// follow each other rather than how long each lasts. Steps without tags add nothing and do
-/// not break a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// once). With `collapse_repeats` (the default), a run of consecutive steps carrying the same
+/// set of tags is one segment, and a tag equal to the segment just emitted is not repeated:
+/// ten `navigate` steps in a corridor (or ten `navigate` + `wall-follow` steps) are one
+/// navigation segment, as an annotator cutting the trajectory into skills would write it, so
+/// transitions measure how abilities follow each other rather than how long each lasts.
+/// Steps without tags add nothing and do not break a run.
+///
+/// Tags listed in `ignore` are dropped before anything else (default: none). This models an
+/// annotator that cannot see some property, e.g. the suite's `mirrored-control` tag that marks
+/// a conflict twin: with it ignored, what remains is the game's own abilities.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TagSegmenter {
     /// Merge runs of the same consecutive ability into one segment.
     pub collapse_repeats: bool,
+    /// Tags to drop.
+    pub ignore: Vec<String>,
+    name: String,
 }
 
 impl Default for TagSegmenter {
     fn default() -> Self {
+        Self::new(true, Vec::new())
+    }
+}
+
+impl TagSegmenter {
+    /// A tag segmenter; its name is `tags` (`tags-raw` without collapsing), with
+    /// `-ignoring(a,b)` appended when tags are ignored.
+    pub fn new(collapse_repeats: bool, mut ignore: Vec<String>) -> Self {
+        ignore.sort();
+        ignore.dedup();
+        let mut name = if collapse_repeats { "tags" } else { "tags-raw" }.to_string();
+        if !ignore.is_empty() {
+            name = format!("{name}-ignoring({})", ignore.join(","));
+        }
         Self {
-            collapse_repeats: true,
+            collapse_repeats,
+            ignore,
+            name,
         }
     }
 }
 
 impl Segmenter for TagSegmenter {
     fn name(&self) -> &str {
-        if self.collapse_repeats {
-            "tags"
-        } else {
-            "tags-raw"
-        }
+        &self.name
     }
 
     fn segment(&self, trajectory: &Trajectory) -> Result<Vec<String>, SegmentError> {
         let mut out: Vec<String> = Vec::new();
+        let mut previous: Vec<&String> = Vec::new();
         for step in &trajectory.steps {
-            for (i, tag) in step.abilities.iter().enumerate() {
-                if step.abilities[..i].contains(tag) {
+            let tags: Vec<&String> = step
+                .abilities
+                .iter()
+                .enumerate()
+                .filter(|(i, t)| !step.abilities[..*i].contains(t) && !self.ignore.contains(t))
+                .map(|(_, t)| t)
+                .collect();
+            if tags.is_empty() {
+                continue;
+            }
+            if self.collapse_repeats {
+                let mut set = tags.clone();
+                set.sort();
+                if set == previous {
                     continue;
                 }
+                previous = set;
+            }
+            for tag in tags {
                 if self.collapse_repeats && out.last() == Some(tag) {
                     continue;
                 }
@@ -83,16 +119,28 @@ mod tests {
         );
         let s = TagSegmenter::default().segment(&t).unwrap();
         assert_eq!(s, ["navigate", "pick-up", "navigate"]);
-        let raw = TagSegmenter {
-            collapse_repeats: false,
-        }
-        .segment(&t)
-        .unwrap();
+        let raw = TagSegmenter::new(false, vec![]).segment(&t).unwrap();
         assert_eq!(
             raw,
             [
                 "navigate", "navigate", "navigate", "pick-up", "pick-up", "navigate"
             ]
         );
+        // A run of steps with the same tag set is one segment; a new set starts a new one.
+        let corridor = traj(
+            "toy/walk",
+            &[
+                &["navigate", "wall-follow"],
+                &["wall-follow", "navigate"],
+                &["navigate", "wall-follow"],
+                &["navigate"],
+                &["navigate", "wall-follow"],
+            ],
+        );
+        let s = TagSegmenter::default().segment(&corridor).unwrap();
+        assert_eq!(s, ["navigate", "wall-follow", "navigate", "wall-follow"]);
+        let ignoring = TagSegmenter::new(true, vec!["wall-follow".into()]);
+        assert_eq!(ignoring.name(), "tags-ignoring(wall-follow)");
+        assert_eq!(ignoring.segment(&corridor).unwrap(), ["navigate"]);
     }
 }
