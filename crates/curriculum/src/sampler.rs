@@ -291,7 +291,7 @@ impl HdcSampler {
 
     fn cumulative(entries: &[EnvEntry]) -> Result<Option<Vec<f64>>, CurriculumError> {
         let total: f64 = entries.iter().map(|e| e.weight as f64).sum();
-        if !(total > 0.0) {
+        if total.is_nan() || total <= 0.0 {
             return Err(CurriculumError::Envs(
                 "weights: expected at least one positive weight, found all zero".into(),
             ));
