@@ -105,7 +105,6 @@ pub const CATALOGUE: &[(&str, &str)] = &[
     ("angle-read", "read the direction an arrow points"),
     ("orientation", "map a direction onto compass words"),
     ("match-shape", "find the shape that matches a reference"),
-    ("rotation-invariance", "match a shape under rotation"),
     // held-out families (some overlap with the pool, as unseen benchmarks do)
     ("slip-adapt", "keep going when the floor makes moves fail"),
     ("hole-avoid", "avoid falling into holes"),

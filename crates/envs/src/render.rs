@@ -10,9 +10,10 @@
 use envdist_core::Rgb8Image;
 
 /// Semantic colours; a [`Theme`] maps them to RGB.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Col {
     /// Canvas outside the grid.
+    #[default]
     Bg,
     /// Walkable floor.
     Floor,
@@ -369,7 +370,10 @@ fn shape_mask(slot: usize, cs: usize) -> Vec<bool> {
                 1 => inside_sq,
                 2 => d2 <= r * r + 0.25,
                 3 => dx.abs() + dy.abs() <= r + 0.5,
-                4 => dx.abs() <= r * 0.45 + 0.01 && dy.abs() <= r * 0.45 + 0.01 || cs < 3,
+                4 => {
+                    let half = (r * 0.45).max(0.5) + 0.01;
+                    dx.abs() <= half && dy.abs() <= half
+                }
                 5 => d2 <= r * r + 0.25 && d2 >= (r * 0.5) * (r * 0.5),
                 6 => {
                     (dx.abs() <= (r * 0.3).max(0.5) && dy.abs() <= r)

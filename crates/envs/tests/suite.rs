@@ -260,3 +260,80 @@ fn splits_are_disjoint_by_family() {
         assert_eq!(s.split, Split::Ood);
     }
 }
+
+#[test]
+fn the_pool_has_the_promised_shape() {
+    let suite = suite();
+    let pool = suite.pool_specs();
+    let ood = suite.ood_specs();
+    assert_eq!(pool.len(), 200);
+    assert!(ood.len() >= 20, "{} OOD environments", ood.len());
+    let fam = |specs: &[EnvSpec], turn: Turn| {
+        specs
+            .iter()
+            .filter(|s| s.turn == turn)
+            .map(|s| s.family.clone())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    };
+    assert!(fam(&pool, Turn::Single) >= 8);
+    assert!(fam(&pool, Turn::Multi) >= 12);
+    assert!(fam(&pool, Turn::Single) + fam(&pool, Turn::Multi) >= 24);
+    assert!(fam(&ood, Turn::Single) + fam(&ood, Turn::Multi) >= 4);
+    let ids: std::collections::BTreeSet<_> = suite.specs().into_iter().map(|s| s.id).collect();
+    assert_eq!(ids.len(), pool.len() + ood.len(), "ids are unique");
+    // Conflict pairs are symmetric and name existing envs.
+    let mut pairs = 0;
+    for s in &pool {
+        if let Some(t) = &s.conflict_twin {
+            let twin = suite.spec(t).expect("twin exists");
+            assert_eq!(twin.conflict_twin.as_ref(), Some(&s.id));
+            pairs += 1;
+        }
+    }
+    assert!(pairs / 2 >= 10, "{} conflict pairs", pairs / 2);
+    assert!(
+        suite.abilities().len() >= 60,
+        "{} abilities",
+        suite.abilities().len()
+    );
+    // Multi-turn horizons at the smallest scale stay short enough to learn from pixels.
+    for s in pool
+        .iter()
+        .filter(|s| s.turn == Turn::Multi && s.variant == "classic")
+    {
+        let mut env = suite.make_env(&s.id).unwrap();
+        env.reset(&task(s, 0, s.scale.min, HarnessLevel::H4));
+        assert!(
+            env.horizon() <= 40,
+            "{}: horizon {} at min scale",
+            s.id,
+            env.horizon()
+        );
+        assert!(s.scale.len() >= 2);
+    }
+    for s in &ood {
+        assert!(s.scale.len() >= 2);
+    }
+}
+
+#[test]
+fn filters_select_what_they_name() {
+    let suite = suite();
+    assert_eq!(
+        suite.family_specs("maze").len(),
+        suite
+            .pool_specs()
+            .iter()
+            .filter(|s| s.family == "maze")
+            .count()
+    );
+    assert!(
+        suite
+            .turn_specs(Turn::Single)
+            .iter()
+            .all(|s| s.turn == Turn::Single)
+    );
+    let push = suite.ability_specs("push");
+    assert!(!push.is_empty() && push.iter().all(|s| s.family == "sokoban"));
+}

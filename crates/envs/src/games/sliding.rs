@@ -1,0 +1,191 @@
+//! `sliding-puzzle`: slide coloured tiles into reading order (red, blue, green, ... with the
+//! gap last). Scale 1..=3: 2x2, 2x3 and 3x3 boards, scrambled by `4 + 4*scale` random gap
+//! moves. A move names the direction the tile moves into the gap. Solver: breadth-first
+//! search, planned once and replanned when the board leaves the plan.
+
+use std::collections::{HashMap, VecDeque};
+
+use envdist_core::{ActionId, ActionMask, Rng};
+
+use crate::env::{Game, Status};
+use crate::render::{Cell, Grid, OBJECT_COL_NAMES, OBJECT_COLS, Shape};
+
+#[derive(Default)]
+pub struct Sliding {
+    w: usize,
+    h: usize,
+    /// Row-major tiles, 0 = gap, k = tile k (colour OBJECT_COLS[k-1]).
+    tiles: Vec<u8>,
+    plan: Vec<ActionId>,
+    plan_for: Vec<u8>,
+}
+
+impl Sliding {
+    pub fn boxed(_rule: u8) -> Box<dyn Game> {
+        Box::<Self>::default()
+    }
+    fn gap(t: &[u8]) -> usize {
+        t.iter().position(|v| *v == 0).unwrap_or(0)
+    }
+    /// Move `a` slides the tile on the opposite side of the gap into it.
+    fn apply(&self, t: &[u8], a: ActionId) -> Option<Vec<u8>> {
+        let g = Self::gap(t);
+        let (gx, gy) = ((g % self.w) as i32, (g / self.w) as i32);
+        let (dx, dy) = a.delta()?;
+        let (sx, sy) = (gx - dx, gy - dy);
+        if sx < 0 || sy < 0 || sx >= self.w as i32 || sy >= self.h as i32 {
+            return None;
+        }
+        let s = sy as usize * self.w + sx as usize;
+        let mut out = t.to_vec();
+        out.swap(g, s);
+        Some(out)
+    }
+    fn goal(&self) -> Vec<u8> {
+        let n = self.w * self.h;
+        (1..n as u8).chain(std::iter::once(0)).collect()
+    }
+    fn solve(&self) -> Vec<ActionId> {
+        let goal = self.goal();
+        let start = self.tiles.clone();
+        let mut prev: HashMap<Vec<u8>, (Vec<u8>, ActionId)> = HashMap::new();
+        prev.insert(start.clone(), (start.clone(), ActionId::WAIT));
+        let mut q = VecDeque::from([start.clone()]);
+        while let Some(s) = q.pop_front() {
+            if s == goal {
+                let mut plan = Vec::new();
+                let mut cur = s;
+                while cur != start {
+                    let (p, a) = prev[&cur].clone();
+                    plan.push(a);
+                    cur = p;
+                }
+                return plan; // reversed: next action last
+            }
+            for a in ActionId::MOVES {
+                if let Some(t) = self.apply(&s, a)
+                    && !prev.contains_key(&t)
+                {
+                    prev.insert(t.clone(), (s.clone(), a));
+                    q.push_back(t);
+                }
+            }
+        }
+        Vec::new()
+    }
+    fn misplaced(&self) -> usize {
+        self.tiles
+            .iter()
+            .zip(self.goal())
+            .filter(|(a, b)| **a != 0 && **a != *b)
+            .count()
+    }
+}
+
+impl Game for Sliding {
+    fn reset(&mut self, rng: &mut Rng, scale: u32) {
+        (self.w, self.h) = match scale {
+            1 => (2, 2),
+            2 => (3, 2),
+            _ => (3, 3),
+        };
+        loop {
+            self.tiles = self.goal();
+            let mut last: Option<ActionId> = None;
+            for _ in 0..(4 + 4 * scale) {
+                let opts: Vec<ActionId> = ActionId::MOVES
+                    .iter()
+                    .copied()
+                    .filter(|a| self.apply(&self.tiles, *a).is_some())
+                    .filter(|a| last.is_none_or(|l| l.delta().map(|(x, y)| (-x, -y)) != a.delta()))
+                    .collect();
+                let a = opts[rng.index(opts.len())];
+                if let Some(t) = self.apply(&self.tiles, a) {
+                    self.tiles = t;
+                }
+                last = Some(a);
+            }
+            if self.tiles != self.goal() {
+                break;
+            }
+        }
+        self.plan.clear();
+        self.plan_for.clear();
+    }
+    fn step(&mut self, a: ActionId, _rng: &mut Rng, tags: &mut Vec<&'static str>) -> Status {
+        let before = self.misplaced();
+        let on_plan = self.plan_for == self.tiles && self.plan.last() == Some(&a);
+        if let Some(t) = self.apply(&self.tiles, a) {
+            self.tiles = t;
+        }
+        if on_plan {
+            self.plan.pop();
+            self.plan_for = self.tiles.clone();
+        }
+        tags.push("permute");
+        if self.misplaced() < before {
+            tags.push("tile-locate");
+        } else {
+            tags.push("plan-ahead");
+        }
+        if self.tiles == self.goal() {
+            Status::Won
+        } else {
+            Status::Running
+        }
+    }
+    fn legal(&self) -> ActionMask {
+        let mut m = ActionMask::NONE;
+        for a in ActionId::MOVES {
+            if self.apply(&self.tiles, a).is_some() {
+                m = m.with(a);
+            }
+        }
+        m
+    }
+    fn oracle(&mut self) -> ActionId {
+        if self.plan_for != self.tiles || self.plan.is_empty() {
+            self.plan = self.solve();
+            self.plan_for = self.tiles.clone();
+        }
+        self.plan.last().copied().unwrap_or(ActionId::WAIT)
+    }
+    fn draw(&self, g: &mut Grid) {
+        g.reset(self.w, self.h, Cell::FLOOR);
+        for (i, t) in self.tiles.iter().enumerate() {
+            if *t > 0 {
+                g.cells[i] = Cell::obj(Shape::Full, OBJECT_COLS[*t as usize - 1], b'0' + *t);
+            }
+        }
+    }
+    fn state_text(&self, out: &mut String) {
+        let g = Self::gap(&self.tiles);
+        out.push_str(&format!(
+            "{}x{} board; gap at ({},{}); {} tiles out of place",
+            self.w,
+            self.h,
+            g % self.w,
+            g / self.w,
+            self.misplaced()
+        ));
+    }
+    fn hint(&mut self, out: &mut String) {
+        out.push_str(&format!("{} moves to solve", self.plan.len()));
+    }
+    fn rules(&self, out: &mut String) {
+        let n = self.w * self.h - 1;
+        let order: Vec<String> = (0..n)
+            .map(|k| format!("{} {}", k + 1, OBJECT_COL_NAMES[k]))
+            .collect();
+        out.push_str(&format!(
+            "A move slides the tile next to the gap into it: `up` moves the tile below the gap \
+             up, and so on. Solve when tiles read {} in row order with the gap last. Text: \
+             digits are tiles ({}), . the gap.",
+            (1..=n).map(|k| k.to_string()).collect::<Vec<_>>().join(" "),
+            order.join(", ")
+        ));
+    }
+    fn horizon(&self, scale: u32) -> u32 {
+        12 + 10 * scale
+    }
+}

@@ -1,0 +1,275 @@
+//! `sokoban`: push every box onto a target. Scale = boxes, 1..=3 (room interior 5x5, 6x6,
+//! 6x6). Levels are made by pulling boxes off their targets at random (so every level is
+//! solvable); the solver is a breadth-first search over (agent, boxes), planned once and
+//! replanned when the state leaves the plan.
+
+use std::collections::{HashMap, VecDeque};
+
+use envdist_core::{ActionId, ActionMask, Rng};
+
+use super::maze::AGENT;
+use super::util::{Pos, step_pos};
+use crate::env::{Game, Status};
+use crate::render::{Cell, Col, Grid, Shape};
+
+const BOX: Cell = Cell::obj(Shape::Full, Col::Orange, b'$');
+const BOX_ON: Cell = Cell::obj(Shape::Full, Col::Green, b'*');
+const TARGET: Cell = Cell::obj(Shape::Ring, Col::Green, b'o');
+
+#[derive(Default, Clone)]
+pub struct Sokoban {
+    n: usize,
+    walls: Vec<bool>,
+    targets: Vec<Pos>,
+    boxes: Vec<Pos>,
+    agent: Pos,
+    plan: Vec<ActionId>,
+    plan_state: Option<(Pos, Vec<Pos>)>,
+}
+
+type State = (Pos, Vec<Pos>);
+
+impl Sokoban {
+    pub fn boxed(_rule: u8) -> Box<dyn Game> {
+        Box::<Self>::default()
+    }
+    fn wall(&self, p: Pos) -> bool {
+        self.walls[p.1 * self.n + p.0]
+    }
+    /// Result of moving `a` from `s`, or None if blocked.
+    fn apply(&self, s: &State, a: ActionId) -> Option<(State, bool)> {
+        let q = step_pos(s.0, a, self.n, self.n)?;
+        if self.wall(q) {
+            return None;
+        }
+        if let Some(i) = s.1.iter().position(|b| *b == q) {
+            let r = step_pos(q, a, self.n, self.n)?;
+            if self.wall(r) || s.1.contains(&r) {
+                return None;
+            }
+            let mut boxes = s.1.clone();
+            boxes[i] = r;
+            boxes.sort();
+            return Some(((q, boxes), true));
+        }
+        Some(((q, s.1.clone()), false))
+    }
+    fn solved(&self, boxes: &[Pos]) -> bool {
+        boxes.iter().all(|b| self.targets.contains(b))
+    }
+    fn solve(&self) -> Vec<ActionId> {
+        let mut boxes = self.boxes.clone();
+        boxes.sort();
+        let start: State = (self.agent, boxes);
+        let mut prev: HashMap<State, (State, ActionId)> = HashMap::new();
+        let mut queue = VecDeque::new();
+        prev.insert(start.clone(), (start.clone(), ActionId::WAIT));
+        queue.push_back(start.clone());
+        while let Some(s) = queue.pop_front() {
+            if self.solved(&s.1) {
+                let mut plan = Vec::new();
+                let mut cur = s;
+                while cur != start {
+                    let (p, a) = prev[&cur].clone();
+                    plan.push(a);
+                    cur = p;
+                }
+                plan.reverse();
+                return plan;
+            }
+            if prev.len() > 300_000 {
+                break;
+            }
+            for a in ActionId::MOVES {
+                if let Some((t, _)) = self.apply(&s, a)
+                    && !prev.contains_key(&t)
+                {
+                    prev.insert(t.clone(), (s.clone(), a));
+                    queue.push_back(t);
+                }
+            }
+        }
+        Vec::new()
+    }
+}
+
+impl Game for Sokoban {
+    fn reset(&mut self, rng: &mut Rng, scale: u32) {
+        let k = scale as usize;
+        self.n = if k == 1 { 7 } else { 8 };
+        let n = self.n;
+        loop {
+            self.walls = (0..n * n)
+                .map(|i| {
+                    let (x, y) = (i % n, i / n);
+                    x == 0 || y == 0 || x == n - 1 || y == n - 1
+                })
+                .collect();
+            // One or two interior wall blocks make routes matter.
+            for _ in 0..rng.index(3) {
+                let (x, y) = (2 + rng.index(n - 4), 2 + rng.index(n - 4));
+                self.walls[y * n + x] = true;
+            }
+            let free: Vec<Pos> = (0..n * n)
+                .map(|i| (i % n, i / n))
+                .filter(|p| !self.wall(*p))
+                .collect();
+            let mut cells = free.clone();
+            rng.shuffle(&mut cells);
+            self.targets = cells[..k].to_vec();
+            self.boxes = self.targets.clone();
+            self.agent = cells[k];
+            // Reverse play: the agent walks and pulls boxes off the targets.
+            for _ in 0..(30 + 20 * k) {
+                let a = ActionId::MOVES[rng.index(4)];
+                let Some(q) = step_pos(self.agent, a, n, n) else {
+                    continue;
+                };
+                if self.wall(q) || self.boxes.contains(&q) {
+                    continue;
+                }
+                let back = match a {
+                    ActionId::UP => ActionId::DOWN,
+                    ActionId::DOWN => ActionId::UP,
+                    ActionId::LEFT => ActionId::RIGHT,
+                    _ => ActionId::LEFT,
+                };
+                let behind = step_pos(self.agent, back, n, n);
+                let pull = rng.chance(0.6);
+                if let Some(b) = behind
+                    && pull
+                    && let Some(i) = self.boxes.iter().position(|x| *x == b)
+                {
+                    self.boxes[i] = self.agent;
+                }
+                self.agent = q;
+            }
+            let off = self
+                .boxes
+                .iter()
+                .filter(|b| !self.targets.contains(b))
+                .count();
+            if off >= k.min(2) {
+                self.plan.clear();
+                self.plan_state = None;
+                break;
+            }
+        }
+    }
+    fn step(&mut self, a: ActionId, _rng: &mut Rng, tags: &mut Vec<&'static str>) -> Status {
+        let s = (self.agent, self.boxes.clone());
+        let mut sorted = self.boxes.clone();
+        sorted.sort();
+        let here = (self.agent, sorted);
+        if self.plan.last() == Some(&a) && self.plan_state.as_ref() == Some(&here) {
+            self.plan.pop();
+            self.plan_state = self.apply(&here, a).map(|(t, _)| t);
+        } else {
+            self.plan_state = None;
+        }
+        if let Some(((q, _), pushed)) = self.apply(&s, a) {
+            if pushed {
+                let r = step_pos(q, a, self.n, self.n).unwrap_or(q);
+                let i = self.boxes.iter().position(|b| *b == q).unwrap_or(0);
+                self.boxes[i] = r;
+                tags.push("push");
+                if self.targets.contains(&r) {
+                    tags.push("box-on-target");
+                }
+            } else {
+                tags.push("push-plan");
+            }
+            self.agent = q;
+        }
+        if self.solved(&self.boxes) {
+            Status::Won
+        } else {
+            Status::Running
+        }
+    }
+    fn legal(&self) -> ActionMask {
+        let s = (self.agent, self.boxes.clone());
+        let mut m = ActionMask::NONE;
+        for a in ActionId::MOVES {
+            if self.apply(&s, a).is_some() {
+                m = m.with(a);
+            }
+        }
+        m
+    }
+    fn oracle(&mut self) -> ActionId {
+        let mut boxes = self.boxes.clone();
+        boxes.sort();
+        let here = (self.agent, boxes);
+        // The plan is stored reversed (next action last) with the state it starts from; any
+        // other state (a non-solver action was taken) triggers a replan.
+        if self.plan_state.as_ref() != Some(&here) || self.plan.is_empty() {
+            self.plan = self.solve();
+            self.plan.reverse();
+            self.plan_state = Some(here);
+        }
+        self.plan.last().copied().unwrap_or(ActionId::WAIT)
+    }
+    fn draw(&self, g: &mut Grid) {
+        g.reset(self.n, self.n, Cell::FLOOR);
+        for (i, w) in self.walls.iter().enumerate() {
+            if *w {
+                g.cells[i] = Cell::WALL;
+            }
+        }
+        for t in &self.targets {
+            g.set(t.0, t.1, TARGET);
+        }
+        for b in &self.boxes {
+            g.set(
+                b.0,
+                b.1,
+                if self.targets.contains(b) {
+                    BOX_ON
+                } else {
+                    BOX
+                },
+            );
+        }
+        g.set(self.agent.0, self.agent.1, AGENT);
+    }
+    fn agent(&self) -> Option<(i32, i32)> {
+        Some((self.agent.0 as i32, self.agent.1 as i32))
+    }
+    fn state_text(&self, out: &mut String) {
+        let list = |v: &[Pos]| {
+            v.iter()
+                .map(|p| format!("({},{})", p.0, p.1))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        out.push_str(&format!(
+            "agent at ({},{}); boxes at {}; targets at {}",
+            self.agent.0,
+            self.agent.1,
+            list(&self.boxes),
+            list(&self.targets)
+        ));
+    }
+    fn hint(&mut self, out: &mut String) {
+        let left = self
+            .boxes
+            .iter()
+            .filter(|b| !self.targets.contains(b))
+            .count();
+        out.push_str(&format!(
+            "{left} boxes still off target; {} moves to solve",
+            self.plan.len()
+        ));
+    }
+    fn rules(&self, out: &mut String) {
+        out.push_str(
+            "Move with up/down/left/right; walking into an orange box pushes it one cell if the \
+             cell behind it is free. Boxes cannot be pulled. Put every box on a green ring \
+             target (it turns green). Text: # wall, . floor, $ box, * box on target, o target, A you.",
+        );
+    }
+    fn horizon(&self, scale: u32) -> u32 {
+        10 + 25 * scale
+    }
+}
