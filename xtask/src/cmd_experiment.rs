@@ -1,15 +1,87 @@
-//! `cargo xtask experiment`.
+//! `cargo xtask experiment`: the paper's study end to end (logic in `xtask::experiment`).
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use xtask::experiment::config::{ExperimentConfig, Preset};
 
 /// Arguments of `cargo xtask experiment`.
 #[derive(Debug, clap::Args)]
-#[command(disable_help_flag = false)]
 pub struct ExperimentArgs {
-    /// Everything after the subcommand (not yet parsed: the command is not implemented).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    rest: Vec<String>,
+    /// Preset: `smoke` (minutes; CI), `cpu` (default; the study at laptop scale), `gpu`.
+    #[arg(long, value_enum, default_value = "cpu")]
+    preset: Preset,
+    /// Run directory (default `runs/experiment-<preset>`). Finished stages there are reused.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Training seeds per arm (overrides the preset).
+    #[arg(long)]
+    seeds: Option<u32>,
+    /// `cpu` or `cuda` (overrides the preset; `cuda` needs `--features cuda`).
+    #[arg(long)]
+    device: Option<String>,
+    /// A JSON file whose fields override the preset's (any field of `config.json`).
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+/// Build the effective configuration: preset, then config file, then flags.
+pub fn effective_config(args: &ExperimentArgs) -> anyhow::Result<ExperimentConfig> {
+    let mut value = serde_json::to_value(ExperimentConfig::preset(args.preset))?;
+    if let Some(path) = &args.config {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let overrides: serde_json::Value = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not valid JSON", path.display()))?;
+        let obj = overrides.as_object().with_context(|| {
+            format!(
+                "{}: expected a JSON object of config fields",
+                path.display()
+            )
+        })?;
+        for (k, v) in obj {
+            value[k] = v.clone();
+        }
+    }
+    let mut cfg: ExperimentConfig = serde_json::from_value(value).map_err(|e| {
+        let file = args
+            .config
+            .as_ref()
+            .map_or("the preset".into(), |p| p.display().to_string());
+        anyhow::anyhow!("{file}: {e}")
+    })?;
+    if let Some(s) = args.seeds {
+        cfg.seeds = s;
+    }
+    if let Some(d) = &args.device {
+        cfg.device = d.clone();
+    }
+    cfg.validate().map_err(|e| anyhow::anyhow!(e))?;
+    Ok(cfg)
 }
 
 /// Run the command.
-pub fn run(_args: ExperimentArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`cargo xtask experiment` is not yet implemented")
+pub fn run(args: ExperimentArgs) -> anyhow::Result<()> {
+    let cfg = effective_config(&args)?;
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "runs/experiment-{}",
+            format!("{:?}", cfg.preset).to_lowercase()
+        ))
+    });
+    eprintln!(
+        "envdist experiment: preset {:?}, {} seed(s), device {}, output {}",
+        cfg.preset,
+        cfg.seeds,
+        cfg.device,
+        out.display()
+    );
+    let results = xtask::experiment::run_and_report(&cfg, &out)?;
+    println!("{}", xtask::experiment::terminal_summary(&results));
+    println!(
+        "wrote {}/results.json and {}/REPORT.md",
+        out.display(),
+        out.display()
+    );
+    Ok(())
 }

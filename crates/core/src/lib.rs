@@ -41,7 +41,8 @@ pub use data::{
     PROFILE_SCHEMA_VERSION, ProfileSet, TRAJECTORY_SCHEMA_VERSION, Trajectory, TrajectoryStep,
 };
 pub use env::{
-    Env, EnvId, EnvSpec, EpisodeOutcome, Observation, ScaleRange, Split, Step, Task, Turn,
+    Env, EnvFactory, EnvId, EnvSpec, EpisodeOutcome, Observation, ScaleRange, Split, Step, Task,
+    Turn, UnknownEnv,
 };
 pub use harness::{HarnessChannel, HarnessLevel, HarnessSchedule, HarnessText, ParseHarnessError};
 pub use image::Rgb8Image;

@@ -35,8 +35,9 @@ pub enum Arm {
     AesHdc,
     /// k random environments with the full HDC curriculum.
     RandomKHdc,
-    /// AES without the conflict term, with HDC (the paper's key ablation).
-    AesNoConflictHdc,
+    /// AES without the conflict term, no curriculum (the paper's key ablation: compare with
+    /// `aes`).
+    AesNoConflict,
     /// AES with harness weakening only.
     AesHarnessOnly,
     /// AES with state-scale progression only.
@@ -52,7 +53,7 @@ impl Arm {
         Arm::Aes,
         Arm::AesHdc,
         Arm::RandomKHdc,
-        Arm::AesNoConflictHdc,
+        Arm::AesNoConflict,
         Arm::AesHarnessOnly,
         Arm::AesScaleOnly,
     ];
@@ -66,7 +67,7 @@ impl Arm {
             Arm::Aes => "aes",
             Arm::AesHdc => "aes+hdc",
             Arm::RandomKHdc => "random-k+hdc",
-            Arm::AesNoConflictHdc => "aes-no-conflict+hdc",
+            Arm::AesNoConflict => "aes-no-conflict",
             Arm::AesHarnessOnly => "aes+harness-only",
             Arm::AesScaleOnly => "aes+scale-only",
         }
@@ -106,6 +107,8 @@ pub struct ExperimentConfig {
     pub train_steps: u64,
     /// Evaluation episodes per environment (fixed seeds, greedy actions, H4).
     pub eval_episodes: u32,
+    /// Scale of evaluation episodes: `min`, `mid` or `max` of each env's range.
+    pub eval_scale: String,
     /// Held-out (OOD) environments evaluated (0 = all).
     pub ood_envs: usize,
     /// Pool sizes of the scaling study (random subsets; empty to skip it).
@@ -134,6 +137,7 @@ impl ExperimentConfig {
             gradient_dim: 1024,
             train_steps: 60_000,
             eval_episodes: 4,
+            eval_scale: "mid".into(),
             ood_envs: 0,
             scaling_sizes: vec![],
             model: "cpu".into(),
@@ -212,6 +216,13 @@ impl ExperimentConfig {
         }
         if self.eval_episodes == 0 {
             return fail("eval_episodes", "at least 1", "0".into());
+        }
+        if !["min", "mid", "max"].contains(&self.eval_scale.as_str()) {
+            return fail(
+                "eval_scale",
+                "`min`, `mid` or `max`",
+                format!("{:?}", self.eval_scale),
+            );
         }
         if !self.arms.contains(&Arm::Base) {
             return fail(

@@ -178,7 +178,7 @@ pub fn paper_gain(arm: Arm) -> Option<&'static str> {
 /// The paper's ablation figures (relative gain of the ablated component's experiment).
 pub fn paper_ablation(arm: Arm) -> Option<&'static str> {
     match arm {
-        Arm::AesNoConflictHdc => Some("2.8% (vs 40.3% with the conflict term)"),
+        Arm::AesNoConflict => Some("2.8% (vs 40.3% with the conflict term)"),
         Arm::AesHarnessOnly => Some("18.1% (harness weakening alone)"),
         Arm::AesScaleOnly => Some("11.5% (scale progression alone)"),
         Arm::AesHdc => Some("27.7% (both)"),

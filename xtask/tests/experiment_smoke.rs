@@ -1,0 +1,50 @@
+//! The whole pipeline on the `smoke` preset: every arm present, scores in [0, 1], REPORT.md
+//! written, and a rerun reuses every cached stage (same results, no recomputation).
+
+use xtask::experiment::config::{Arm, ExperimentConfig, Preset};
+
+#[test]
+fn smoke_experiment_runs_end_to_end_and_resumes_from_cache() {
+    let dir = std::env::temp_dir().join(format!("envdist-smoke-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cfg = ExperimentConfig::preset(Preset::Smoke);
+    let results = xtask::experiment::run_and_report(&cfg, &dir).expect("smoke experiment");
+
+    for arm in Arm::ALL {
+        let runs = results.arm_runs(arm);
+        let expected = if arm == Arm::Base {
+            1
+        } else {
+            cfg.seeds as usize
+        };
+        assert_eq!(runs.len(), expected, "arm {} runs", arm.name());
+        for r in runs {
+            for (env, s) in &r.per_env {
+                assert!((0.0..=1.0).contains(s), "{} {env}: {s}", arm.name());
+            }
+            for c in r.scores.columns().into_iter().flatten() {
+                assert!((0.0..=1.0).contains(&c));
+            }
+            if arm != Arm::Base {
+                assert_eq!(
+                    r.env_steps >= cfg.train_steps,
+                    true,
+                    "{} trained {} steps",
+                    arm.name(),
+                    r.env_steps
+                );
+            }
+        }
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    assert_eq!(json["schema_version"], 1);
+    let report = std::fs::read_to_string(dir.join("REPORT.md")).unwrap();
+    assert!(report.contains("## Main table") && report.contains("aes+hdc"));
+
+    // Rerun: every stage comes from the cache, so the results are identical.
+    let again = xtask::experiment::run_and_report(&cfg, &dir).expect("rerun");
+    assert_eq!(again.runs, results.runs);
+    assert_eq!(again.selections, results.selections);
+    let _ = std::fs::remove_dir_all(&dir);
+}
