@@ -308,6 +308,9 @@ fn key_gain(k: u64) -> f32 {
     })
 }
 
+/// Folds at least this long run in parallel (max aggregation only).
+const PARALLEL_FOLD: usize = 96;
+
 #[derive(Debug, Clone, Copy)]
 struct Cache {
     acc: f32,
@@ -327,8 +330,9 @@ struct Shared<'a> {
 }
 
 impl Shared<'_> {
+    /// Weighted NewCoverage and Redundancy shares of `e` against the covered flags.
     #[inline]
-    fn eval(&self, e: usize, cache: &mut Cache) -> Parts {
+    fn coverage_shares(&self, e: usize) -> (f32, f32) {
         let w = &self.c.ability_weights;
         let (mut cov, mut red) = (0.0f32, 0.0f32);
         for &a in self.p.env_abilities(e) {
@@ -339,32 +343,61 @@ impl Shared<'_> {
                 cov += w[a];
             }
         }
-        let mut conf = 0.0f32;
-        if let Some(g) = self.grads {
-            let agg = self.c.config.aggregation;
-            let clamp = self.c.config.clamp_conflict;
-            let row = g.row(e);
-            for &s in &self.picks[cache.seen as usize..] {
-                let mut pen = -dot(row, g.row(s));
-                if clamp {
-                    pen = pen.max(0.0);
-                }
+        (
+            canon(self.c.w_coverage * cov),
+            canon(-(self.c.w_redundancy * red)),
+        )
+    }
+
+    /// Weighted Conflict share from a cache as it stands (possibly stale).
+    #[inline]
+    fn conflict_share(&self, cache: &Cache) -> f32 {
+        if self.grads.is_none() || cache.seen == 0 {
+            return 0.0;
+        }
+        let conf = match self.c.config.aggregation {
+            Aggregation::Mean => cache.acc / cache.seen as f32,
+            Aggregation::Max | Aggregation::Sum => cache.acc,
+        };
+        canon(-(self.c.w_conflict * conf))
+    }
+
+    /// Fold the picks `e`'s cache has not seen into it, in pick order.
+    #[inline]
+    fn fold_conflict(&self, e: usize, cache: &mut Cache) {
+        let Some(g) = self.grads else { return };
+        let agg = self.c.config.aggregation;
+        let clamp = self.c.config.clamp_conflict;
+        let row = g.row(e);
+        let pen = |s: usize| {
+            let p = -dot(row, g.row(s));
+            if clamp { p.max(0.0) } else { p }
+        };
+        let new = &self.picks[cache.seen as usize..];
+        if agg == Aggregation::Max && new.len() >= PARALLEL_FOLD {
+            // A max is exact in any order, so a long fold can be split across threads.
+            let m = new
+                .par_chunks(16)
+                .map(|ch| ch.iter().map(|&s| pen(s)).fold(f32::NEG_INFINITY, f32::max))
+                .reduce(|| f32::NEG_INFINITY, f32::max);
+            cache.acc = cache.acc.max(m);
+        } else {
+            for &s in new {
+                let p = pen(s);
                 cache.acc = match agg {
-                    Aggregation::Max => cache.acc.max(pen),
-                    Aggregation::Sum | Aggregation::Mean => cache.acc + pen,
-                };
-            }
-            cache.seen = self.picks.len() as u32;
-            if cache.seen > 0 {
-                conf = match agg {
-                    Aggregation::Mean => cache.acc / cache.seen as f32,
-                    _ => cache.acc,
+                    Aggregation::Max => cache.acc.max(p),
+                    Aggregation::Sum | Aggregation::Mean => cache.acc + p,
                 };
             }
         }
-        let c = canon(self.c.w_coverage * cov);
-        let r = canon(-(self.c.w_redundancy * red));
-        let x = canon(-(self.c.w_conflict * conf));
+        cache.seen = self.picks.len() as u32;
+    }
+
+    #[inline]
+    fn eval(&self, e: usize, cache: &mut Cache) -> Parts {
+        let (c, r) = self.coverage_shares(e);
+        self.fold_conflict(e, cache);
+        let x = self.conflict_share(cache);
         Parts {
             gain: canon(c + r + x),
             coverage: c,
@@ -593,6 +626,26 @@ impl Lazy {
                 return Ok(Some((e, self.parts[e])));
             }
             let bound = key_gain(k);
+            if eng.s.grads.is_some() {
+                // Cheap stage: fresh coverage shares with the stale conflict share. Penalties
+                // only grow here (lazy runs only then), so this is still an upper bound; if it
+                // no longer tops the queue, skip the O(dim) fold for now.
+                let (c, r) = eng.s.coverage_shares(e);
+                let ub = canon(c + r + eng.s.conflict_share(&eng.caches[e]));
+                if ub > bound {
+                    return Err(RunError::GainIncreased {
+                        step: t as usize,
+                        env: e,
+                        bound,
+                        gain: ub,
+                    });
+                }
+                let tightened = key(ub, e);
+                if self.heap.peek().is_some_and(|top| tightened < *top) {
+                    self.heap.push(tightened);
+                    continue;
+                }
+            }
             let parts = eng.eval(e);
             if parts.gain > bound {
                 return Err(RunError::GainIncreased {

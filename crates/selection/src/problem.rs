@@ -80,7 +80,8 @@ impl UnitGradients {
     }
 }
 
-/// Dot product with eight independent accumulators so the compiler vectorises it; the
+/// Dot product with eight independent accumulators so the compiler vectorises it (plain
+/// multiply-add: `f32::mul_add` would call a slow software fma on baseline x86-64). The
 /// summation order is fixed, so every optimizer gets bit-identical similarities.
 #[inline]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -90,12 +91,12 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     let (ra, rb) = (ca.remainder(), cb.remainder());
     for (x, y) in ca.zip(cb) {
         for l in 0..8 {
-            acc[l] = x[l].mul_add(y[l], acc[l]);
+            acc[l] += x[l] * y[l];
         }
     }
     let mut tail = 0.0f32;
     for (x, y) in ra.iter().zip(rb) {
-        tail = x.mul_add(*y, tail);
+        tail += x * y;
     }
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
