@@ -13,7 +13,7 @@ mod cmd_experiment;
 mod cmd_profile;
 mod cmd_select;
 mod cmd_train;
-mod plot;
+use xtask::plot;
 
 use clap::{Parser, Subcommand};
 

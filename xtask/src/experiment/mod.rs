@@ -4,6 +4,7 @@
 //! model + per-env gradients -> selections -> training arms x seeds -> evaluation -> report.
 
 pub mod config;
+pub mod figures;
 pub mod pipeline;
 pub mod report;
 pub mod results;
@@ -18,7 +19,7 @@ use results::Results;
 pub fn run_and_report(cfg: &ExperimentConfig, out: &Path) -> anyhow::Result<Results> {
     let results = pipeline::run_experiment(cfg, out)?;
     envdist_core::io::write_json_atomic(out.join("results.json"), &results)?;
-    let figures: Vec<(String, String)> = Vec::new();
+    let figures = make_figures(&results, out);
     envdist_core::io::write_atomic(
         out.join("REPORT.md"),
         report::render(&results, &figures).as_bytes(),
@@ -57,4 +58,56 @@ pub fn terminal_summary(results: &Results) -> String {
         ));
     }
     s
+}
+
+/// Draw every figure into `out/figures/`; a figure that cannot be drawn is reported and
+/// skipped (the numbers in results.json do not depend on it).
+fn make_figures(results: &Results, out: &Path) -> Vec<(String, String)> {
+    let dir = out.join("figures");
+    let mut made = Vec::new();
+    let mut attempt =
+        |title: &str, file: &str, f: &dyn Fn(&Path) -> anyhow::Result<()>| match f(&dir.join(file))
+        {
+            Ok(()) => made.push((title.to_string(), format!("figures/{file}"))),
+            Err(e) => eprintln!("warning: figure `{title}` not drawn: {e:#}"),
+        };
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        eprintln!("warning: cannot create {}: {e}", dir.display());
+        return made;
+    }
+    attempt("Learning curves", "learning_curves.png", &|p| {
+        figures::learning_curves(p, results)
+    });
+    let grads = envdist_core::GradientSet::read(out.join(pipeline::GRADIENTS_FILE));
+    if let Ok(g) = &grads {
+        attempt(
+            "Gradient conflict across the pool",
+            "gradient_conflict.png",
+            &|p| figures::gradient_heatmap(p, g),
+        );
+    }
+    if let Ok(profiles) = envdist_core::ProfileSet::read(out.join(pipeline::PROFILES_FILE)) {
+        for s in &results.selections {
+            if s.name == "aes" || s.name == "aes-no-conflict" || s.name == "random-k/0" {
+                let file = format!("coverage_{}.png", s.name.replace('/', "-"));
+                attempt(&format!("Ability coverage: {}", s.name), &file, &|p| {
+                    figures::coverage_matrix(p, &s.name, &s.envs, &profiles)
+                });
+            }
+        }
+    }
+    let trace_path = out.join(format!(
+        "arms/{}/seed0/curriculum_trace.jsonl",
+        Arm::AesHdc.name()
+    ));
+    if let Ok(trace) =
+        envdist_core::io::read_jsonl::<envdist_curriculum::TraceEvent>(&trace_path, None)
+    {
+        attempt(
+            "Curriculum trace (aes+hdc, seed 0)",
+            "curriculum_trace.png",
+            &|p| figures::curriculum_trace(p, &trace, 3),
+        );
+    }
+    made
 }

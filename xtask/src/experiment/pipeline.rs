@@ -7,8 +7,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
+use envdist_core::TaskSampler;
 use envdist_core::{EnvFactory, EnvId, EnvSpec, GradientSet, HarnessLevel, ProfileSet, Rng};
-use envdist_curriculum::{HdcConfig, HdcSampler, Mode};
+use envdist_curriculum::{HdcConfig, HdcSampler, Mode, TraceEvent};
 use envdist_envs::{Suite, SuiteConfig};
 use envdist_profiling::{
     Explorer, MetaConfig, NoisyOracle, PolicyMaker, RolloutConfig, TagSegmenter,
@@ -25,6 +26,11 @@ use serde::{Deserialize, Serialize};
 use super::config::{Arm, ExperimentConfig};
 use super::results::{ArmRun, Results, ScalingPoint, SelectionSummary, SplitScores};
 use super::stage::RunDir;
+
+/// Where the profiles stage writes its profile set, relative to the run directory.
+pub const PROFILES_FILE: &str = "profiles/profiles.json";
+/// Where the gradients stage writes the gradient set, relative to the run directory.
+pub const GRADIENTS_FILE: &str = "gradients/gradients.safetensors";
 
 /// The pool and held-out sets the study uses.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -537,6 +543,35 @@ pub fn evaluate_model(
     ))
 }
 
+/// Forwards to an [`HdcSampler`] and records a [`TraceEvent`] per reported episode, for the
+/// curriculum-trace figure. State and restore are the inner sampler's, so checkpoints are
+/// unchanged by the recording.
+struct TracingSampler {
+    inner: HdcSampler,
+    trace: Vec<TraceEvent>,
+}
+
+impl TaskSampler for TracingSampler {
+    fn sample(&mut self) -> envdist_core::Task {
+        self.inner.sample()
+    }
+    fn update(&mut self, outcome: &envdist_core::EpisodeOutcome) {
+        self.inner.update(outcome);
+        if let Some(e) = self.inner.trace_event(self.trace.len() as u64, outcome) {
+            self.trace.push(e);
+        }
+    }
+    fn state(&self) -> serde_json::Value {
+        self.inner.state()
+    }
+    fn restore(
+        &mut self,
+        state: &serde_json::Value,
+    ) -> Result<(), envdist_core::SamplerStateError> {
+        self.inner.restore(state)
+    }
+}
+
 /// Train one arm at one seed from the base model, then evaluate it.
 #[allow(clippy::too_many_arguments)]
 pub fn train_arm(
@@ -558,13 +593,15 @@ pub fn train_arm(
         ..HdcConfig::default()
     };
     let stream = cfg.seed ^ (seed as u64 + 1).wrapping_mul(0x9E37_79B9);
-    let mut sampler = HdcSampler::new(&specs, None, hdc, stream)?;
+    let mut sampler = TracingSampler {
+        inner: HdcSampler::new(&specs, None, hdc, stream)?,
+        trace: Vec::new(),
+    };
     let tcfg = train_config(cfg, cfg.train_steps, stream)?;
     let factory: Arc<dyn EnvFactory> = suite.clone();
     let mut trainer = Trainer::from_policy(tcfg, factory, base)?;
     let pb = bar(cfg.train_steps, &format!("{label} seed {seed}"));
     let mut curve = Vec::new();
-    let mut curriculum = Vec::new();
     let opts = RunOptions {
         out_dir: Some(dir.to_path_buf()),
         checkpoint_every: 20,
@@ -576,11 +613,12 @@ pub fn train_arm(
             pb.set_message(format!("success {r:.2}"));
         }
     })?;
-    // The sampler's final state shows how far the curriculum got.
-    for st in sampler.status() {
-        curriculum.push(st);
-    }
-    envdist_core::io::write_json_atomic(dir.join("curriculum_status.json"), &curriculum)?;
+    // Where the curriculum stood at the end, and how it got there.
+    envdist_core::io::write_json_atomic(
+        dir.join("curriculum_status.json"),
+        &sampler.inner.status(),
+    )?;
+    envdist_core::io::write_jsonl_atomic(dir.join("curriculum_trace.jsonl"), &sampler.trace)?;
     pb.finish_and_clear();
     let model = trainer.policy();
     let (per_env, scores) = evaluate_model(cfg, &suite, pool, &model)?;

@@ -1,0 +1,185 @@
+//! The report's figures: learning curves per arm, the pool's gradient-conflict heatmap, the
+//! ability coverage matrix of each selection, and the curriculum trace of AES+HDC.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use envdist_core::{GradientSet, HarnessLevel, ProfileSet};
+use envdist_curriculum::TraceEvent;
+
+use super::config::Arm;
+use super::results::Results;
+use crate::plot::{Heatmap, Legend, LineChart, Series, heatmap, line_chart, line_chart_grid};
+
+/// Training success rate over env steps, seed 0 of each trained arm (rolling mean of 5 updates).
+pub fn learning_curves(path: &Path, results: &Results) -> anyhow::Result<()> {
+    let mut series = Vec::new();
+    for arm in Arm::ALL {
+        let Some(run) = results.arm_runs(arm).into_iter().find(|r| r.seed == 0) else {
+            continue;
+        };
+        if run.curve.is_empty() {
+            continue;
+        }
+        let ys: Vec<f32> = run.curve.iter().map(|p| p.1).collect();
+        let smooth: Vec<f32> = (0..ys.len())
+            .map(|i| {
+                let lo = i.saturating_sub(4);
+                ys[lo..=i].iter().sum::<f32>() / (i - lo + 1) as f32
+            })
+            .collect();
+        series.push(Series {
+            label: arm.name().to_string(),
+            x: run.curve.iter().map(|p| p.0 as f32).collect(),
+            y: smooth,
+            step: false,
+        });
+    }
+    anyhow::ensure!(!series.is_empty(), "no learning curve to plot");
+    let chart = LineChart {
+        title: "Training success (sampled actions, the arm's own tasks; seed 0)".into(),
+        x_label: "environment steps".into(),
+        y_label: "episode success rate".into(),
+        series,
+        y_range: Some((0.0, 1.0)),
+        legend: Legend::LowerRight,
+    };
+    line_chart(path, &chart, (1000, 620))
+}
+
+/// Pairwise cosine of per-env gradients, envs ordered by family.
+pub fn gradient_heatmap(path: &Path, grads: &GradientSet) -> anyhow::Result<()> {
+    let n = grads.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| grads.env_ids[a].cmp(&grads.env_ids[b]));
+    let norms: Vec<f32> = (0..n)
+        .map(|i| {
+            grads
+                .row(i)
+                .iter()
+                .map(|v| v * v)
+                .sum::<f32>()
+                .sqrt()
+                .max(1e-12)
+        })
+        .collect();
+    let mut values = Vec::with_capacity(n * n);
+    for &i in &order {
+        for &j in &order {
+            let dot: f32 = grads
+                .row(i)
+                .iter()
+                .zip(grads.row(j))
+                .map(|(a, b)| a * b)
+                .sum();
+            values.push(dot / (norms[i] * norms[j]));
+        }
+    }
+    let labels: Vec<String> = order.iter().map(|&i| grads.env_ids[i].0.clone()).collect();
+    heatmap(
+        path,
+        &Heatmap {
+            title: "Per-environment gradient cosine (base model, projected)".into(),
+            values,
+            rows: labels.clone(),
+            cols: labels,
+            value_label: "cosine".into(),
+            range: Some((-1.0, 1.0)),
+            annotate: false,
+        },
+        (1100, 1000),
+    )
+}
+
+/// Rows: the selection's envs in pick order; columns: abilities; cell: share of the env's
+/// ability weight.
+pub fn coverage_matrix(
+    path: &Path,
+    name: &str,
+    envs: &[String],
+    profiles: &ProfileSet,
+) -> anyhow::Result<()> {
+    let by_env: BTreeMap<&str, &envdist_core::AbilityProfile> = profiles
+        .profiles
+        .iter()
+        .map(|p| (p.env.as_str(), p))
+        .collect();
+    let mut values = Vec::new();
+    for e in envs {
+        let p = by_env.get(e.as_str());
+        let total: f32 = p.map_or(0.0, |p| p.coverage.values().sum());
+        for a in &profiles.abilities {
+            let w = p.and_then(|p| p.coverage.get(a)).copied().unwrap_or(0.0);
+            values.push(if total > 0.0 { w / total } else { 0.0 });
+        }
+    }
+    heatmap(
+        path,
+        &Heatmap {
+            title: format!("Ability coverage of selection `{name}`"),
+            values,
+            rows: envs.to_vec(),
+            cols: profiles.abilities.clone(),
+            value_label: "share of the env's abilities".into(),
+            range: None,
+            annotate: false,
+        },
+        (1200, 200 + 18 * envs.len() as u32),
+    )
+}
+
+/// Harness level and scale window over episodes for a few envs of one curriculum run.
+pub fn curriculum_trace(path: &Path, trace: &[TraceEvent], shown: usize) -> anyhow::Result<()> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for e in trace {
+        *counts.entry(e.env.as_str()).or_default() += 1;
+    }
+    let mut envs: Vec<(&str, usize)> = counts.into_iter().collect();
+    envs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let envs: Vec<&str> = envs.into_iter().take(shown).map(|e| e.0).collect();
+    anyhow::ensure!(!envs.is_empty(), "empty curriculum trace");
+    let last = trace.last().map_or(0, |e| e.step) as f32;
+    let (mut levels, mut scales) = (Vec::new(), Vec::new());
+    for env in &envs {
+        let (mut xs, mut lv, mut lo, mut hi) = (vec![], vec![], vec![], vec![]);
+        let mut prev: Option<(HarnessLevel, u32, u32)> = None;
+        for e in trace.iter().filter(|e| e.env.as_str() == *env) {
+            let now = (e.level, e.window_lo, e.window_hi);
+            if prev != Some(now) {
+                xs.push(e.step as f32);
+                lv.push(e.level.index() as f32);
+                lo.push(e.window_lo as f32);
+                hi.push(e.window_hi as f32);
+                prev = Some(now);
+            }
+        }
+        if let (Some(&l), Some(&a), Some(&b)) = (lv.last(), lo.last(), hi.last()) {
+            xs.push(last);
+            lv.push(l);
+            lo.push(a);
+            hi.push(b);
+        }
+        levels.push(LineChart {
+            title: format!("{env}: harness level"),
+            x_label: "episode (all envs)".into(),
+            y_label: "level (0 = H0 .. 4 = H4)".into(),
+            series: vec![Series::steps("level", xs.clone(), lv)],
+            y_range: Some((-0.2, 4.2)),
+            legend: Legend::LowerRight,
+        });
+        scales.push(LineChart {
+            title: format!("{env}: scale window"),
+            x_label: "episode (all envs)".into(),
+            y_label: "scale".into(),
+            series: vec![
+                Series::steps("window top", xs.clone(), hi),
+                Series::steps("window bottom", xs, lo),
+            ],
+            y_range: None,
+            legend: Legend::LowerRight,
+        });
+    }
+    let cols = envs.len();
+    let charts: Vec<LineChart> = levels.into_iter().chain(scales).collect();
+    line_chart_grid(path, &charts, cols, (460, 320))
+}
