@@ -75,7 +75,7 @@ fn synthetic_specs(n: usize) -> Vec<EnvSpec> {
             turn: Turn::Multi,
             scale: ScaleRange {
                 min: 2,
-                max: 5 + (i as u32 * 3) % 6,
+                max: 5 + (i as u32 * 5) % 6,
             },
             split: Split::Pool,
             abilities: vec![],

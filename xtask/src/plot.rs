@@ -117,6 +117,27 @@ pub struct LineChart {
     pub legend: Legend,
 }
 
+/// Short tick labels: `12k`, `1.5M`, `0.25`, `3`.
+pub fn compact(v: f32) -> String {
+    let a = v.abs();
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if a >= 1e6 {
+        format!("{}M", trim(format!("{:.1}", v / 1e6)))
+    } else if a >= 1e4 {
+        format!("{}k", trim(format!("{:.1}", v / 1e3)))
+    } else if a >= 100.0 || v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        trim(format!("{v:.2}"))
+    }
+}
+
 fn padded(lo: f32, hi: f32) -> (f32, f32) {
     if !(lo.is_finite() && hi.is_finite()) {
         return (0.0, 1.0);
@@ -180,6 +201,8 @@ where
         .label_style((FAMILY, 12))
         .axis_desc_style((FAMILY, 14))
         .light_line_style(WHITE.mix(0.0))
+        .x_label_formatter(&|v| compact(*v))
+        .y_label_formatter(&|v| compact(*v))
         .draw()
         .map_err(err)?;
     for (k, (s, pts)) in chart.series.iter().zip(points).enumerate() {
@@ -519,6 +542,18 @@ mod tests {
             })
             .count();
         assert_eq!(leftovers, 0);
+    }
+
+    #[test]
+    fn compact_labels() {
+        let got: Vec<String> = [0.0, 3.0, 0.25, 150.0, 20000.0, 12500.0, 1.5e6, -2.5]
+            .into_iter()
+            .map(compact)
+            .collect();
+        assert_eq!(
+            got,
+            ["0", "3", "0.25", "150", "20k", "12.5k", "1.5M", "-2.5"]
+        );
     }
 
     #[test]

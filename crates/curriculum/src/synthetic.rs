@@ -9,8 +9,11 @@ use serde::{Deserialize, Serialize};
 
 /// Parameters of [`SyntheticLearner`]: `P(success) = sigmoid(bias + ease + skill -
 /// scale_penalty * scale_fraction - harness_penalty * level)`, where `skill =
-/// max_skill * (1 - exp(-practice / practice_scale))` and `practice` counts the episodes
-/// played in that environment.
+/// max_skill * (1 - exp(-practice / practice_scale))`. `practice` is counted per level of
+/// the task: episodes played in that environment at the same or a weaker harness count in
+/// full (what was learnt from fewer text channels still works with more), episodes at a
+/// stronger harness count `transfer` each (text-reliant skill carries over only partly), so
+/// every harness level has to be learnt again, as the paper's staircase assumes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LearnerParams {
     /// Logit of success at zero skill, smallest scale, H0.
@@ -25,17 +28,20 @@ pub struct LearnerParams {
     pub harness_penalty: f32,
     /// Environments differ: each gets an `ease` uniform in `[-spread, spread]`.
     pub spread: f32,
+    /// Weight of an episode at a stronger harness in a weaker level's practice, in [0, 1].
+    pub transfer: f32,
 }
 
 impl Default for LearnerParams {
     fn default() -> Self {
         Self {
-            bias: 0.5,
+            bias: -0.5,
             max_skill: 7.0,
-            practice_scale: 2500.0,
+            practice_scale: 3000.0,
             scale_penalty: 2.5,
-            harness_penalty: 0.8,
+            harness_penalty: 0.5,
             spread: 0.5,
+            transfer: 0.3,
         }
     }
 }
@@ -44,7 +50,8 @@ impl Default for LearnerParams {
 struct Known {
     scale: ScaleRange,
     ease: f32,
-    practice: u64,
+    /// Episodes played per harness level.
+    practice: [u64; 5],
 }
 
 /// A learner that gets better with practice. Deterministic from its seed.
@@ -68,7 +75,7 @@ impl SyntheticLearner {
                     Known {
                         scale: e.scale,
                         ease,
-                        practice: 0,
+                        practice: [0; 5],
                     },
                 )
             })
@@ -88,10 +95,16 @@ impl SyntheticLearner {
         let p = &self.params;
         let span = (k.scale.max - k.scale.min).max(1) as f32;
         let frac = (task.scale.saturating_sub(k.scale.min) as f32 / span).min(1.0);
-        let skill = p.max_skill * (1.0 - (-(k.practice as f32) / p.practice_scale).exp());
-        let logit = p.bias + k.ease + skill
-            - p.scale_penalty * frac
-            - p.harness_penalty * task.harness.index() as f32;
+        let level = task.harness.index();
+        let practice: f32 = k
+            .practice
+            .iter()
+            .enumerate()
+            .map(|(j, &n)| n as f32 * if j >= level { 1.0 } else { p.transfer })
+            .sum();
+        let skill = p.max_skill * (1.0 - (-practice / p.practice_scale).exp());
+        let logit =
+            p.bias + k.ease + skill - p.scale_penalty * frac - p.harness_penalty * level as f32;
         1.0 / (1.0 + (-logit).exp())
     }
 
@@ -99,7 +112,7 @@ impl SyntheticLearner {
     pub fn play(&mut self, task: &Task) -> EpisodeOutcome {
         let success = self.rng.chance(self.success_probability(task));
         if let Some(k) = self.envs.get_mut(&task.env) {
-            k.practice += 1;
+            k.practice[task.harness.index()] += 1;
         }
         EpisodeOutcome {
             task: task.clone(),
@@ -133,5 +146,18 @@ mod tests {
             l.play(&t(HarnessLevel::H0, 2));
         }
         assert!(l.success_probability(&t(HarnessLevel::H0, 2)) > p0);
+        // Practice at H0 transfers only partly to H4; practice at H4 fully to H0.
+        let h4 = l.success_probability(&t(HarnessLevel::H4, 2));
+        let mut m = SyntheticLearner::new(&envs, LearnerParams::default(), 0);
+        for _ in 0..1000 {
+            m.play(&t(HarnessLevel::H4, 2));
+        }
+        assert!(m.success_probability(&t(HarnessLevel::H4, 2)) > h4);
+        assert!(
+            (m.success_probability(&t(HarnessLevel::H0, 2))
+                - l.success_probability(&t(HarnessLevel::H0, 2)))
+            .abs()
+                < 1e-6
+        );
     }
 }
