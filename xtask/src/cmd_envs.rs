@@ -46,6 +46,15 @@ enum EnvsCommand {
         #[arg(long, default_value_t = 64)]
         canvas: u32,
     },
+    /// Solver success rate of every family (classic variant) at its smallest and largest scale.
+    Solvers {
+        /// Seeds per family and scale.
+        #[arg(long, default_value_t = 100)]
+        seeds: u64,
+        /// Print a JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Steps per second: one thread with 64x64 rendering, and the vectorised stepper.
     Bench {
         /// Print one JSON object.
@@ -72,6 +81,7 @@ pub fn run(args: EnvsArgs) -> anyhow::Result<()> {
             out,
             canvas,
         } => render(&env, seed, scale, harness, &out, canvas),
+        EnvsCommand::Solvers { seeds, json } => solvers(seeds, json),
         EnvsCommand::Bench {
             json,
             steps,
@@ -146,6 +156,108 @@ fn list(json: bool) -> anyhow::Result<()> {
         families.len(),
         pairs,
         suite.abilities().len()
+    );
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct SolverRecord {
+    family: String,
+    turn: String,
+    split: &'static str,
+    scale_min: u32,
+    success_at_min: f32,
+    mean_steps_at_min: f32,
+    scale_max: u32,
+    success_at_max: f32,
+    mean_steps_at_max: f32,
+}
+
+/// Play the solver on `seeds` seeds at `scale`; success rate and mean episode length.
+fn solver_rate(env: &mut dyn Env, id: &EnvId, scale: u32, seeds: u64) -> (f32, f32) {
+    let mut wins = 0;
+    let mut steps = 0u64;
+    for seed in 0..seeds {
+        env.reset(&Task {
+            env: id.clone(),
+            seed,
+            harness: HarnessLevel::H4,
+            scale,
+        });
+        while let Some(a) = env.oracle_action() {
+            let s = env.step(a);
+            steps += 1;
+            if s.done || s.truncated {
+                wins += s.success as u64;
+                break;
+            }
+        }
+    }
+    (wins as f32 / seeds as f32, steps as f32 / seeds as f32)
+}
+
+fn solvers(seeds: u64, json: bool) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let suite = Suite::new(SuiteConfig::default());
+    let specs: Vec<_> = suite
+        .specs()
+        .into_iter()
+        .filter(|s| s.variant == "classic")
+        .collect();
+    let progress = (!json).then(|| indicatif::ProgressBar::new(specs.len() as u64));
+    let mut records = Vec::new();
+    for spec in &specs {
+        let mut env = suite.make(&spec.id)?;
+        let (a, sa) = solver_rate(env.as_mut(), &spec.id, spec.scale.min, seeds);
+        let (b, sb) = solver_rate(env.as_mut(), &spec.id, spec.scale.max, seeds);
+        records.push(SolverRecord {
+            family: spec.family.clone(),
+            turn: spec.turn.to_string(),
+            split: if spec.split == Split::Pool {
+                "pool"
+            } else {
+                "ood"
+            },
+            scale_min: spec.scale.min,
+            success_at_min: a,
+            mean_steps_at_min: sa,
+            scale_max: spec.scale.max,
+            success_at_max: b,
+            mean_steps_at_max: sb,
+        });
+        if let Some(p) = &progress {
+            p.inc(1);
+        }
+    }
+    if let Some(p) = progress {
+        p.finish_and_clear();
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&records)?);
+        return Ok(());
+    }
+    println!(
+        "{:<20} {:<4} {:<5} {:>10} {:>9} {:>10} {:>9}",
+        "family", "turn", "split", "min scale", "steps", "max scale", "steps"
+    );
+    for r in &records {
+        println!(
+            "{:<20} {:<4} {:<5} {:>3}: {:>4.0}% {:>9.1} {:>3}: {:>4.0}% {:>9.1}",
+            r.family,
+            r.turn,
+            r.split,
+            r.scale_min,
+            100.0 * r.success_at_min,
+            r.mean_steps_at_min,
+            r.scale_max,
+            100.0 * r.success_at_max,
+            r.mean_steps_at_max
+        );
+    }
+    println!(
+        "{} families, {seeds} seeds each at both ends of the scale range ({:.1}s)",
+        records.len(),
+        started.elapsed().as_secs_f64()
     );
     Ok(())
 }
@@ -230,6 +342,7 @@ fn render(
         });
         Ok(())
     };
+    let mut frames = vec![obs.image.clone()];
     record(0, None, None, &obs, legal)?;
     let mut n = 0;
     let mut success = false;
@@ -237,6 +350,7 @@ fn render(
         n += 1;
         let s = env.step(a);
         obs = s.observation.clone();
+        frames.push(obs.image.clone());
         legal = s.legal;
         record(n, Some(a), Some(&s), &obs, legal)?;
         if s.done || s.truncated {
@@ -251,6 +365,7 @@ fn render(
         steps,
     };
     envdist_core::io::write_json_atomic(out.join("episode.json"), &file)?;
+    save_contact_sheet(&frames, &out.join("contact.png"))?;
     let mut md = format!(
         "# {id} seed {seed} scale {scale} {harness}\n\ninstruction: {}\n\n",
         spec.instruction
@@ -287,6 +402,32 @@ fn render(
         out.display(),
         started.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// Up to 12 frames side by side, scaled up to at least 128 pixels tall, separated by a
+/// white line: one picture to look at a whole episode.
+fn save_contact_sheet(
+    frames: &[envdist_core::Rgb8Image],
+    path: &std::path::Path,
+) -> anyhow::Result<()> {
+    let frames: Vec<&envdist_core::Rgb8Image> = frames.iter().take(12).collect();
+    let Some(first) = frames.first() else {
+        return Ok(());
+    };
+    let zoom = 128u32.div_ceil(first.height).max(1);
+    let (fw, fh) = (first.width * zoom, first.height * zoom);
+    let mut sheet = envdist_core::Rgb8Image::new((fw + 2) * frames.len() as u32, fh);
+    sheet.fill([255, 255, 255]);
+    for (k, f) in frames.iter().enumerate() {
+        let x0 = k as u32 * (fw + 2);
+        for y in 0..fh {
+            for x in 0..fw {
+                sheet.put((x0 + x) as i32, y as i32, f.get(x / zoom, y / zoom));
+            }
+        }
+    }
+    envdist_envs::save_png(&sheet, path)?;
     Ok(())
 }
 

@@ -101,7 +101,7 @@ impl Shape {
             Shape::Ring => 5,
             Shape::Cross => 6,
             Shape::Bar => 7,
-            Shape::Die(_) => 1,
+            Shape::Die(_) => Self::COUNT,
         }
     }
 }
@@ -304,17 +304,17 @@ pub const THEMES: [Theme; 6] = [
 /// Heat ramp for [`Col::Num`].
 const RAMP: [[u8; 3]; 12] = [
     [60, 60, 60],
-    [238, 228, 218],
-    [237, 224, 160],
-    [242, 177, 121],
-    [245, 149, 99],
-    [246, 94, 59],
-    [200, 40, 40],
-    [237, 207, 114],
-    [180, 220, 60],
-    [60, 200, 120],
-    [60, 160, 220],
-    [140, 80, 220],
+    [235, 235, 235],
+    [240, 220, 60],
+    [245, 150, 40],
+    [225, 50, 40],
+    [200, 40, 170],
+    [120, 60, 230],
+    [40, 120, 245],
+    [30, 200, 210],
+    [40, 190, 70],
+    [150, 220, 40],
+    [140, 90, 50],
 ];
 
 impl Theme {
@@ -405,9 +405,9 @@ fn pip_mask(n: u8, cs: usize) -> Vec<bool> {
         ],
     };
     let mut m = vec![false; cs * cs];
-    let step = cs as f32 * 0.26;
+    let step = cs as f32 * 0.27;
     let c0 = cs as f32 / 2.0 - step;
-    let pr = (cs as f32 * 0.09).max(0.5);
+    let pr = (cs as f32 * 0.085).max(if cs >= 8 { 1.0 } else { 0.5 });
     for &(sx, sy) in spots {
         let px = c0 + sx * step;
         let py = c0 + sy * step;
@@ -429,6 +429,15 @@ impl Renderer {
         if self.cs != cs || self.masks.is_empty() {
             self.cs = cs;
             self.masks = (0..Shape::COUNT).map(|s| shape_mask(s, cs)).collect();
+            // Die faces use almost the whole cell so the corner pips stay on the face.
+            self.masks.push(
+                (0..cs * cs)
+                    .map(|i| {
+                        let (x, y) = (i % cs, i / cs);
+                        cs < 4 || (x >= 1 && y >= 1 && x + 1 < cs && y + 1 < cs)
+                    })
+                    .collect(),
+            );
             self.pips = (1..=6).map(|n| pip_mask(n, cs)).collect();
         }
     }

@@ -1,0 +1,122 @@
+//! `cargo xtask envs`: the list's JSON shape, render's outputs and errors, bench's JSON.
+
+use std::process::Command;
+
+fn xtask(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(args)
+        .output()
+        .expect("run xtask")
+}
+
+#[test]
+fn list_json_has_the_documented_keys_and_counts() {
+    let out = xtask(&["envs", "list", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let arr = v.as_array().unwrap();
+    for r in arr {
+        for key in [
+            "id",
+            "family",
+            "variant",
+            "turn",
+            "scale_min",
+            "scale_max",
+            "abilities",
+            "split",
+        ] {
+            assert!(r.get(key).is_some(), "record without `{key}`: {r}");
+        }
+        assert!(["ST", "MT"].contains(&r["turn"].as_str().unwrap()));
+        assert!(r["scale_min"].as_u64() <= r["scale_max"].as_u64());
+    }
+    let split = |s: &str| arr.iter().filter(|r| r["split"] == s).count();
+    assert_eq!(split("pool"), 200);
+    assert!(split("ood") >= 20);
+}
+
+#[test]
+fn render_writes_frames_and_text_and_refuses_bad_scales() {
+    let dir = std::env::temp_dir().join(format!("envdist-render-{}", std::process::id()));
+    let out = xtask(&[
+        "envs",
+        "render",
+        "--env",
+        "maze/classic",
+        "--seed",
+        "3",
+        "--scale",
+        "2",
+        "--harness",
+        "H0",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.join("frame_000.png").exists());
+    let ep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("episode.json")).unwrap()).unwrap();
+    assert_eq!(ep["schema_version"], 1);
+    let steps = ep["steps"].as_array().unwrap();
+    assert!(steps.len() >= 2);
+    assert!(
+        steps[0]["harness"]["hints"]
+            .as_str()
+            .unwrap()
+            .starts_with("next action:")
+    );
+    assert!(steps.last().unwrap()["success"].as_bool().unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let bad = xtask(&[
+        "envs",
+        "render",
+        "--env",
+        "maze/classic",
+        "--scale",
+        "99",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("--scale") && err.contains("1..=5") && err.contains("99"),
+        "{err}"
+    );
+    assert!(!dir.join("frame_000.png").exists());
+
+    let unknown = xtask(&[
+        "envs",
+        "render",
+        "--env",
+        "nope/x",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("nope/x"));
+}
+
+#[test]
+fn bench_json_has_the_documented_keys() {
+    let out = xtask(&["envs", "bench", "--json", "--steps", "2000"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["single_thread_steps_per_s"].as_f64().unwrap() > 0.0);
+    assert!(v["vectorized_steps_per_s"].as_f64().unwrap() > 0.0);
+    assert!(v["threads"].as_u64().unwrap() >= 1);
+}
