@@ -107,6 +107,39 @@ impl EnvAbilityStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn frequencies_and_outgoing_probabilities_sum_to_one(
+            seqs in prop::collection::vec(
+                prop::collection::vec(prop::sample::select(vec!["a", "b", "c", "d"]), 0..10),
+                1..6,
+            )
+        ) {
+            let mut s = EnvAbilityStats::new(EnvId::new("p/q"));
+            for q in &seqs {
+                s.add_sequence(&q.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+            }
+            let total: usize = seqs.iter().map(Vec::len).sum();
+            prop_assert_eq!(s.total(), total as u64);
+            if total > 0 {
+                let f: f32 = s.frequencies().values().sum();
+                prop_assert!((f - 1.0).abs() < 1e-5);
+            }
+            let mut out: BTreeMap<String, f32> = BTreeMap::new();
+            for t in s.transition_list() {
+                *out.entry(t.from).or_default() += t.probability;
+            }
+            for (_, p) in out {
+                prop_assert!((p - 1.0).abs() < 1e-5);
+            }
+            let pairs: usize = seqs.iter().map(|q| q.len().saturating_sub(1)).sum();
+            prop_assert_eq!(s.transitions.values().sum::<u64>(), pairs as u64);
+        }
+    }
 
     fn seq(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()
