@@ -1,27 +1,374 @@
-//! `cargo xtask train` and `cargo xtask gradients`.
+//! `cargo xtask train` and `cargo xtask gradients`: train a policy on a mixture of
+//! environments, and extract per-environment gradients at a checkpoint.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use envdist_core::env::EnvFactory;
+use envdist_core::{EnvId, HarnessLevel};
+use envdist_envs::{Suite, SuiteConfig};
+use envdist_trainer::{
+    AdvantageKind, Baseline, Device, GradientConfig, PolicyModel, ProjectionKind, RunOptions,
+    ScaleChoice, TrainConfig, Trainer, UniformSampler,
+};
+use indicatif::{ProgressBar, ProgressStyle};
 
 /// Arguments of `cargo xtask train`.
 #[derive(Debug, clap::Args)]
 pub struct TrainArgs {
-    /// Everything after the subcommand (not yet parsed: the command is not implemented).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    rest: Vec<String>,
+    /// Environments to train on, comma-separated (e.g. `maze/classic,collect/classic`).
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub envs: Vec<String>,
+    /// Task sampler: `uniform` (over the envs at `--harness`) or `h4` (uniform at H4).
+    #[arg(long, default_value = "uniform")]
+    pub sampler: String,
+    /// Harness level of the uniform sampler.
+    #[arg(long, default_value = "H0")]
+    pub harness: HarnessLevel,
+    /// Scale: `min`, `mid`, `max`, an integer, or `uniform` (over each env's range).
+    #[arg(long, default_value = "min")]
+    pub scale: String,
+    /// Environment steps to train for (default: the preset's budget).
+    #[arg(long)]
+    pub steps: Option<u64>,
+    /// Output directory (training log, checkpoint, evaluation).
+    #[arg(long, default_value = "runs/train")]
+    pub out: PathBuf,
+    /// `cpu` or `cuda` (`cuda:N`); cuda needs `--features cuda`.
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+    /// Network and RL preset: `cpu`, `gpu` or `tiny`.
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// Seed of the model, the sampler and the rollouts.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Advantage estimator: `gae` (PPO) or `grpo`.
+    #[arg(long, default_value = "gae")]
+    pub advantage: String,
+    /// Environments stepped together (default: the preset's).
+    #[arg(long)]
+    pub num_envs: Option<usize>,
+    /// Canvas side the suite renders at (default: the model's input size).
+    #[arg(long)]
+    pub canvas: Option<u32>,
+    /// Save a checkpoint every this many updates (0: only at the end).
+    #[arg(long, default_value_t = 20)]
+    pub checkpoint_every: u64,
+    /// Continue the run checkpointed in `--out` instead of starting afresh.
+    #[arg(long)]
+    pub resume: bool,
+    /// After training, evaluate greedily on this many fixed seeds per env at the training
+    /// harness and at H4 (0: skip).
+    #[arg(long, default_value_t = 50)]
+    pub eval_seeds: u64,
+    /// Scales to evaluate at, comma-separated (`min`, `mid`, `max`, integers; default: the
+    /// training scale, or `min` when training over the whole range).
+    #[arg(long, value_delimiter = ',')]
+    pub eval_scale: Vec<String>,
 }
 
 /// Arguments of `cargo xtask gradients`.
 #[derive(Debug, clap::Args)]
 pub struct GradientsArgs {
-    /// Everything after the subcommand (not yet parsed: the command is not implemented).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    rest: Vec<String>,
+    /// Checkpoint directory (`<train --out>/checkpoint`).
+    #[arg(long)]
+    pub checkpoint: PathBuf,
+    /// Environments, comma-separated.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub envs: Vec<String>,
+    /// Output safetensors file.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Episodes per environment (M).
+    #[arg(long, default_value_t = 64)]
+    pub rollouts: usize,
+    /// Projected dimension d.
+    #[arg(long, default_value_t = 1024)]
+    pub dim: usize,
+    /// `rademacher` or `gaussian`.
+    #[arg(long, default_value = "rademacher")]
+    pub projection: String,
+    /// Harness level the episodes are played at.
+    #[arg(long, default_value = "H4")]
+    pub harness: HarnessLevel,
+    /// Scale: `min`, `mid`, `max` or an integer.
+    #[arg(long, default_value = "min")]
+    pub scale: String,
+    /// Seed of episodes and projection.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Discount of the returns in the policy gradient.
+    #[arg(long, default_value_t = 1.0)]
+    pub gamma: f32,
+    /// Baseline subtracted from returns: `mean` (per env) or `value` (the value head).
+    #[arg(long, default_value = "mean")]
+    pub baseline: String,
+    /// `cpu` or `cuda`.
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+    /// Canvas side (default: the model's input size).
+    #[arg(long)]
+    pub canvas: Option<u32>,
+}
+
+fn env_ids(envs: &[String]) -> Vec<EnvId> {
+    envs.iter()
+        .map(|e| e.trim())
+        .filter(|e| !e.is_empty())
+        .map(EnvId::new)
+        .collect()
+}
+
+fn suite(canvas: u32) -> anyhow::Result<Arc<Suite>> {
+    let cfg = SuiteConfig {
+        canvas,
+        ..SuiteConfig::default()
+    };
+    Ok(Arc::new(
+        Suite::try_new(cfg).map_err(|e| anyhow::anyhow!("--canvas {canvas}: {e}"))?,
+    ))
+}
+
+fn fmt_opt(x: Option<f32>) -> String {
+    x.map_or("-".into(), |v| format!("{v:.2}"))
 }
 
 /// Run `train`.
-pub fn run(_args: TrainArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`cargo xtask train` is not yet implemented")
+pub fn run(args: TrainArgs) -> anyhow::Result<()> {
+    let t0 = Instant::now();
+    let device: Device = args.device.parse()?;
+    let envs = env_ids(&args.envs);
+    let harness = match args.sampler.as_str() {
+        "uniform" => args.harness,
+        "h4" => HarnessLevel::H4,
+        other => {
+            bail!("--sampler {other:?}: expected uniform or h4 (hdc is wired by the experiment)")
+        }
+    };
+    let scale = match args.scale.as_str() {
+        "uniform" => None,
+        s => Some(s.parse::<ScaleChoice>()?),
+    };
+    let preset = args.preset.clone().unwrap_or_else(|| match device {
+        Device::Cpu => "cpu".into(),
+        Device::Cuda(_) => "gpu".into(),
+    });
+    let mut cfg = TrainConfig::preset(&preset)?;
+    cfg.seed = args.seed;
+    cfg.advantage = match args.advantage.as_str() {
+        "gae" => AdvantageKind::Gae,
+        "grpo" => AdvantageKind::Grpo,
+        other => bail!("--advantage {other:?}: expected gae or grpo"),
+    };
+    if let Some(n) = args.num_envs {
+        cfg.num_envs = n;
+    }
+    if let Some(s) = args.steps {
+        cfg.total_env_steps = s;
+    }
+    let canvas = args.canvas.unwrap_or(cfg.model.image_size as u32);
+    let suite = suite(canvas)?;
+    let factory: Arc<dyn EnvFactory> = suite.clone();
+    let mut sampler = UniformSampler::new(factory.as_ref(), &envs, harness, scale, args.seed)?;
+    let ckpt = args.out.join("checkpoint");
+    let mut trainer = if args.resume && ckpt.join("state.json").exists() {
+        let t = Trainer::resume(&ckpt, factory.clone(), device, &mut sampler)
+            .with_context(|| format!("resuming from {}", ckpt.display()))?;
+        if t.config().total_env_steps < cfg.total_env_steps {
+            bail!(
+                "--steps {} is beyond the checkpointed run's budget {}: a resumed run keeps its learning-rate schedule",
+                cfg.total_env_steps,
+                t.config().total_env_steps
+            );
+        }
+        eprintln!(
+            "resumed at update {} ({} env steps)",
+            t.updates(),
+            t.env_steps()
+        );
+        t
+    } else {
+        Trainer::new(cfg, factory.clone(), device)?
+    };
+    let cfg = trainer.config().clone();
+    eprintln!(
+        "train: {} envs at {harness}, scale {}, device {device}, preset {preset}: {} params, {} envs x {} steps per update, budget {} env steps",
+        envs.len(),
+        args.scale,
+        trainer.policy().num_params(),
+        cfg.num_envs,
+        cfg.rollout_len,
+        cfg.total_env_steps
+    );
+    let bar = ProgressBar::new(cfg.total_env_steps);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:30}] {pos}/{len} steps {per_sec} ETA {eta} {msg}",
+        )?
+        .progress_chars("=> "),
+    );
+    bar.set_position(trainer.env_steps());
+    let opts = RunOptions {
+        out_dir: Some(args.out.clone()),
+        checkpoint_every: args.checkpoint_every,
+    };
+    let summary = trainer.run(&mut sampler, &opts, &mut |s| {
+        bar.set_position(s.env_steps);
+        bar.set_message(format!(
+            "succ {} ent {:.2} pg {:+.3} v {:.3} kl {:.3}",
+            fmt_opt(s.success_rate),
+            s.entropy,
+            s.policy_loss,
+            s.value_loss,
+            s.approx_kl
+        ));
+        if s.update % 10 == 0 {
+            let line = format!(
+                "update {:>5} steps {:>8} success {} entropy {:.3} policy {:+.4} value {:.4} kl {:.4} {:.0} steps/s",
+                s.update,
+                s.env_steps,
+                fmt_opt(s.success_rate),
+                s.entropy,
+                s.policy_loss,
+                s.value_loss,
+                s.approx_kl,
+                s.env_steps_per_second
+            );
+            if bar.is_hidden() {
+                eprintln!("{line}");
+            } else {
+                bar.println(line);
+            }
+        }
+    })?;
+    bar.finish_and_clear();
+    println!(
+        "trained {} updates, {} env steps in {:.1} s: {:.0} env steps/s including learning; recent sampled success {}",
+        summary.updates,
+        summary.env_steps,
+        summary.seconds,
+        summary.env_steps_per_second,
+        fmt_opt(summary.recent_success_rate)
+    );
+    if args.eval_seeds > 0 {
+        let seeds: Vec<u64> = (0..args.eval_seeds).map(|i| 1_000_000 + i).collect();
+        let policy = trainer.policy();
+        let eval_scales: Vec<(String, ScaleChoice)> = if args.eval_scale.is_empty() {
+            let s = scale.unwrap_or(ScaleChoice::Min);
+            vec![(format!("{s:?}").to_lowercase(), s)]
+        } else {
+            args.eval_scale
+                .iter()
+                .map(|s| Ok((s.clone(), s.parse::<ScaleChoice>()?)))
+                .collect::<anyhow::Result<_>>()?
+        };
+        let mut levels = vec![harness];
+        if harness != HarnessLevel::H4 {
+            levels.push(HarnessLevel::H4);
+        }
+        let mut reports = Vec::new();
+        for (scale_name, eval_scale) in &eval_scales {
+            for &level in &levels {
+                let r = envdist_trainer::evaluate(
+                    &policy,
+                    factory.as_ref(),
+                    &envs,
+                    &seeds,
+                    level,
+                    *eval_scale,
+                )?;
+                for s in &r.per_env {
+                    println!(
+                        "eval {level} scale {scale_name} {:<28} greedy success {:.2} (mean steps {:.1})",
+                        s.env.as_str(),
+                        s.success,
+                        s.mean_steps
+                    );
+                }
+                println!(
+                    "eval {level} scale {scale_name} mean greedy success {:.3}",
+                    r.mean
+                );
+                reports.push(r);
+            }
+        }
+        envdist_core::io::write_json_atomic(args.out.join("eval.json"), &reports)?;
+    }
+    println!(
+        "wrote {} (train_log.jsonl, checkpoint/, eval.json) in {:.1} s",
+        args.out.display(),
+        t0.elapsed().as_secs_f32()
+    );
+    Ok(())
 }
 
 /// Run `gradients`.
-pub fn run_gradients(_args: GradientsArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`cargo xtask gradients` is not yet implemented")
+pub fn run_gradients(args: GradientsArgs) -> anyhow::Result<()> {
+    let t0 = Instant::now();
+    let device: Device = args.device.parse()?;
+    let envs = env_ids(&args.envs);
+    let model = PolicyModel::load(&args.checkpoint, device)?;
+    let canvas = args.canvas.unwrap_or(model.config().image_size as u32);
+    let suite = suite(canvas)?;
+    let cfg = GradientConfig {
+        rollouts_per_env: args.rollouts,
+        harness: args.harness,
+        scale: args.scale.parse()?,
+        dim: args.dim,
+        projection: match args.projection.as_str() {
+            "rademacher" => ProjectionKind::Rademacher,
+            "gaussian" => ProjectionKind::Gaussian,
+            other => bail!("--projection {other:?}: expected rademacher or gaussian"),
+        },
+        seed: args.seed,
+        gamma: args.gamma,
+        baseline: match args.baseline.as_str() {
+            "mean" => Baseline::Mean,
+            "value" => Baseline::Value,
+            other => bail!("--baseline {other:?}: expected mean or value"),
+        },
+    };
+    eprintln!(
+        "gradients: {} envs x {} episodes at {}, {} params -> d = {}",
+        envs.len(),
+        cfg.rollouts_per_env,
+        cfg.harness,
+        model.num_params(),
+        cfg.dim
+    );
+    let set = envdist_trainer::per_env_gradients(&model, suite.as_ref(), &envs, &cfg)?;
+    set.write(&args.out)?;
+    // The pairs a reader wants first: conflicting twins and same-family variants.
+    let specs = suite.specs();
+    for i in 0..set.len() {
+        for j in i + 1..set.len() {
+            let fam = |id: &EnvId| specs.iter().find(|s| &s.id == id).map(|s| s.family.clone());
+            let twin = specs
+                .iter()
+                .find(|s| s.id == set.env_ids[i])
+                .and_then(|s| s.conflict_twin.clone())
+                == Some(set.env_ids[j].clone());
+            let same = fam(&set.env_ids[i]) == fam(&set.env_ids[j]);
+            if twin || same || set.len() <= 6 {
+                println!(
+                    "cosine {:<24} {:<24} {:+.3}{}",
+                    set.env_ids[i].as_str(),
+                    set.env_ids[j].as_str(),
+                    envdist_trainer::cosine(set.row(i), set.row(j)),
+                    if twin { "  (conflict twins)" } else { "" }
+                );
+            }
+        }
+    }
+    println!(
+        "wrote {} ({} x {}) in {:.1} s",
+        args.out.display(),
+        set.len(),
+        set.dim,
+        t0.elapsed().as_secs_f32()
+    );
+    Ok(())
 }

@@ -154,8 +154,9 @@ pub fn encode(obs: &Observation, legal: ActionMask, cfg: &ModelConfig) -> Featur
 pub struct BatchBuffers {
     /// `[n, num_patches, patch_values]` in `[0, 1]`.
     pub patches: Vec<f32>,
-    /// `[n * NUM_CHANNELS, vocab]`: each present channel's bucket counts divided by its token
-    /// count (a mean of embeddings once multiplied by the embedding matrix).
+    /// `[n * NUM_CHANNELS, vocab]`: each present channel's bucket counts divided by the square
+    /// root of its token count (a scaled sum of embeddings once multiplied by the embedding
+    /// matrix).
     pub bags: Vec<f32>,
     /// `[n, NUM_CHANNELS, 1]`: 1 where the channel is present.
     pub present: Vec<f32>,
@@ -193,7 +194,9 @@ impl BatchBuffers {
                         continue;
                     }
                     let base = (row * NUM_CHANNELS + c) * cfg.vocab;
-                    let w = 1.0 / tokens.len() as f32;
+                    // 1/sqrt(n) rather than 1/n: a long channel (the text grid) does not drown
+                    // the one token that matters in a short one (the hint's action word).
+                    let w = 1.0 / (tokens.len() as f32).sqrt();
                     for &b in tokens {
                         self.bags[base + b as usize] += w;
                     }
@@ -267,7 +270,10 @@ mod tests {
         assert_eq!(b.present, vec![1.0, 0.0, 0.0, 1.0, 0.0]);
         let chan = |c: usize| &b.bags[c * cfg.vocab..(c + 1) * cfg.vocab];
         assert!(chan(1).iter().all(|v| *v == 0.0));
-        assert!((chan(3).iter().sum::<f32>() - 1.0).abs() < 1e-5);
+        assert!(
+            (chan(3).iter().sum::<f32>() - 2.0).abs() < 1e-5,
+            "4 tokens weigh 1/2 each"
+        );
         assert_eq!(b.mask[0], 0.0);
         assert_eq!(b.mask[6], ILLEGAL_LOGIT);
     }

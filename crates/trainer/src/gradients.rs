@@ -1,8 +1,9 @@
 //! Per-environment policy gradients for AES's conflict term, reduced by a seeded random
 //! projection (the LESS recipe).
 //!
-//! For each environment: `M` episodes sampled from the policy at a fixed harness level and
-//! scale; the REINFORCE-with-baseline loss `-(1/T) sum_t (G_t - V(s_t)) log pi(a_t|s_t)` over
+//! For each environment: `M` episodes sampled from the policy at a fixed harness level (H4 by
+//! default: where twins' identical pixels ask for different actions) and scale; the
+//! REINFORCE-with-baseline loss `-(1/T) sum_t (G_t - b) log pi(a_t|s_t)` over
 //! all their steps; its gradient with respect to every parameter, flattened. The projection
 //! `R` (`P x d`, entries `±1/sqrt(d)` or `N(0, 1/d)`) keeps inner products in expectation, so
 //! cosines between projected gradients estimate the full ones with error about `1/sqrt(d)`.
@@ -53,18 +54,33 @@ pub struct GradientConfig {
     pub seed: u64,
     /// Discount of the returns `G_t`.
     pub gamma: f32,
+    /// What is subtracted from `G_t`.
+    pub baseline: Baseline,
+}
+
+/// Baseline of the per-env policy gradient.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Baseline {
+    /// The mean return-to-go over the env's sampled steps (the default).
+    Mean,
+    /// The value head's estimate `V(s_t)`.
+    Value,
 }
 
 impl Default for GradientConfig {
     fn default() -> Self {
         Self {
-            rollouts_per_env: 16,
-            harness: HarnessLevel::H0,
+            rollouts_per_env: 64,
+            harness: HarnessLevel::H4,
             scale: ScaleChoice::Min,
             dim: 1024,
             projection: ProjectionKind::Rademacher,
             seed: 0,
-            gamma: 0.97,
+            // Undiscounted: every step of a solved episode gets the same return, so the
+            // gradient carries "what led to success" rather than "how late in the episode".
+            gamma: 1.0,
+            baseline: Baseline::Mean,
         }
     }
 }
@@ -142,19 +158,32 @@ fn env_gradient<B: AutodiffBackend>(
     device: &B::Device,
     episodes: &[Played],
     gamma: f32,
+    baseline: Baseline,
 ) -> Result<Vec<f32>, TrainerError> {
-    // Advantages: discounted return-to-go minus the value baseline.
+    // Advantages: discounted return-to-go minus a baseline. The default baseline is the mean
+    // return-to-go over this env's steps (GRPO-like): it does not depend on how well the value
+    // head fits this env at this harness level, which would otherwise add a shared
+    // "lower the probability of whatever was done" direction to every env's gradient.
     let mut steps = Vec::new();
+    let mut gs = Vec::new();
     for ep in episodes {
         let mut g = 0.0f32;
-        let mut adv = vec![0.0f32; ep.steps.len()];
+        let mut ret = vec![0.0f32; ep.steps.len()];
         for (t, s) in ep.steps.iter().enumerate().rev() {
             g = s.reward + gamma * g;
-            adv[t] = g - s.value;
+            ret[t] = g;
         }
-        for (s, a) in ep.steps.iter().zip(adv) {
-            steps.push((s, a));
+        for (s, g) in ep.steps.iter().zip(ret) {
+            gs.push(g);
+            steps.push((s, g));
         }
+    }
+    let mean_g = gs.iter().sum::<f32>() / gs.len().max(1) as f32;
+    for (s, a) in &mut steps {
+        *a -= match baseline {
+            Baseline::Mean => mean_g,
+            Baseline::Value => s.value,
+        };
     }
     let total = steps.len().max(1) as f32;
     let mut sum: Option<Vec<f32>> = None;
@@ -222,7 +251,14 @@ pub(crate) fn full_gradients_core<B: AutodiffBackend>(
             Mode::Sample(&mut rng),
             true,
         )?;
-        out.push(env_gradient(net, cfg, device, &played, gcfg.gamma)?);
+        out.push(env_gradient(
+            net,
+            cfg,
+            device,
+            &played,
+            gcfg.gamma,
+            gcfg.baseline,
+        )?);
     }
     Ok(out)
 }

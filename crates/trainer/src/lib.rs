@@ -52,6 +52,7 @@ pub mod ppo;
 pub mod sampler;
 pub mod toy;
 mod trainer;
+mod warm_start;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -64,7 +65,7 @@ use serde::{Deserialize, Serialize};
 
 pub use config::{AdvantageKind, LrSchedule, ModelConfig, TrainConfig};
 pub use eval::{EVAL_SCHEMA_VERSION, EnvScore, EvalReport, ScaleChoice};
-pub use gradients::{GradientConfig, ProjectionKind, cosine, project};
+pub use gradients::{Baseline, GradientConfig, ProjectionKind, cosine, project};
 pub use sampler::UniformSampler;
 pub use trainer::CHECKPOINT_SCHEMA_VERSION;
 

@@ -118,8 +118,19 @@ impl<B: Backend> PolicyNet<B> {
                 &mut rng,
                 device,
             ),
-            // An embedding matrix: rows are looked up by bag weights, so no bias.
-            text: linear(cfg.vocab, cfg.text_dim, 8.0, false, &mut rng, device),
+            // An embedding matrix (rows are looked up by bag weights, so no bias) with unit-
+            // variance entries, as embeddings are usually initialised: a bag's mean then has
+            // the same order of magnitude as the image features, so text is heard from the
+            // first update.
+            text: Linear {
+                weight: Param::from_tensor(uniform(
+                    [cfg.vocab, cfg.text_dim],
+                    3f32.sqrt(),
+                    &mut rng,
+                    device,
+                )),
+                bias: None,
+            },
             presence: Param::from_tensor(uniform(
                 [NUM_CHANNELS, cfg.text_dim],
                 0.1,
