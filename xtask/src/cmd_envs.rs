@@ -66,6 +66,9 @@ enum EnvsCommand {
         /// Canvas side in pixels.
         #[arg(long, default_value_t = 64)]
         canvas: u32,
+        /// Also print single-thread steps/s of each family.
+        #[arg(long)]
+        per_family: bool,
     },
 }
 
@@ -86,7 +89,8 @@ pub fn run(args: EnvsArgs) -> anyhow::Result<()> {
             json,
             steps,
             canvas,
-        } => bench(json, steps, canvas),
+            per_family,
+        } => bench(json, steps, canvas, per_family),
     }
 }
 
@@ -458,7 +462,7 @@ fn random_legal(legal: envdist_core::ActionMask, rng: &mut Rng) -> ActionId {
     legal.iter().nth(rng.index(n)).unwrap_or(ActionId::WAIT)
 }
 
-fn bench(json: bool, steps: u64, canvas: u32) -> anyhow::Result<()> {
+fn bench(json: bool, steps: u64, canvas: u32, per_family: bool) -> anyhow::Result<()> {
     let suite = Suite::try_new(SuiteConfig {
         canvas,
         ..SuiteConfig::default()
@@ -486,7 +490,9 @@ fn bench(json: bool, steps: u64, canvas: u32) -> anyhow::Result<()> {
     let mut episode = 0u64;
     let start = Instant::now();
     let mut total = 0u64;
+    let mut family_rates = Vec::new();
     for (i, env) in envs.iter_mut().enumerate() {
+        let family_start = Instant::now();
         let mut obs_legal = {
             episode += 1;
             env.reset(&task_for(i, episode));
@@ -502,6 +508,10 @@ fn bench(json: bool, steps: u64, canvas: u32) -> anyhow::Result<()> {
             }
         }
         total += per_env;
+        family_rates.push((
+            mix[i].family.clone(),
+            per_env as f64 / family_start.elapsed().as_secs_f64(),
+        ));
         if let Some(p) = &progress {
             p.set_position(total);
         }
@@ -509,6 +519,11 @@ fn bench(json: bool, steps: u64, canvas: u32) -> anyhow::Result<()> {
     let single = total as f64 / start.elapsed().as_secs_f64();
     if let Some(p) = progress {
         p.finish_and_clear();
+    }
+    if per_family && !json {
+        for (f, r) in &family_rates {
+            println!("  {f:<20} {r:>10.0} steps/s");
+        }
     }
 
     // Vectorised: a batch over all cores, frames into one reused buffer.

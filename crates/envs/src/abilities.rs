@@ -45,7 +45,6 @@ pub const CATALOGUE: &[(&str, &str)] = &[
         "walk around a box to push it from the right side",
     ),
     ("box-on-target", "put a box on its target"),
-    ("pull", "pull a box while stepping away from it"),
     // sliding puzzle
     ("permute", "slide a tile into the gap"),
     ("tile-locate", "bring a misplaced tile home"),

@@ -334,6 +334,8 @@ impl SuiteEnv {
                     s.push_str("; ");
                     s.push_str(&extra);
                 }
+            } else if self.finished {
+                s.push_str("the episode is over");
             } else {
                 self.game.hint(&mut s);
             }

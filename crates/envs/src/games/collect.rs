@@ -61,13 +61,21 @@ impl Game for Collect {
                 .enumerate()
                 .map(|(i, p)| (*p, i < reds))
                 .collect();
-            // Every target must be reachable without touching a non-target.
-            let seen = flood(n, n, self.agent, |p| self.safe(p));
-            if self
-                .items
-                .iter()
-                .all(|(p, red)| !self.is_target(*red) || seen[p.1 * n + p.0])
-            {
+            // Every target must be reachable without touching a non-target, under both rules,
+            // so that the `avoid-red` twin shows exactly the same levels.
+            let ok = |target_red: bool| {
+                let safe = |p: Pos| {
+                    self.inside(p)
+                        && self
+                            .item_at(p)
+                            .is_none_or(|i| self.items[i].1 == target_red)
+                };
+                let seen = flood(n, n, self.agent, safe);
+                self.items
+                    .iter()
+                    .all(|(p, red)| *red != target_red || seen[p.1 * n + p.0])
+            };
+            if ok(true) && ok(false) {
                 break;
             }
         }
