@@ -57,7 +57,8 @@ pub enum ObsMod {
     Plain,
     /// Light per-pixel noise, fresh every step (deterministic from the seed).
     Noise,
-    /// A grey square covers a quarter of the canvas side, placed per episode.
+    /// A checkered square a quarter of the canvas wide covers part of the frame, placed per
+    /// episode.
     Occlude,
     /// Egocentric crop: a 5x5-cell window centred on the agent.
     Ego,
@@ -290,9 +291,16 @@ impl SuiteEnv {
                 }
             }
             ObsMod::Occlude => {
+                // A 2-pixel checkerboard: unmistakably an occluder, never a wall or an object.
                 let side = self.img.width as i32 / 4;
-                let (x, y) = self.occlusion;
-                self.img.fill_rect(x, y, side, side, [110, 110, 110]);
+                let (x0, y0) = self.occlusion;
+                for y in y0..y0 + side {
+                    for x in x0..x0 + side {
+                        let light = ((x - x0) / 2 + (y - y0) / 2) % 2 == 0;
+                        let v = if light { 170 } else { 60 };
+                        self.img.put(x, y, [v, v, v]);
+                    }
+                }
             }
             _ => {}
         }

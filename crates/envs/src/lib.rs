@@ -272,14 +272,13 @@ impl Suite {
 
     /// Family names, pool families first, in registration order.
     pub fn families(&self) -> Vec<&'static str> {
-        let mut out: Vec<&'static str> = self.families.iter().map(|f| f.name).collect();
-        out.sort_by_key(|n| {
+        let names = |split| {
             self.families
                 .iter()
-                .position(|f| f.name == *n && f.split == Split::Ood)
-                .is_some()
-        });
-        out
+                .filter(move |f| f.split == split)
+                .map(|f| f.name)
+        };
+        names(Split::Pool).chain(names(Split::Ood)).collect()
     }
 
     /// Every ability any environment can emit.

@@ -368,3 +368,71 @@ fn the_catalogue_has_no_dead_entries() {
     }
     assert!(abilities::CATALOGUE.len() >= 60);
 }
+
+#[test]
+fn vec_env_matches_single_envs() {
+    let suite = Suite::new(SuiteConfig {
+        canvas: 32,
+        ..SuiteConfig::default()
+    });
+    let specs: Vec<EnvSpec> = suite
+        .pool_specs()
+        .into_iter()
+        .filter(|s| s.variant == "classic" || s.variant == "noise")
+        .take(12)
+        .collect();
+    let tasks: Vec<Task> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| task(s, i as u64, s.scale.mid(), HarnessLevel::H4))
+        .collect();
+    let mut singles: Vec<_> = specs.iter().map(|s| suite.make(&s.id).unwrap()).collect();
+    let mut venv = envdist_envs::VecEnv::new(
+        specs
+            .iter()
+            .map(|s| suite.make_env(&s.id).unwrap())
+            .collect(),
+    );
+    venv.reset_all(&tasks);
+    for (i, e) in singles.iter_mut().enumerate() {
+        let obs = e.reset(&tasks[i]);
+        assert_eq!(venv.frame(i), &obs.image.data[..]);
+    }
+    for _ in 0..5 {
+        let actions: Vec<ActionId> = singles
+            .iter_mut()
+            .map(|e| e.oracle_action().unwrap_or(ActionId::WAIT))
+            .collect();
+        let infos = venv.step(&actions).to_vec();
+        for (i, e) in singles.iter_mut().enumerate() {
+            let s = e.step(actions[i]);
+            assert_eq!(venv.frame(i), &s.observation.image.data[..]);
+            assert_eq!((infos[i].reward, infos[i].done), (s.reward, s.done));
+        }
+    }
+    assert_eq!(venv.frames().len(), 12 * 32 * 32 * 3);
+}
+
+/// Snapshot of the harness text of one maze state, so wording changes are deliberate.
+#[test]
+fn maze_harness_text_snapshot() {
+    let suite = suite();
+    let spec = suite.spec(&"maze/classic".into()).unwrap().clone();
+    let mut env = suite.make(&spec.id).unwrap();
+    let obs = env.reset(&task(&spec, 1, 1, HarnessLevel::H0));
+    let h = obs.harness;
+    assert_eq!(
+        h.observation.as_deref(),
+        Some("#####\n#..G#\n###.#\n#A..#\n#####")
+    );
+    assert_eq!(
+        h.state.as_deref(),
+        Some("agent at (1,3); goal at (3,1); step 0 of 22")
+    );
+    assert_eq!(
+        h.hints.as_deref(),
+        Some("next action: right; the goal is 4 steps away along the corridors")
+    );
+    assert!(h.rules.unwrap().starts_with("Move with up/down/left/right"));
+    assert_eq!(obs.instruction, "Reach the green goal.");
+}
