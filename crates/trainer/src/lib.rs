@@ -176,6 +176,7 @@ fn cuda_device(i: usize) -> burn::backend::cuda::CudaDevice {
     burn::backend::cuda::CudaDevice::new(i)
 }
 
+#[cfg(not(feature = "cuda"))]
 fn unavailable(device: Device) -> TrainerError {
     TrainerError::Device {
         device: device.to_string(),
