@@ -235,6 +235,9 @@ impl SelectConfig {
             ));
         }
         let resolve = |field: &str, ids: &[EnvId]| -> Result<Vec<usize>, SelectError> {
+            if ids.is_empty() {
+                return Ok(Vec::new());
+            }
             let index: std::collections::HashMap<&EnvId, usize> = problem
                 .env_ids()
                 .iter()
@@ -298,6 +301,9 @@ impl SelectConfig {
 }
 
 fn ability_weights(problem: &Problem, weighting: AbilityWeighting) -> Vec<f32> {
+    if weighting == AbilityWeighting::Uniform {
+        return vec![1.0; problem.n_abilities()];
+    }
     let (envs, mass) = problem.ability_totals();
     match weighting {
         AbilityWeighting::Uniform => vec![1.0; problem.n_abilities()],

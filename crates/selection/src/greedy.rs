@@ -224,13 +224,19 @@ fn preview(names: &[&str]) -> String {
 }
 
 fn coverable_mask(problem: &Problem, excluded: &[bool]) -> Vec<bool> {
-    let mut m = vec![false; problem.n_abilities()];
-    for e in (0..problem.n_envs()).filter(|e| !excluded[*e]) {
-        for &a in problem.env_abilities(e) {
-            m[a as usize] = true;
-        }
+    if !excluded.iter().any(|x| *x) {
+        return (0..problem.n_abilities())
+            .map(|a| !problem.ability_envs(a).is_empty())
+            .collect();
     }
-    m
+    (0..problem.n_abilities())
+        .map(|a| {
+            problem
+                .ability_envs(a)
+                .iter()
+                .any(|e| !excluded[*e as usize])
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -568,17 +574,20 @@ struct Lazy {
 }
 
 impl Lazy {
-    fn new(n: usize) -> Self {
+    fn new() -> Self {
         Self {
             heap: BinaryHeap::new(),
-            eval_at: vec![0; n],
-            parts: vec![Parts::default(); n],
+            eval_at: Vec::new(),
+            parts: Vec::new(),
             deferred: Vec::new(),
             started: false,
         }
     }
 
     fn start(&mut self, eng: &mut Engine<'_>) {
+        let n = eng.s.p.n_envs();
+        self.eval_at = vec![0; n];
+        self.parts = vec![Parts::default(); n];
         let s = &eng.s;
         let t = s.picks.len() as u32;
         let evaluated: Vec<(usize, Parts)> = eng
@@ -680,6 +689,65 @@ fn stochastic_choose(
     cand[..s].iter().map(|&e| (e, eng.eval(e))).reduce(better)
 }
 
+/// Exact greedy max coverage with integer gains: each environment's count of uncovered
+/// abilities is kept exact by walking the newly covered abilities' environment lists, and the
+/// argmax (lowest index on ties) comes from lazily refreshed per-block maxima. Runs until full
+/// coverage or `k` picks; the result is the naive argmax sequence.
+fn coverage_greedy(eng: &mut Engine<'_>, k: usize, steps: &mut Vec<StepTrace>) {
+    const BLOCK: usize = 256;
+    const OUT: i16 = i16::MIN / 2;
+    let p = eng.s.p;
+    let n = p.n_envs();
+    let fresh = eng.s.picks.is_empty();
+    let mut gains: Vec<i16> = (0..n)
+        .map(|e| {
+            if !eng.s.allowed(e) {
+                OUT
+            } else if fresh {
+                p.env_abilities(e).len() as i16
+            } else {
+                p.env_abilities(e)
+                    .iter()
+                    .filter(|a| !eng.s.covered[**a as usize])
+                    .count() as i16
+            }
+        })
+        .collect();
+    let mut bound: Vec<i16> = gains
+        .chunks(BLOCK)
+        .map(|b| b.iter().copied().max().unwrap_or(OUT))
+        .collect();
+    while eng.n_picks() < k && !eng.s.coverage_complete() {
+        let e = loop {
+            let mut b = 0;
+            for (i, &m) in bound.iter().enumerate() {
+                if m > bound[b] {
+                    b = i;
+                }
+            }
+            let m = bound[b];
+            if m <= 0 {
+                return;
+            }
+            let block = &gains[b * BLOCK..((b + 1) * BLOCK).min(n)];
+            let top = block.iter().copied().max().unwrap_or(OUT);
+            if top == m {
+                break b * BLOCK + block.iter().position(|g| *g == m).unwrap_or(0);
+            }
+            bound[b] = top;
+        };
+        for &a in p.env_abilities(e) {
+            if !eng.s.covered[a as usize] {
+                for &other in p.ability_envs(a as usize) {
+                    gains[other as usize] -= 1;
+                }
+            }
+        }
+        gains[e] = OUT;
+        steps.push(eng.force(e, PickReason::Greedy));
+    }
+}
+
 fn run(problem: &Problem, checked: &Checked, mode: Mode) -> Result<RunOut, RunError> {
     let k = checked.config.k;
     let mut eng = Engine::new(problem, checked);
@@ -712,7 +780,7 @@ fn run(problem: &Problem, checked: &Checked, mode: Mode) -> Result<RunOut, RunEr
     }
     let coverage_only = checked.w_redundancy == 0.0 && checked.w_conflict == 0.0;
     let allowed_n = checked.excluded.iter().filter(|x| !**x).count();
-    let mut lazy = Lazy::new(problem.n_envs());
+    let mut lazy = Lazy::new();
     let (mut rng, sample) = match mode {
         Mode::Stochastic { epsilon, seed } => (
             Rng::seed_from_u64(seed),
@@ -729,6 +797,12 @@ fn run(problem: &Problem, checked: &Checked, mode: Mode) -> Result<RunOut, RunEr
     }
     let mut cursor = 0usize;
     let mut shortcut_noted = false;
+    // Plain max coverage (integer gains) takes the exact incremental path below.
+    let mut fast_coverage = matches!(mode, Mode::Lazy)
+        && coverage_only
+        && checked.w_coverage > 0.0
+        && checked.ability_weights.iter().all(|w| *w == 1.0)
+        && (0..problem.n_envs()).all(|e| problem.env_abilities(e).len() < 1 << 14);
     while eng.n_picks() < k {
         let phase1 = full && !eng.s.coverage_complete();
         if phase1 {
@@ -762,6 +836,11 @@ fn run(problem: &Problem, checked: &Checked, mode: Mode) -> Result<RunOut, RunEr
                 break;
             }
             steps.push(eng.force(cursor, PickReason::Greedy));
+            continue;
+        }
+        if fast_coverage {
+            fast_coverage = false;
+            coverage_greedy(&mut eng, k, &mut steps);
             continue;
         }
         let chosen = match mode {

@@ -110,7 +110,35 @@ pub struct Problem {
     indptr: Vec<usize>,
     indices: Vec<u32>,
     weights: Vec<f32>,
+    // The transpose (ability -> environments), kept so exact coverage greedy can update
+    // gains incrementally without rebuilding it per selection.
+    col_ptr: Vec<usize>,
+    col_envs: Vec<u32>,
     gradients: Option<UnitGradients>,
+}
+
+fn transpose(
+    rows: usize,
+    cols: usize,
+    indptr: &[usize],
+    indices: &[u32],
+) -> (Vec<usize>, Vec<u32>) {
+    let mut col_ptr = vec![0usize; cols + 1];
+    for &c in indices {
+        col_ptr[c as usize + 1] += 1;
+    }
+    for c in 0..cols {
+        col_ptr[c + 1] += col_ptr[c];
+    }
+    let mut fill = col_ptr.clone();
+    let mut col_envs = vec![0u32; indices.len()];
+    for r in 0..rows {
+        for &c in &indices[indptr[r]..indptr[r + 1]] {
+            col_envs[fill[c as usize]] = r as u32;
+            fill[c as usize] += 1;
+        }
+    }
+    (col_ptr, col_envs)
 }
 
 impl Problem {
@@ -142,12 +170,16 @@ impl Problem {
             weights.extend(row.iter().map(|(_, w)| *w));
             indptr.push(indices.len());
         }
+        let n = profiles.profiles.len();
+        let (col_ptr, col_envs) = transpose(n, profiles.abilities.len(), &indptr, &indices);
         let problem = Self {
             env_ids: profiles.profiles.iter().map(|p| p.env.clone()).collect(),
             abilities: profiles.abilities.clone(),
             indptr,
             indices,
             weights,
+            col_ptr,
+            col_envs,
             gradients: None,
         };
         match gradients {
@@ -217,12 +249,16 @@ impl Problem {
                 counts.values[p].to_string(),
             ));
         }
+        let (col_ptr, col_envs) =
+            transpose(counts.rows, counts.cols, &counts.indptr, &counts.indices);
         Ok(Self {
             env_ids,
             abilities,
             indptr: counts.indptr,
             indices: counts.indices,
             weights: counts.values,
+            col_ptr,
+            col_envs,
             gradients: None,
         })
     }
@@ -303,6 +339,12 @@ impl Problem {
     #[inline]
     pub fn env_abilities(&self, i: usize) -> &[u32] {
         &self.indices[self.indptr[i]..self.indptr[i + 1]]
+    }
+
+    /// Environments that cover ability `a` (ascending).
+    #[inline]
+    pub fn ability_envs(&self, a: usize) -> &[u32] {
+        &self.col_envs[self.col_ptr[a]..self.col_ptr[a + 1]]
     }
 
     /// The weights (counts or frequencies) of `env_abilities(i)`.
