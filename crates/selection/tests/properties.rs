@@ -78,8 +78,14 @@ proptest! {
     }
 
     #[test]
-    fn lazy_equals_naive((p, k) in arb(), agg in 0usize..2, weighting in 0usize..3) {
+    fn lazy_equals_naive((p, k) in arb(), agg in 0usize..2, weighting in 0usize..3, cov_only in any::<bool>(), include in any::<bool>()) {
         let mut cfg = SelectConfig::aes(k);
+        if cov_only {
+            cfg = cfg.coverage_only();
+        }
+        if include {
+            cfg.must_include = vec![EnvId::new(format!("env/{}", p.n_envs() / 2))];
+        }
         cfg.aggregation = [Aggregation::Max, Aggregation::Sum][agg];
         cfg.ability_weighting = [
             envdist_selection::AbilityWeighting::Uniform,
