@@ -253,6 +253,10 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         summary.env_steps_per_second,
         fmt_opt(summary.recent_success_rate)
     );
+    println!(
+        "  of which rollouts (batched inference + env stepping) {:.0} env steps/s, learning (forward+backward+Adam, {} epochs) {:.0} samples/s",
+        summary.rollout_steps_per_second, cfg.epochs, summary.learn_samples_per_second
+    );
     if args.eval_seeds > 0 {
         let seeds: Vec<u64> = (0..args.eval_seeds).map(|i| 1_000_000 + i).collect();
         let policy = trainer.policy();

@@ -287,6 +287,35 @@ impl PolicyModel {
     }
 }
 
+/// A trained network acting in the core [`envdist_core::Policy`] interface (one observation
+/// at a time: for profiling rollouts, not for speed), sampling from its action distribution.
+impl envdist_core::Policy for PolicyModel {
+    fn name(&self) -> &str {
+        "trained"
+    }
+
+    fn act(
+        &mut self,
+        input: &envdist_core::PolicyInput<'_>,
+        rng: &mut envdist_core::Rng,
+    ) -> envdist_core::ActionId {
+        let f = encode::encode(input.observation, input.legal, &self.cfg);
+        let mut bufs = encode::BatchBuffers::default();
+        bufs.fill([&f].into_iter(), &self.cfg);
+        let logits = with_model!(self, |net, dev| play::infer(net, &bufs, &self.cfg, &dev));
+        match logits {
+            Ok((l, _)) => play::sample_action(&l, rng).0,
+            // A backend failure cannot be reported through `Policy`; fall back to the first
+            // legal action rather than panic.
+            Err(_) => input
+                .legal
+                .iter()
+                .next()
+                .unwrap_or(envdist_core::ActionId::WAIT),
+        }
+    }
+}
+
 /// Greedy success of `model` on each env in `envs`, one episode per seed, at `harness` and the
 /// chosen scale. Averages over ST/MT and pool/held-out are in the report.
 pub fn evaluate(
@@ -399,6 +428,11 @@ pub struct RunSummary {
     pub env_steps_per_second: f32,
     /// Sampled-action success rate over the last (up to) 5 updates that ended episodes.
     pub recent_success_rate: Option<f32>,
+    /// Rollout throughput alone (batched inference and env stepping), env steps per second.
+    pub rollout_steps_per_second: f32,
+    /// Learning throughput alone (forward, backward and Adam over `epochs` passes), samples
+    /// per second: comparable to the network-only anchors of DESIGN.md.
+    pub learn_samples_per_second: f32,
 }
 
 enum TrainerInner {
@@ -536,6 +570,7 @@ impl Trainer {
             _ => Vec::new(),
         };
         let mut recent: Vec<f32> = Vec::new();
+        let (mut rollout_s, mut learn_s) = (0.0f64, 0.0f64);
         let save =
             |t: &Self, log: &[LogLine], sampler: &dyn TaskSampler| -> Result<(), TrainerError> {
                 if let (Some(dir), Some(lp)) = (&opts.out_dir, &log_path) {
@@ -546,6 +581,8 @@ impl Trainer {
             };
         while self.env_steps() < self.config().total_env_steps {
             let stats = self.train_update(sampler)?;
+            rollout_s += stats.rollout_seconds as f64;
+            learn_s += (stats.seconds - stats.rollout_seconds) as f64;
             if let Some(s) = stats.success_rate {
                 recent.push(s);
                 if recent.len() > 5 {
@@ -564,8 +601,12 @@ impl Trainer {
         save(self, &log, sampler)?;
         let seconds = t0.elapsed().as_secs_f32();
         let env_steps = self.env_steps() - start_steps;
+        let updates = self.updates() - start_updates;
+        let learned = (updates as usize * self.config().batch_size() * self.config().epochs) as f64;
         Ok(RunSummary {
-            updates: self.updates() - start_updates,
+            rollout_steps_per_second: (env_steps as f64 / rollout_s.max(1e-9)) as f32,
+            learn_samples_per_second: (learned / learn_s.max(1e-9)) as f32,
+            updates,
             env_steps,
             seconds,
             env_steps_per_second: env_steps as f32 / seconds.max(1e-6),

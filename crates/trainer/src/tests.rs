@@ -219,3 +219,35 @@ fn bad_inputs_are_errors_not_panics() {
         assert!(e.contains("--features cuda"), "{e}");
     }
 }
+
+#[test]
+fn grpo_trains_and_the_policy_plays_through_the_core_trait() {
+    use envdist_core::{Env, Policy, PolicyInput, Rng, Task};
+    let factory = Arc::new(ToyFactory);
+    let mut cfg = tiny(512);
+    cfg.advantage = AdvantageKind::Grpo;
+    let mut s = sampler(&["toy/goal", "toy/goal-theme"], HarnessLevel::H0);
+    let mut t = Trainer::new(cfg, factory.clone(), Device::Cpu).unwrap();
+    for _ in 0..3 {
+        let st = t.train_update(&mut s).unwrap();
+        assert!(st.policy_loss.is_finite() && st.entropy > 0.0, "{st:?}");
+    }
+    let mut policy = t.policy();
+    let mut env = crate::toy::GoalGrid::new("goal").unwrap();
+    let task = Task {
+        env: EnvId::new("toy/goal"),
+        seed: 1,
+        harness: HarnessLevel::H0,
+        scale: 3,
+    };
+    let obs = env.reset(&task);
+    let legal = env.legal_actions();
+    let input = PolicyInput {
+        task: &task,
+        observation: &obs,
+        legal,
+        oracle: None,
+    };
+    let a = policy.act(&input, &mut Rng::seed_from_u64(0));
+    assert!(legal.contains(a));
+}
