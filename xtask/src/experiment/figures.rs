@@ -183,3 +183,47 @@ pub fn curriculum_trace(path: &Path, trace: &[TraceEvent], shown: usize) -> anyh
     let charts: Vec<LineChart> = levels.into_iter().chain(scales).collect();
     line_chart_grid(path, &charts, cols, (460, 320))
 }
+
+/// Mean success (over the four columns) against the number of random pool environments
+/// trained on, one point per seed plus the mean.
+pub fn scaling(path: &Path, results: &Results) -> anyhow::Result<()> {
+    anyhow::ensure!(!results.scaling.is_empty(), "no scaling study in this run");
+    let score = |p: &super::results::ScalingPoint| {
+        let cols: Vec<f32> = p.scores.columns().iter().flatten().copied().collect();
+        cols.iter().sum::<f32>() / cols.len().max(1) as f32
+    };
+    let mut by_size: BTreeMap<usize, Vec<f32>> = BTreeMap::new();
+    for p in &results.scaling {
+        by_size.entry(p.pool_size).or_default().push(score(p));
+    }
+    let mut series = Vec::new();
+    let seeds = results.scaling.iter().map(|p| p.seed).max().unwrap_or(0);
+    for seed in 0..=seeds {
+        let pts: Vec<&super::results::ScalingPoint> =
+            results.scaling.iter().filter(|p| p.seed == seed).collect();
+        series.push(Series {
+            label: format!("seed {seed}"),
+            x: pts.iter().map(|p| p.pool_size as f32).collect(),
+            y: pts.iter().map(|p| score(p)).collect(),
+            step: false,
+        });
+    }
+    series.push(Series {
+        label: "mean".into(),
+        x: by_size.keys().map(|k| *k as f32).collect(),
+        y: by_size
+            .values()
+            .map(|v| v.iter().sum::<f32>() / v.len() as f32)
+            .collect(),
+        step: false,
+    });
+    let chart = LineChart {
+        title: "Score vs number of training environments (random subsets, equal budget)".into(),
+        x_label: "environments trained on".into(),
+        y_label: "mean success at H4 (ST/MT x ID/OOD)".into(),
+        series,
+        y_range: None,
+        legend: Legend::LowerRight,
+    };
+    line_chart(path, &chart, (900, 560))
+}

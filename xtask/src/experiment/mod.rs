@@ -78,6 +78,11 @@ fn make_figures(results: &Results, out: &Path) -> Vec<(String, String)> {
     attempt("Learning curves", "learning_curves.png", &|p| {
         figures::learning_curves(p, results)
     });
+    if !results.scaling.is_empty() {
+        attempt("Pool size vs score", "scaling.png", &|p| {
+            figures::scaling(p, results)
+        });
+    }
     let grads = envdist_core::GradientSet::read(out.join(pipeline::GRADIENTS_FILE));
     if let Ok(g) = &grads {
         attempt(
