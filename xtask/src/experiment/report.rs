@@ -22,7 +22,10 @@ pub fn findings(results: &Results) -> Vec<String> {
     let cmp = |a: Arm, b: Arm| -> Option<String> {
         let (ma, sa) = g(a)?;
         let (mb, sb) = g(b)?;
-        let verdict = if (ma - mb).abs() <= sa.max(sb) {
+        let single = results.arm_runs(a).len() < 2 || results.arm_runs(b).len() < 2;
+        let verdict = if single {
+            if ma > mb { "above (single seed: no spread to judge by)" } else if ma < mb { "below (single seed: no spread to judge by)" } else { "equal to" }
+        } else if (ma - mb).abs() <= sa.max(sb) {
             "within the seed spread of"
         } else if ma > mb {
             "above"
