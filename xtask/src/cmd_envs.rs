@@ -69,6 +69,9 @@ enum EnvsCommand {
         /// Also print single-thread steps/s of each family.
         #[arg(long)]
         per_family: bool,
+        /// Harness level of the single-thread run (H0 builds every text channel each step).
+        #[arg(long, default_value = "H4")]
+        harness: HarnessLevel,
     },
 }
 
@@ -90,7 +93,8 @@ pub fn run(args: EnvsArgs) -> anyhow::Result<()> {
             steps,
             canvas,
             per_family,
-        } => bench(json, steps, canvas, per_family),
+            harness,
+        } => bench(json, steps, canvas, per_family, harness),
     }
 }
 
@@ -441,6 +445,7 @@ struct BenchResult {
     vectorized_steps_per_s: f64,
     threads: usize,
     canvas: u32,
+    harness: HarnessLevel,
     envs: usize,
     vectorized_batch: usize,
 }
@@ -462,7 +467,13 @@ fn random_legal(legal: envdist_core::ActionMask, rng: &mut Rng) -> ActionId {
     legal.iter().nth(rng.index(n)).unwrap_or(ActionId::WAIT)
 }
 
-fn bench(json: bool, steps: u64, canvas: u32, per_family: bool) -> anyhow::Result<()> {
+fn bench(
+    json: bool,
+    steps: u64,
+    canvas: u32,
+    per_family: bool,
+    harness: HarnessLevel,
+) -> anyhow::Result<()> {
     let suite = Suite::try_new(SuiteConfig {
         canvas,
         ..SuiteConfig::default()
@@ -474,7 +485,7 @@ fn bench(json: bool, steps: u64, canvas: u32, per_family: bool) -> anyhow::Resul
         Task {
             env: s.id.clone(),
             seed: ep,
-            harness: HarnessLevel::H4,
+            harness,
             scale: s.scale.mid(),
         }
     };
@@ -566,6 +577,7 @@ fn bench(json: bool, steps: u64, canvas: u32, per_family: bool) -> anyhow::Resul
         vectorized_steps_per_s: vectorized.round(),
         threads,
         canvas,
+        harness,
         envs: mix.len(),
         vectorized_batch: batch,
     };
@@ -573,7 +585,7 @@ fn bench(json: bool, steps: u64, canvas: u32, per_family: bool) -> anyhow::Resul
         println!("{}", serde_json::to_string(&result)?);
     } else {
         println!(
-            "{} families (classic variants, mid scale, H4, random legal actions, auto-reset), canvas {canvas}:\n  single thread: {:.0} steps/s\n  vectorised ({threads} threads, batch {batch}): {:.0} steps/s",
+            "{} families (classic variants, mid scale, {harness}, random legal actions, auto-reset), canvas {canvas}:\n  single thread: {:.0} steps/s\n  vectorised ({threads} threads, batch {batch}): {:.0} steps/s",
             mix.len(),
             single,
             vectorized

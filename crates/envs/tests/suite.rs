@@ -167,7 +167,7 @@ fn unknown_env_is_an_error() {
 
 #[test]
 fn canvas_sizes_render() {
-    for canvas in [16, 32, 64, 128] {
+    for canvas in [16, 32, 50, 64, 100, 128] {
         let suite = Suite::new(SuiteConfig {
             canvas,
             ..SuiteConfig::default()

@@ -196,6 +196,6 @@ impl Game for KeyDoor {
         );
     }
     fn horizon(&self, scale: u32) -> u32 {
-        16 + 18 * scale
+        12 + 14 * scale
     }
 }
