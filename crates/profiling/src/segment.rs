@@ -30,10 +30,8 @@ pub trait Segmenter: Send + Sync {
 /// a conflict twin: with it ignored, what remains is the game's own abilities.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TagSegmenter {
-    /// Merge runs of the same consecutive ability into one segment.
-    pub collapse_repeats: bool,
-    /// Tags to drop.
-    pub ignore: Vec<String>,
+    collapse_repeats: bool,
+    ignore: Vec<String>,
     name: String,
 }
 
@@ -58,6 +56,16 @@ impl TagSegmenter {
             ignore,
             name,
         }
+    }
+
+    /// Whether runs of the same tag set are merged into one segment.
+    pub fn collapse_repeats(&self) -> bool {
+        self.collapse_repeats
+    }
+
+    /// The tags dropped, sorted.
+    pub fn ignore(&self) -> &[String] {
+        &self.ignore
     }
 }
 
