@@ -6,7 +6,6 @@
 //! `ab_glyph` support. Inputs are plain `Vec<f32>` and strings; every function renders into
 //! memory, encodes a PNG and writes it atomically (`envdist_core::io::write_atomic`: temp file
 //! then rename), so a reader never sees half a figure.
-#![allow(dead_code)] // Shared by several commands; not every command uses every chart kind.
 
 use std::path::Path;
 use std::sync::OnceLock;

@@ -358,7 +358,12 @@ impl HdcSampler {
     fn top_lo(&self, i: usize) -> u32 {
         let r = self.envs[i].scale;
         let w = self.config.window_width;
-        if r.len() <= w { r.min } else { r.max - (w - 1) }
+        // `max - min < w` rather than `len() <= w`: len() overflows on a full u32 range.
+        if r.max - r.min < w {
+            r.min
+        } else {
+            r.max - (w - 1)
+        }
     }
 
     /// The current scale window of environment `i`, inclusive.
@@ -728,9 +733,13 @@ impl HdcSampler {
         Ok(())
     }
 
-    /// Restore from a parsed state; on error nothing changes.
-    pub fn restore_state(&mut self, s: SavedState) -> Result<(), String> {
-        self.check_state(&s)?;
+    /// Restore from a parsed state; on error (which says what differs) nothing changes.
+    pub fn restore_state(&mut self, s: SavedState) -> Result<(), CurriculumError> {
+        self.check_state(&s)
+            .map_err(|message| CurriculumError::State {
+                path: None,
+                message,
+            })?;
         self.rng = s.rng;
         self.global_level = s.global_level;
         self.samples = s.samples;
@@ -750,7 +759,10 @@ impl HdcSampler {
         }
         let s: SavedState = serde_path_to_error::deserialize(v)
             .map_err(|e| format!("field `{}`: {}", e.path(), e.inner()))?;
-        self.restore_state(s)
+        self.restore_state(s).map_err(|e| match e {
+            CurriculumError::State { message, .. } => message,
+            other => other.to_string(),
+        })
     }
 
     /// Write the state to `path` atomically (pretty JSON with `schema_version`).
