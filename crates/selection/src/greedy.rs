@@ -694,7 +694,7 @@ fn stochastic_choose(
 /// argmax (lowest index on ties) comes from lazily refreshed per-block maxima. Runs until full
 /// coverage or `k` picks; the result is the naive argmax sequence.
 fn coverage_greedy(eng: &mut Engine<'_>, k: usize, steps: &mut Vec<StepTrace>) {
-    const BLOCK: usize = 4096;
+    const BLOCK: usize = 1024;
     const OUT: i16 = i16::MIN / 2;
     let p = eng.s.p;
     let n = p.n_envs();
