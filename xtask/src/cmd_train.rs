@@ -83,7 +83,7 @@ pub struct GradientsArgs {
     #[arg(long)]
     pub out: PathBuf,
     /// Episodes per environment (M).
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 512)]
     pub rollouts: usize,
     /// Projected dimension d.
     #[arg(long, default_value_t = 1024)]
@@ -177,7 +177,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let mut trainer = if args.resume && ckpt.join("state.json").exists() {
         let t = Trainer::resume(&ckpt, factory.clone(), device, &mut sampler)
             .with_context(|| format!("resuming from {}", ckpt.display()))?;
-        if t.config().total_env_steps < cfg.total_env_steps {
+        if args.steps.is_some_and(|s| s > t.config().total_env_steps) {
             bail!(
                 "--steps {} is beyond the checkpointed run's budget {}: a resumed run keeps its learning-rate schedule",
                 cfg.total_env_steps,
@@ -302,8 +302,9 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         envdist_core::io::write_json_atomic(args.out.join("eval.json"), &reports)?;
     }
     println!(
-        "wrote {} (train_log.jsonl, checkpoint/, eval.json) in {:.1} s",
+        "wrote {} (train_log.jsonl, checkpoint/{}) in {:.1} s",
         args.out.display(),
+        if args.eval_seeds > 0 { ", eval.json" } else { "" },
         t0.elapsed().as_secs_f32()
     );
     Ok(())

@@ -71,7 +71,9 @@ pub enum Baseline {
 impl Default for GradientConfig {
     fn default() -> Self {
         Self {
-            rollouts_per_env: 64,
+            // Per-env REINFORCE estimates are noisy: below a few hundred episodes the cosine
+            // of a twin pair can change sign with the episode seed (measured on maze/collect).
+            rollouts_per_env: 512,
             harness: HarnessLevel::H4,
             scale: ScaleChoice::Min,
             dim: 1024,
