@@ -1001,6 +1001,31 @@ mod tests {
     }
 
     #[test]
+    fn extreme_scale_ranges_do_not_overflow() {
+        let mut envs = specs(2, 0, u32::MAX);
+        envs[1].scale = ScaleRange { min: 7, max: 7 };
+        let cfg = HdcConfig {
+            min_episodes: 1,
+            window_width: u32::MAX,
+            ..Default::default()
+        };
+        let mut s = HdcSampler::new(&envs, None, cfg, 2).unwrap();
+        // A window of u32::MAX scales covers all but one of the 2^32 scales.
+        assert_eq!((s.window(0), s.window(1)), ((0, u32::MAX - 1), (7, 7)));
+        for _ in 0..50 {
+            let t = s.sample_task();
+            let o = EpisodeOutcome {
+                task: t,
+                success: true,
+                episode_return: 1.0,
+                steps: 1,
+            };
+            s.record(&o);
+        }
+        assert!(s.status().iter().all(|e| e.harness > HarnessLevel::H0));
+    }
+
+    #[test]
     fn zero_weight_envs_are_never_drawn() {
         let mut s = HdcSampler::new(
             &specs(3, 1, 3),
