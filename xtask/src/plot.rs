@@ -504,8 +504,11 @@ pub fn heatmap(path: &Path, map: &Heatmap, size: (u32, u32)) -> anyhow::Result<(
 mod tests {
     use super::*;
 
+    /// A file in a directory of its own per test (tests run in parallel and each checks that
+    /// no temporary file is left beside its output).
     fn tmp(name: &str) -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("envdist-plot-{}", std::process::id()));
+        let stem = name.split('.').next().unwrap_or(name);
+        let d = std::env::temp_dir().join(format!("envdist-plot-{}-{stem}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         d.join(name)
     }
