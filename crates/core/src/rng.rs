@@ -130,7 +130,8 @@ impl Rng {
     /// An index drawn in proportion to non-negative `weights`; `None` if they sum to zero.
     pub fn weighted_index(&mut self, weights: &[f64]) -> Option<usize> {
         let total: f64 = weights.iter().copied().filter(|w| *w > 0.0).sum();
-        if !(total > 0.0) {
+        // NaN weights were filtered by `w > 0.0` above; `total` is finite or +inf.
+        if total <= 0.0 {
             return None;
         }
         let mut target = self.next_f64() * total;

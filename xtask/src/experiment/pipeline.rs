@@ -32,6 +32,10 @@ pub const PROFILES_FILE: &str = "profiles/profiles.json";
 /// Where the gradients stage writes the gradient set, relative to the run directory.
 pub const GRADIENTS_FILE: &str = "gradients/gradients.safetensors";
 
+/// Step tags that mark a conflict twin's rule inversion rather than an ability an annotator
+/// could see in a trajectory; the profiling stage ignores them.
+pub const IGNORED_RULE_TAGS: [&str; 2] = ["mirrored-control", "negation"];
+
 /// The pool and held-out sets the study uses.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PoolStage {
