@@ -196,6 +196,8 @@ macro_rules! dispatch {
 }
 
 #[derive(Clone)]
+// Boxing would only move one allocation: models are few and long-lived.
+#[allow(clippy::large_enum_variant)]
 enum ModelInner {
     Cpu(PolicyNet<CpuB>),
     #[cfg(feature = "cuda")]
