@@ -304,7 +304,11 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     println!(
         "wrote {} (train_log.jsonl, checkpoint/{}) in {:.1} s",
         args.out.display(),
-        if args.eval_seeds > 0 { ", eval.json" } else { "" },
+        if args.eval_seeds > 0 {
+            ", eval.json"
+        } else {
+            ""
+        },
         t0.elapsed().as_secs_f32()
     );
     Ok(())
