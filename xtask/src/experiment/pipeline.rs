@@ -185,10 +185,11 @@ pub fn pool_stage(cfg: &ExperimentConfig, suite: &Suite) -> anyhow::Result<PoolS
         .len();
     let mut conflict_pairs = Vec::new();
     for id in &pool {
-        if let Some(t) = &by_id[id].conflict_twin {
-            if id < t && pool.binary_search(t).is_ok() {
-                conflict_pairs.push((id.clone(), t.clone()));
-            }
+        if let Some(t) = &by_id[id].conflict_twin
+            && id < t
+            && pool.binary_search(t).is_ok()
+        {
+            conflict_pairs.push((id.clone(), t.clone()));
         }
     }
     let mut ood_specs = suite.ood_specs();
@@ -208,10 +209,10 @@ pub fn pool_stage(cfg: &ExperimentConfig, suite: &Suite) -> anyhow::Result<PoolS
         let mut round = 0;
         while out.len() < cfg.ood_envs {
             for f in &fam {
-                if let Some(id) = f.get(round) {
-                    if out.len() < cfg.ood_envs {
-                        out.push(id.clone());
-                    }
+                if let Some(id) = f.get(round)
+                    && out.len() < cfg.ood_envs
+                {
+                    out.push(id.clone());
                 }
             }
             round += 1;

@@ -18,13 +18,19 @@ fn gain_text(results: &Results, arm: Arm) -> String {
 /// One sentence per comparison the issue asks about, stating what was measured.
 pub fn findings(results: &Results) -> Vec<String> {
     let mut out = Vec::new();
-    let g = |a| arm_gain(results, a).map(|(m, s)| (m, s));
+    let g = |a| arm_gain(results, a);
     let cmp = |a: Arm, b: Arm| -> Option<String> {
         let (ma, sa) = g(a)?;
         let (mb, sb) = g(b)?;
         let single = results.arm_runs(a).len() < 2 || results.arm_runs(b).len() < 2;
         let verdict = if single {
-            if ma > mb { "above (single seed: no spread to judge by)" } else if ma < mb { "below (single seed: no spread to judge by)" } else { "equal to" }
+            if ma > mb {
+                "above (single seed: no spread to judge by)"
+            } else if ma < mb {
+                "below (single seed: no spread to judge by)"
+            } else {
+                "equal to"
+            }
         } else if (ma - mb).abs() <= sa.max(sb) {
             "within the seed spread of"
         } else if ma > mb {
