@@ -81,9 +81,9 @@ impl ScaleRange {
     pub fn contains(&self, scale: u32) -> bool {
         (self.min..=self.max).contains(&scale)
     }
-    /// Number of distinct scales.
+    /// Number of distinct scales (saturating at `u32::MAX` for the full `u32` range).
     pub fn len(&self) -> u32 {
-        self.max - self.min + 1
+        (self.max - self.min).saturating_add(1)
     }
     /// Always false: a range holds at least one scale.
     pub fn is_empty(&self) -> bool {
