@@ -126,6 +126,10 @@ pub struct SelectArgs {
     /// Compare the ranking with a reference ranking (.npy of indices); fail on mismatch.
     #[arg(long)]
     reference: Option<PathBuf>,
+    /// Also write the pool as `DIR/profiles.json` and (with gradients) `DIR/gradients.safetensors`
+    /// (unit-normalised rows), e.g. to save a synthetic pool for `--profiles`.
+    #[arg(long, value_name = "DIR")]
+    write_pool: Option<PathBuf>,
     /// Write the full selection (with the per-step trace) as JSON here.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -269,6 +273,12 @@ pub fn run(args: SelectArgs) -> anyhow::Result<()> {
     let problem = load_problem(&args)?;
     pb.finish_and_clear();
     let load_seconds = t_load.elapsed().as_secs_f64();
+    if let Some(dir) = &args.write_pool {
+        envdist_core::io::write_json_atomic(dir.join("profiles.json"), &problem.to_profile_set())?;
+        if let Some(g) = problem.gradient_set() {
+            g.write(dir.join("gradients.safetensors"))?;
+        }
+    }
 
     let pb = spinner(
         &format!("selecting {} of {}", config.k, problem.n_envs()),

@@ -314,7 +314,7 @@ fn key_gain(k: u64) -> f32 {
     })
 }
 
-/// Folds at least this long run in parallel (max aggregation only).
+/// Folds at least this long compute their dot products in parallel.
 const PARALLEL_FOLD: usize = 96;
 
 #[derive(Debug, Clone, Copy)]
@@ -380,21 +380,19 @@ impl Shared<'_> {
             if clamp { p.max(0.0) } else { p }
         };
         let new = &self.picks[cache.seen as usize..];
-        if agg == Aggregation::Max && new.len() >= PARALLEL_FOLD {
-            // A max is exact in any order, so a long fold can be split across threads.
-            let m = new
-                .par_chunks(16)
-                .map(|ch| ch.iter().map(|&s| pen(s)).fold(f32::NEG_INFINITY, f32::max))
-                .reduce(|| f32::NEG_INFINITY, f32::max);
-            cache.acc = cache.acc.max(m);
+        let mut fold = |p: f32| {
+            cache.acc = match agg {
+                Aggregation::Max => cache.acc.max(p),
+                Aggregation::Sum | Aggregation::Mean => cache.acc + p,
+            };
+        };
+        if new.len() >= PARALLEL_FOLD {
+            // The dot products of a long fold run in parallel; the fold itself stays
+            // sequential in pick order, so sums are bit-identical to naive greedy's.
+            let pens: Vec<f32> = new.par_iter().with_min_len(16).map(|&s| pen(s)).collect();
+            pens.into_iter().for_each(fold);
         } else {
-            for &s in new {
-                let p = pen(s);
-                cache.acc = match agg {
-                    Aggregation::Max => cache.acc.max(p),
-                    Aggregation::Sum | Aggregation::Mean => cache.acc + p,
-                };
-            }
+            new.iter().for_each(|&s| fold(pen(s)));
         }
         cache.seen = self.picks.len() as u32;
     }

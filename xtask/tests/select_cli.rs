@@ -1,0 +1,125 @@
+//! `cargo xtask select` end to end: the numpy count path reproduces the reference ranking of
+//! the small anchor pool, a synthetic pool round-trips through profile and gradient files,
+//! and mismatched gradient files are refused with the offending id.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn xtask(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .arg("select")
+        .args(args)
+        .output()
+        .expect("run xtask")
+}
+
+fn data(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../crates/selection/tests/data")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("envdist-select-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn counts_npy_matches_the_reference_and_prints_json() {
+    let out = xtask(&[
+        "--counts-npy",
+        &data("small_counts.npy"),
+        "--k",
+        "30",
+        "--objective",
+        "coverage",
+        "--json",
+        "--reference",
+        &data("small_ref_greedy_ranking.npy"),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["reference_match"], true);
+    assert_eq!(v["ranking"].as_array().unwrap().len(), 30);
+    assert_eq!(v["covered"], 72);
+    assert!(v["select_seconds"].as_f64().unwrap() >= 0.0);
+    assert!(v["gains"].as_array().unwrap()[0].as_f64().unwrap() > 0.0);
+    assert!(v["peak_rss_bytes"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn synthetic_pool_round_trips_through_files() {
+    let dir = tmp("roundtrip");
+    let spec = "n=150,abilities=30,dim=16,seed=4";
+    let first = xtask(&[
+        "--synthetic",
+        spec,
+        "--k",
+        "12",
+        "--json",
+        "--write-pool",
+        dir.to_str().unwrap(),
+        "--out",
+        dir.join("selection.json").to_str().unwrap(),
+    ]);
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let second = xtask(&[
+        "--profiles",
+        dir.join("profiles.json").to_str().unwrap(),
+        "--gradients",
+        dir.join("gradients.safetensors").to_str().unwrap(),
+        "--k",
+        "12",
+        "--json",
+    ]);
+    assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
+    let a: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+    let b: serde_json::Value = serde_json::from_slice(&second.stdout).unwrap();
+    assert_eq!(a["ranking"], b["ranking"]);
+    let saved = envdist_selection::Selection::read(dir.join("selection.json")).unwrap();
+    assert_eq!(serde_json::json!(saved.ranking), a["ranking"]);
+
+    // Gradients for a different pool: refused, naming an id that has no row.
+    let other = tmp("other");
+    let made = xtask(&[
+        "--synthetic",
+        "n=20,abilities=30,dim=16,seed=4,clusters=1,themes=1",
+        "--k",
+        "2",
+        "--write-pool",
+        other.to_str().unwrap(),
+    ]);
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let bad = xtask(&[
+        "--profiles",
+        dir.join("profiles.json").to_str().unwrap(),
+        "--gradients",
+        other.join("gradients.safetensors").to_str().unwrap(),
+        "--k",
+        "5",
+    ]);
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("syn/20"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&other);
+}
+
+#[test]
+fn infeasible_full_coverage_is_a_clear_error() {
+    let out = xtask(&[
+        "--counts-npy",
+        &data("small_counts.npy"),
+        "--k",
+        "5",
+        "--objective",
+        "coverage",
+        "--full-coverage",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("full coverage is infeasible") && err.contains("raise k to"), "{err}");
+}
