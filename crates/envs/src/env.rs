@@ -132,6 +132,9 @@ pub struct SuiteEnv {
     occlusion: (i32, i32),
     noise_state: u64,
     rules_cache: String,
+    /// The solver's action for the current state (game coordinates), computed at most once
+    /// per state: hints and an oracle policy both ask for it.
+    oracle_cache: Option<ActionId>,
 }
 
 impl SuiteEnv {
@@ -159,6 +162,7 @@ impl SuiteEnv {
             occlusion: (0, 0),
             noise_state: 1,
             rules_cache: String::new(),
+            oracle_cache: None,
         };
         let task = Task {
             env: env.spec.id.clone(),
@@ -208,6 +212,7 @@ impl SuiteEnv {
         );
         self.noise_state = task.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         self.rules_cache.clear();
+        self.oracle_cache = None;
         self.redraw();
     }
 
@@ -229,6 +234,7 @@ impl SuiteEnv {
         } else {
             action
         };
+        self.oracle_cache = None;
         let mut tags = Vec::with_capacity(4);
         let status = if self.game.legal().contains(a) {
             self.game.step(a, &mut self.rng, &mut tags)
@@ -416,7 +422,14 @@ impl Env for SuiteEnv {
         if self.finished {
             return None;
         }
-        let a = self.game.oracle();
+        let a = match self.oracle_cache {
+            Some(a) => a,
+            None => {
+                let a = self.game.oracle();
+                self.oracle_cache = Some(a);
+                a
+            }
+        };
         Some(if self.variant.mirror { mirror(a) } else { a })
     }
 }

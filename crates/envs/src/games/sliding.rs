@@ -45,29 +45,41 @@ impl Sliding {
         let n = self.w * self.h;
         (1..n as u8).chain(std::iter::once(0)).collect()
     }
+    /// Breadth-first search over boards packed as 4-bit tiles in a `u64`; returns the plan
+    /// reversed (next action last).
     fn solve(&self) -> Vec<ActionId> {
-        let goal = self.goal();
-        let start = self.tiles.clone();
-        let mut prev: HashMap<Vec<u8>, (Vec<u8>, ActionId)> = HashMap::new();
-        prev.insert(start.clone(), (start.clone(), ActionId::WAIT));
-        let mut q = VecDeque::from([start.clone()]);
-        while let Some(s) = q.pop_front() {
-            if s == goal {
+        let pack = |t: &[u8]| {
+            t.iter()
+                .enumerate()
+                .fold(0u64, |acc, (i, v)| acc | (*v as u64) << (4 * i))
+        };
+        let cells = self.w * self.h;
+        let unpack =
+            |k: u64| -> Vec<u8> { (0..cells).map(|i| (k >> (4 * i) & 15) as u8).collect() };
+        let goal = pack(&self.goal());
+        let start = pack(&self.tiles);
+        let mut prev: HashMap<u64, (u64, ActionId)> = HashMap::with_capacity(1024);
+        prev.insert(start, (start, ActionId::WAIT));
+        let mut q = VecDeque::from([start]);
+        while let Some(k) = q.pop_front() {
+            if k == goal {
                 let mut plan = Vec::new();
-                let mut cur = s;
+                let mut cur = k;
                 while cur != start {
-                    let (p, a) = prev[&cur].clone();
+                    let (p, a) = prev[&cur];
                     plan.push(a);
                     cur = p;
                 }
-                return plan; // reversed: next action last
+                return plan;
             }
+            let board = unpack(k);
             for a in ActionId::MOVES {
-                if let Some(t) = self.apply(&s, a)
-                    && !prev.contains_key(&t)
-                {
-                    prev.insert(t.clone(), (s.clone(), a));
-                    q.push_back(t);
+                if let Some(t) = self.apply(&board, a) {
+                    let key = pack(&t);
+                    if let std::collections::hash_map::Entry::Vacant(e) = prev.entry(key) {
+                        e.insert((k, a));
+                        q.push_back(key);
+                    }
                 }
             }
         }

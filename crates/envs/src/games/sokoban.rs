@@ -57,34 +57,71 @@ impl Sokoban {
     fn solved(&self, boxes: &[Pos]) -> bool {
         boxes.iter().all(|b| self.targets.contains(b))
     }
+    /// Breadth-first search over packed states (agent cell and sorted box cells, 6 bits
+    /// each, so a state is one `u32`); returns the plan, first action first.
     fn solve(&self) -> Vec<ActionId> {
-        let mut boxes = self.boxes.clone();
-        boxes.sort();
-        let start: State = (self.agent, boxes);
-        let mut prev: HashMap<State, (State, ActionId)> = HashMap::new();
-        let mut queue = VecDeque::new();
-        prev.insert(start.clone(), (start.clone(), ActionId::WAIT));
-        queue.push_back(start.clone());
+        let n = self.n;
+        let k = self.boxes.len();
+        let pack = |agent: usize, boxes: &mut [usize]| -> u32 {
+            boxes.sort_unstable();
+            boxes.iter().enumerate().fold(agent as u32, |acc, (i, b)| {
+                acc | (*b as u32) << (6 * (i + 1))
+            })
+        };
+        let unpack = |s: u32| -> (usize, [usize; 3]) {
+            let mut b = [usize::MAX; 3];
+            for (i, slot) in b.iter_mut().enumerate().take(k) {
+                *slot = (s >> (6 * (i + 1)) & 63) as usize;
+            }
+            ((s & 63) as usize, b)
+        };
+        let targets: Vec<usize> = self.targets.iter().map(|t| t.1 * n + t.0).collect();
+        let mut start_boxes: Vec<usize> = self.boxes.iter().map(|b| b.1 * n + b.0).collect();
+        let start = pack(self.agent.1 * n + self.agent.0, &mut start_boxes);
+        let mut prev: HashMap<u32, (u32, u8)> = HashMap::with_capacity(4096);
+        prev.insert(start, (start, 255));
+        let mut queue = VecDeque::from([start]);
+        let steps: [(ActionId, i32, i32); 4] = [
+            (ActionId::UP, 0, -1),
+            (ActionId::DOWN, 0, 1),
+            (ActionId::LEFT, -1, 0),
+            (ActionId::RIGHT, 1, 0),
+        ];
         while let Some(s) = queue.pop_front() {
-            if self.solved(&s.1) {
+            let (agent, boxes) = unpack(s);
+            let boxes = &boxes[..k];
+            if boxes.iter().all(|b| targets.contains(b)) {
                 let mut plan = Vec::new();
                 let mut cur = s;
                 while cur != start {
-                    let (p, a) = prev[&cur].clone();
-                    plan.push(a);
+                    let (p, a) = prev[&cur];
+                    plan.push(ActionId::MOVES[a as usize]);
                     cur = p;
                 }
                 plan.reverse();
                 return plan;
             }
-            if prev.len() > 300_000 {
+            if prev.len() > 400_000 {
                 break;
             }
-            for a in ActionId::MOVES {
-                if let Some((t, _)) = self.apply(&s, a)
-                    && !prev.contains_key(&t)
-                {
-                    prev.insert(t.clone(), (s.clone(), a));
+            let (ax, ay) = ((agent % n) as i32, (agent / n) as i32);
+            for (ai, (_, dx, dy)) in steps.iter().enumerate() {
+                let q = ((ay + dy) as usize) * n + (ax + dx) as usize;
+                if self.walls[q] {
+                    continue;
+                }
+                let mut nb = [0usize; 3];
+                nb[..k].copy_from_slice(boxes);
+                if let Some(bi) = boxes.iter().position(|b| *b == q) {
+                    let r = ((ay + 2 * dy) as usize) * n + (ax + 2 * dx) as usize;
+                    if self.walls[r] || boxes.contains(&r) {
+                        continue;
+                    }
+                    nb[bi] = r;
+                }
+                let t = pack(q, &mut nb[..k]);
+                if let std::collections::hash_map::Entry::Vacant(e) = prev.entry(t) {
+                    e.insert((s, ai as u8));
                     queue.push_back(t);
                 }
             }
