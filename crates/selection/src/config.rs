@@ -290,6 +290,7 @@ impl SelectConfig {
         let on = |flag: bool, w: f32| if flag { w } else { 0.0 };
         Ok(Checked {
             config: self.clone(),
+            n_envs: n,
             include,
             excluded,
             ability_weights,
@@ -324,23 +325,35 @@ fn ability_weights(problem: &Problem, weighting: AbilityWeighting) -> Vec<f32> {
 }
 
 /// A config checked against one problem: ids resolved to indices, term weights with
-/// switched-off terms at zero, ability weights computed.
+/// switched-off terms at zero, ability weights computed. Only [`SelectConfig::validate`]
+/// makes one, so optimizers never see unchecked input.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checked {
+    pub(crate) config: SelectConfig,
+    pub(crate) n_envs: usize,
+    pub(crate) include: Vec<usize>,
+    pub(crate) excluded: Vec<bool>,
+    pub(crate) ability_weights: Vec<f32>,
+    pub(crate) w_coverage: f32,
+    pub(crate) w_redundancy: f32,
+    pub(crate) w_conflict: f32,
+}
+
+impl Checked {
     /// The config as given.
-    pub config: SelectConfig,
-    /// Must-include environments, ascending.
-    pub include: Vec<usize>,
-    /// Per environment: excluded?
-    pub excluded: Vec<bool>,
-    /// Per ability: its weight for NewCoverage and Redundancy.
-    pub ability_weights: Vec<f32>,
-    /// Effective NewCoverage weight (0 when off).
-    pub w_coverage: f32,
-    /// Effective Redundancy weight (0 when off).
-    pub w_redundancy: f32,
-    /// Effective Conflict weight (0 when off).
-    pub w_conflict: f32,
+    pub fn config(&self) -> &SelectConfig {
+        &self.config
+    }
+
+    /// Each ability's weight for NewCoverage and Redundancy.
+    pub fn ability_weights(&self) -> &[f32] {
+        &self.ability_weights
+    }
+
+    /// Effective (coverage, redundancy, conflict) weights, zero for switched-off terms.
+    pub fn effective_weights(&self) -> (f32, f32, f32) {
+        (self.w_coverage, self.w_redundancy, self.w_conflict)
+    }
 }
 
 #[cfg(test)]

@@ -85,6 +85,15 @@ pub fn select(problem: &Problem, config: &SelectConfig) -> Result<Selection, Sel
 
 /// [`select`] for an already checked config.
 pub fn select_checked(problem: &Problem, checked: &Checked) -> Result<Selection, SelectError> {
+    if checked.n_envs != problem.n_envs() || checked.ability_weights.len() != problem.n_abilities()
+    {
+        return Err(SelectError::invalid(
+            "config",
+            "checked",
+            "a config validated against this problem",
+            "one validated against another",
+        ));
+    }
     let cfg = &checked.config;
     let mut notes = Vec::new();
     let mut fell_back = false;

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Aggregation, Checked};
+use crate::error::SelectError;
 use crate::problem::Problem;
 
 /// One term of the AES score: its unweighted marginal value for adding `candidate` after
@@ -128,8 +129,33 @@ pub struct StepTrace {
 }
 
 /// Score `ranking` step by step from scratch with the reference term definitions (cost
-/// O(k² · dim)); the optimizers' traces must agree with it.
-pub fn evaluate_ranking(problem: &Problem, checked: &Checked, ranking: &[usize]) -> Vec<StepTrace> {
+/// O(k² · dim)); the optimizers' traces must agree with it. `checked` must come from
+/// validating against this `problem`; indices must be in range and distinct.
+pub fn evaluate_ranking(
+    problem: &Problem,
+    checked: &Checked,
+    ranking: &[usize],
+) -> Result<Vec<StepTrace>, SelectError> {
+    if checked.n_envs != problem.n_envs() || checked.ability_weights.len() != problem.n_abilities()
+    {
+        return Err(SelectError::invalid(
+            "config",
+            "checked",
+            "a config validated against this problem",
+            "one validated against another",
+        ));
+    }
+    let mut seen = vec![false; problem.n_envs()];
+    for (i, &e) in ranking.iter().enumerate() {
+        if e >= problem.n_envs() || std::mem::replace(&mut seen[e], true) {
+            return Err(SelectError::invalid(
+                "ranking",
+                format!("[{i}]"),
+                format!("distinct environment indices below {}", problem.n_envs()),
+                e.to_string(),
+            ));
+        }
+    }
     let cov = NewCoverage {
         ability_weights: checked.ability_weights.clone(),
     };
@@ -140,7 +166,7 @@ pub fn evaluate_ranking(problem: &Problem, checked: &Checked, ranking: &[usize])
         aggregation: checked.config.aggregation,
         clamp: checked.config.clamp_conflict,
     };
-    ranking
+    Ok(ranking
         .iter()
         .enumerate()
         .map(|(t, &e)| {
@@ -169,5 +195,5 @@ pub fn evaluate_ranking(problem: &Problem, checked: &Checked, ranking: &[usize])
                 reason: PickReason::Greedy,
             }
         })
-        .collect()
+        .collect())
 }

@@ -202,6 +202,14 @@ impl Problem {
         });
         let abilities =
             abilities.unwrap_or_else(|| (0..counts.cols).map(|j| format!("a{j}")).collect());
+        if counts.rows >= u32::MAX as usize || counts.cols >= u32::MAX as usize {
+            return Err(SelectError::invalid(
+                "problem",
+                "counts",
+                "fewer than 2^32 - 1 rows and columns",
+                format!("{} x {}", counts.rows, counts.cols),
+            ));
+        }
         if env_ids.len() != counts.rows {
             return Err(SelectError::invalid(
                 "problem",

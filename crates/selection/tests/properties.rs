@@ -119,7 +119,7 @@ proptest! {
         cfg.clamp_conflict = clamp;
         let s = select(&p, &cfg).unwrap();
         let checked = cfg.validate(&p).unwrap();
-        let reference = evaluate_ranking(&p, &checked, &s.ranking);
+        let reference = evaluate_ranking(&p, &checked, &s.ranking).unwrap();
         let total: f32 = reference.iter().map(|t| t.gain).sum();
         prop_assert!((s.objective - total).abs() <= 1e-3 * (1.0 + total.abs()), "{} vs {}", s.objective, total);
         for (a, b) in s.steps.iter().zip(&reference) {
@@ -133,7 +133,7 @@ proptest! {
         if cfg.aggregation == Aggregation::Sum {
             let mut rev = s.ranking.clone();
             rev.reverse();
-            let back: f32 = evaluate_ranking(&p, &checked, &rev).iter().map(|t| t.gain).sum();
+            let back: f32 = evaluate_ranking(&p, &checked, &rev).unwrap().iter().map(|t| t.gain).sum();
             prop_assert!((back - total).abs() <= 1e-3 * (1.0 + total.abs()));
         }
     }
