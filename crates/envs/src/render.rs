@@ -265,9 +265,9 @@ pub const THEMES: [Theme; 6] = [
     },
     Theme {
         name: "round",
-        bg: [0, 0, 0],
-        floor: [30, 30, 30],
-        wall: [120, 120, 120],
+        bg: [10, 10, 10],
+        floor: [45, 35, 35],
+        wall: [150, 115, 95],
         agent: [250, 250, 250],
         round: true,
         lines: false,

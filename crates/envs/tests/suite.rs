@@ -436,3 +436,82 @@ fn maze_harness_text_snapshot() {
     assert!(h.rules.unwrap().starts_with("Move with up/down/left/right"));
     assert_eq!(obs.instruction, "Reach the green goal.");
 }
+
+/// Themes and observation changes keep the rules: the solver plays exactly as in `classic`,
+/// while themes change the pixels.
+#[test]
+fn look_variants_keep_the_rules() {
+    let suite = suite();
+    for spec in suite.specs() {
+        let look = spec.variant.starts_with("theme-")
+            || ["noise", "occluded", "egocentric"].contains(&spec.variant.as_str());
+        if !look {
+            continue;
+        }
+        let classic = suite
+            .spec(&format!("{}/classic", spec.family).as_str().into())
+            .unwrap()
+            .clone();
+        let mut a = suite.make(&classic.id).unwrap();
+        let mut b = suite.make(&spec.id).unwrap();
+        for seed in 0..4 {
+            let scale = if seed % 2 == 0 {
+                spec.scale.min
+            } else {
+                spec.scale.max
+            };
+            let ta = task(&classic, seed, scale, HarnessLevel::H4);
+            let tb = Task {
+                env: spec.id.clone(),
+                ..ta.clone()
+            };
+            let (oa, ob) = (a.reset(&ta), b.reset(&tb));
+            if spec.variant.starts_with("theme-") {
+                assert!(
+                    oa.image != ob.image,
+                    "{} looks exactly like classic",
+                    spec.id
+                );
+            }
+            for _ in 0..200 {
+                let (xa, xb) = (a.oracle_action(), b.oracle_action());
+                assert_eq!(xa, xb, "{} plays differently from classic", spec.id);
+                let Some(act) = xa else { break };
+                let (sa, sb) = (a.step(act), b.step(act));
+                assert_eq!((sa.reward, sa.done), (sb.reward, sb.done));
+                if sa.done || sa.truncated {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_custom_harness_schedule_is_honoured() {
+    let schedule = HarnessSchedule {
+        drop_order: [
+            HarnessChannel::Rules,
+            HarnessChannel::State,
+            HarnessChannel::Observation,
+            HarnessChannel::Hints,
+        ],
+    };
+    let suite = Suite::new(SuiteConfig {
+        canvas: 32,
+        harness_schedule: schedule.clone(),
+    });
+    let spec = suite.spec(&"collect/classic".into()).unwrap().clone();
+    let mut env = suite.make(&spec.id).unwrap();
+    let h1 = env.reset(&task(&spec, 1, 2, HarnessLevel::H1)).harness;
+    assert!(h1.rules.is_none() && h1.hints.is_some() && h1.state.is_some());
+    let h3 = env.reset(&task(&spec, 1, 2, HarnessLevel::H3)).harness;
+    assert!(h3.hints.is_some() && h3.observation.is_none());
+    let h4 = env.reset(&task(&spec, 1, 2, HarnessLevel::H4)).harness;
+    assert!(h4.is_empty());
+    let bad = SuiteConfig {
+        canvas: 8,
+        ..SuiteConfig::default()
+    };
+    assert!(Suite::try_new(bad).is_err());
+}

@@ -195,16 +195,11 @@ impl Game for Mines {
         g.reset(self.n, self.n, Cell::FLOOR);
         for i in 0..self.n * self.n {
             g.cells[i] = if !self.open[i] {
-                Cell::solid(Col::Grey, b'#')
+                Cell::obj(Shape::Full, Col::Grey, b'#')
             } else {
                 match self.count(i) {
-                    0 => Cell::solid(Col::White, b'.'),
-                    c => Cell {
-                        base: Col::White,
-                        shape: Shape::Die(c.min(6) as u8),
-                        fg: Col::White,
-                        ch: b'0' + c as u8,
-                    },
+                    0 => Cell::FLOOR,
+                    c => Cell::obj(Shape::Die(c.min(6) as u8), Col::White, b'0' + c as u8),
                 }
             };
         }
@@ -242,8 +237,8 @@ impl Game for Mines {
     }
     fn rules(&self, out: &mut String) {
         out.push_str(
-            "Move the red ring cursor with up/down/left/right; `interact` reveals the grey cell \
-             under it. A revealed cell shows as many pips as mines among its 8 neighbours; \
+            "Move the red ring cursor with up/down/left/right; `interact` reveals the grey square \
+             under it. A revealed cell shows a die with as many pips as mines among its 8 neighbours (none: empty floor); \
              revealing a mine fails. Reveal every safe cell. Text: # hidden, . no neighbouring \
              mine, digit = neighbouring mines.",
         );

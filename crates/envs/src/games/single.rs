@@ -400,7 +400,7 @@ impl Game for Symmetry {
             g.cells[i] = if *on {
                 Cell::solid(Col::Purple, b'#')
             } else {
-                Cell::solid(Col::White, b'.')
+                Cell::FLOOR
             };
         }
     }
@@ -422,11 +422,11 @@ impl Game for Symmetry {
     }
     fn rules(&self, out: &mut String) {
         out.push_str(if self.rule == 0 {
-            "Is the purple-and-white pattern mirror-symmetric left to right? answer_1 = yes, \
-             symmetric; answer_0 = no. Text: # purple, . white."
+            "Is the pattern of purple cells mirror-symmetric left to right? answer_1 = yes, \
+             symmetric; answer_0 = no. Text: # purple, . empty."
         } else {
-            "Is the purple-and-white pattern asymmetric (not mirror-symmetric left to right)? \
-             answer_1 = yes, asymmetric; answer_0 = no. Text: # purple, . white."
+            "Is the pattern of purple cells asymmetric (not mirror-symmetric left to right)? \
+             answer_1 = yes, asymmetric; answer_0 = no. Text: # purple, . empty."
         });
     }
     fn horizon(&self, _: u32) -> u32 {
@@ -578,7 +578,7 @@ impl Game for Regions {
     fn draw(&self, g: &mut Grid) {
         g.reset(self.n, self.n, Cell::FLOOR);
         for (i, o) in self.owner.iter().enumerate() {
-            g.cells[i] = Cell::solid(OBJECT_COLS[*o], b'a' + *o as u8);
+            g.cells[i] = Cell::obj(Shape::Full, OBJECT_COLS[*o], b'a' + *o as u8);
         }
     }
     fn state_text(&self, out: &mut String) {
