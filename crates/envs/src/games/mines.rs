@@ -199,7 +199,11 @@ impl Game for Mines {
             } else {
                 match self.count(i) {
                     0 => Cell::FLOOR,
-                    c => Cell::obj(Shape::Die(c.min(6) as u8), Col::White, b'0' + c as u8),
+                    c => Cell::obj(
+                        Shape::Die(c.min(6) as u8),
+                        Col::Num(c as u8),
+                        b'0' + c as u8,
+                    ),
                 }
             };
         }
@@ -238,7 +242,7 @@ impl Game for Mines {
     fn rules(&self, out: &mut String) {
         out.push_str(
             "Move the red ring cursor with up/down/left/right; `interact` reveals the grey square \
-             under it. A revealed cell shows a die with as many pips as mines among its 8 neighbours (none: empty floor); \
+             under it. A revealed cell shows a die with as many pips as mines among its 8 neighbours, coloured white, yellow, orange, red for 1, 2, 3, 4+ (none: empty floor); \
              revealing a mine fails. Reveal every safe cell. Text: # hidden, . no neighbouring \
              mine, digit = neighbouring mines.",
         );
