@@ -201,7 +201,7 @@ impl Game for Mines {
                     0 => Cell::FLOOR,
                     c => Cell::obj(
                         Shape::Die(c.min(6) as u8),
-                        Col::Num(c as u8),
+                        Col::Num(c.min(4) as u8),
                         b'0' + c as u8,
                     ),
                 }
