@@ -260,6 +260,24 @@ pub fn parse_counts_npy(bytes: &[u8], source_name: &str) -> Result<SparseCounts,
         ));
     }
     let mut b = Builder::new(rows, cols);
+    if matches!(dtype, Dtype::U(1) | Dtype::Bool) && !fortran && cols > 0 {
+        // The common numpy case (uint8 / bool counts, C order): no per-element decoding, and
+        // every value is a valid non-negative count.
+        for row in data[..need].chunks_exact(cols) {
+            for (c, &v) in row.iter().enumerate() {
+                if v != 0 {
+                    b.out.indices.push(c as u32);
+                    b.out.values.push(if dtype == Dtype::Bool {
+                        1.0
+                    } else {
+                        f32::from(v)
+                    });
+                }
+            }
+            b.end_row();
+        }
+        return Ok(b.finish());
+    }
     for r in 0..rows {
         for c in 0..cols {
             let at = if fortran { c * rows + r } else { r * cols + c } * size;
@@ -346,6 +364,11 @@ mod tests {
         assert_eq!(a.indptr, vec![0, 2, 3]);
         assert_eq!(a.indices, vec![1, 2, 0]);
         assert_eq!(a.values, vec![2.0, 1.0, 3.0]);
+        let b = parse_counts_npy(&npy("|b1", false, "(2, 3)", &[0, 1, 1, 1, 0, 0]), "b").unwrap();
+        assert_eq!(
+            (b.indices.clone(), b.values.clone()),
+            (a.indices.clone(), vec![1.0; 3])
+        );
         let i8s: Vec<u8> = [0i64, 2, 1, 3, 0, 0]
             .iter()
             .flat_map(|v| v.to_le_bytes())
