@@ -63,11 +63,11 @@ fn vectorised(c: &mut Criterion) {
     let envs = (0..batch)
         .map(|i| suite.make_env(&mix[i % mix.len()].id).unwrap())
         .collect();
-    let mut venv = VecEnv::new(envs);
+    let mut venv = VecEnv::new(envs).unwrap();
     let tasks: Vec<Task> = (0..batch)
         .map(|i| task(&mix[i % mix.len()], i as u64))
         .collect();
-    venv.reset_all(&tasks);
+    venv.reset_all(&tasks).unwrap();
     let mut rng = Rng::seed_from_u64(2);
     let mut group = c.benchmark_group("envs/vec");
     group.throughput(Throughput::Elements(batch as u64));
@@ -83,6 +83,7 @@ fn vectorised(c: &mut Criterion) {
                 .collect();
             let ended: Vec<usize> = venv
                 .step(&actions)
+                .unwrap()
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| s.done || s.truncated)

@@ -543,9 +543,9 @@ fn bench(
     let vec_envs = (0..batch)
         .map(|i| suite.make_env(&mix[i % mix.len()].id))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut venv = VecEnv::new(vec_envs);
+    let mut venv = VecEnv::new(vec_envs)?;
     let tasks: Vec<Task> = (0..batch).map(|i| task_for(i, i as u64)).collect();
-    venv.reset_all(&tasks);
+    venv.reset_all(&tasks)?;
     let mut legal: Vec<envdist_core::ActionMask> = (0..batch)
         .map(|i| venv.env_mut(i).legal_actions())
         .collect();
@@ -556,7 +556,7 @@ fn bench(
         for (a, l) in actions.iter_mut().zip(&legal) {
             *a = random_legal(*l, &mut rng);
         }
-        let infos = venv.step(&actions);
+        let infos = venv.step(&actions)?;
         let ended: Vec<usize> = infos
             .iter()
             .enumerate()

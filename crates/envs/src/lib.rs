@@ -53,7 +53,7 @@ use envdist_core::env::{EnvFactory, UnknownEnv};
 use serde::{Deserialize, Serialize};
 
 pub use env::{ObsMod, StepInfo, SuiteEnv};
-pub use vec_env::VecEnv;
+pub use vec_env::{VecEnv, VecEnvError};
 
 use env::VariantCfg;
 use render::{CLASSIC, THEMES};

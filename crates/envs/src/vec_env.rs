@@ -6,6 +6,35 @@ use rayon::prelude::*;
 
 use crate::env::{StepInfo, SuiteEnv};
 
+/// A [`VecEnv`] call with inputs that do not fit the batch.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VecEnvError {
+    /// Environments rendering at different canvas sizes.
+    #[error(
+        "VecEnv field `envs[{index}]`: expected a {expected}-byte frame like envs[0], found {found}"
+    )]
+    Canvas {
+        /// The first environment that differs.
+        index: usize,
+        /// Frame length of `envs[0]`.
+        expected: usize,
+        /// Its frame length.
+        found: usize,
+    },
+    /// One action or task per environment is required.
+    #[error(
+        "VecEnv field `{field}`: expected {expected} entries (one per environment), found {found}"
+    )]
+    Length {
+        /// `actions` or `tasks`.
+        field: &'static str,
+        /// Number of environments.
+        expected: usize,
+        /// Entries given.
+        found: usize,
+    },
+}
+
 /// A batch of environments stepped in parallel. Frames land in one contiguous `u8` buffer
 /// (`n * canvas * canvas * 3`, env-major, row-major RGB) that is reused across steps, so a
 /// trainer can read a batch without per-step allocation of images. Text channels are not
@@ -18,9 +47,20 @@ pub struct VecEnv {
 }
 
 impl VecEnv {
-    /// Wrap environments made by the same [`crate::Suite`] (same canvas).
-    pub fn new(envs: Vec<SuiteEnv>) -> Self {
+    /// Wrap environments made by suites with the same canvas.
+    pub fn new(envs: Vec<SuiteEnv>) -> Result<Self, VecEnvError> {
         let frame_len = envs.first().map_or(0, |e| e.frame().data.len());
+        if let Some((index, e)) = envs
+            .iter()
+            .enumerate()
+            .find(|(_, e)| e.frame().data.len() != frame_len)
+        {
+            return Err(VecEnvError::Canvas {
+                index,
+                expected: frame_len,
+                found: e.frame().data.len(),
+            });
+        }
         let n = envs.len();
         let mut v = Self {
             envs,
@@ -29,7 +69,7 @@ impl VecEnv {
             frame_len,
         };
         v.copy_frames();
-        v
+        Ok(v)
     }
 
     /// Number of environments.
@@ -60,7 +100,8 @@ impl VecEnv {
     }
 
     /// Reset every environment, `tasks[i]` for environment `i`.
-    pub fn reset_all(&mut self, tasks: &[Task]) {
+    pub fn reset_all(&mut self, tasks: &[Task]) -> Result<(), VecEnvError> {
+        self.check("tasks", tasks.len())?;
         let fl = self.frame_len;
         self.envs
             .par_iter_mut()
@@ -70,10 +111,24 @@ impl VecEnv {
                 e.reset_fast(t);
                 dst.copy_from_slice(&e.frame().data);
             });
+        Ok(())
+    }
+
+    fn check(&self, field: &'static str, found: usize) -> Result<(), VecEnvError> {
+        if found == self.envs.len() {
+            Ok(())
+        } else {
+            Err(VecEnvError::Length {
+                field,
+                expected: self.envs.len(),
+                found,
+            })
+        }
     }
 
     /// Step every environment with `actions[i]` in parallel; returns the step results.
-    pub fn step(&mut self, actions: &[ActionId]) -> &[StepInfo] {
+    pub fn step(&mut self, actions: &[ActionId]) -> Result<&[StepInfo], VecEnvError> {
+        self.check("actions", actions.len())?;
         let fl = self.frame_len;
         self.envs
             .par_iter_mut()
@@ -85,7 +140,7 @@ impl VecEnv {
                 info
             })
             .collect_into_vec(&mut self.infos);
-        &self.infos
+        Ok(&self.infos)
     }
 
     /// All frames, env-major.

@@ -392,8 +392,22 @@ fn vec_env_matches_single_envs() {
             .iter()
             .map(|s| suite.make_env(&s.id).unwrap())
             .collect(),
+    )
+    .unwrap();
+    venv.reset_all(&tasks).unwrap();
+    assert!(
+        venv.step(&[ActionId::WAIT]).is_err(),
+        "one action for 12 envs"
     );
-    venv.reset_all(&tasks);
+    let other = Suite::new(SuiteConfig::default());
+    let mixed = vec![
+        suite.make_env(&specs[0].id).unwrap(),
+        other.make_env(&specs[0].id).unwrap(),
+    ];
+    assert!(
+        envdist_envs::VecEnv::new(mixed).is_err(),
+        "32 and 64 px frames"
+    );
     for (i, e) in singles.iter_mut().enumerate() {
         let obs = e.reset(&tasks[i]);
         assert_eq!(venv.frame(i), &obs.image.data[..]);
@@ -403,7 +417,7 @@ fn vec_env_matches_single_envs() {
             .iter_mut()
             .map(|e| e.oracle_action().unwrap_or(ActionId::WAIT))
             .collect();
-        let infos = venv.step(&actions).to_vec();
+        let infos = venv.step(&actions).unwrap().to_vec();
         for (i, e) in singles.iter_mut().enumerate() {
             let s = e.step(actions[i]);
             assert_eq!(venv.frame(i), &s.observation.image.data[..]);
