@@ -92,7 +92,8 @@ impl VecEnv {
             .for_each(|(dst, e)| dst.copy_from_slice(&e.frame().data));
     }
 
-    /// Reset environment `i` to `task` (its frame is updated).
+    /// Reset environment `i` to `task` (its frame is updated). Panics if `i >= len()`, like
+    /// slice indexing.
     pub fn reset(&mut self, i: usize, task: &Task) {
         self.envs[i].reset_fast(task);
         let fl = self.frame_len;
@@ -148,12 +149,12 @@ impl VecEnv {
         &self.frames
     }
 
-    /// Frame of environment `i`.
+    /// Frame of environment `i` (panics if `i >= len()`).
     pub fn frame(&self, i: usize) -> &[u8] {
         &self.frames[i * self.frame_len..(i + 1) * self.frame_len]
     }
 
-    /// Environment `i`.
+    /// Environment `i` (panics if `i >= len()`).
     pub fn env_mut(&mut self, i: usize) -> &mut SuiteEnv {
         &mut self.envs[i]
     }
