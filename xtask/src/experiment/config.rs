@@ -122,8 +122,8 @@ pub struct ExperimentConfig {
 impl ExperimentConfig {
     /// The values of a preset.
     pub fn preset(preset: Preset) -> Self {
-        // The `cpu` values are sized from measured throughput (about 1,400-2,000 env steps/s
-        // with learning on 2 cores): about 30 minutes for the whole study.
+        // The `cpu` values are sized from measured throughput (about 2,000 env steps/s with
+        // learning on 2 cores): about 35-45 minutes for the whole study.
         let base = Self {
             schema_version: EXPERIMENT_SCHEMA_VERSION,
             preset,
@@ -134,11 +134,12 @@ impl ExperimentConfig {
             pool_size: 200,
             k: 30,
             profile_trajectories: 40,
-            warmup_steps: 40_000,
-            gradient_episodes: 8,
+            warmup_steps: 50_000,
+            // Per-env gradient cosines change sign with the seed below a few hundred episodes.
+            gradient_episodes: 256,
             gradient_dim: 1024,
-            train_steps: 60_000,
-            eval_episodes: 4,
+            train_steps: 100_000,
+            eval_episodes: 16,
             eval_scale: "min".into(),
             ood_envs: 0,
             scaling_sizes: vec![10, 30, 100, 200],
@@ -167,9 +168,9 @@ impl ExperimentConfig {
                 device: "cuda".into(),
                 canvas: 64,
                 warmup_steps: 400_000,
-                gradient_episodes: 16,
+                gradient_episodes: 512,
                 train_steps: 2_000_000,
-                eval_episodes: 16,
+                eval_episodes: 32,
                 eval_scale: "mid".into(),
                 scaling_sizes: vec![5, 10, 30, 60, 100, 200],
                 model: "gpu".into(),

@@ -257,11 +257,14 @@ pub fn profile_stage(
     let pb = bar(specs.len() as u64, "profiling rollouts (envs)");
     let trajectories = rollout_pool(suite, &specs, &rollout, &*first, &*second, &|_| pb.inc(1))?;
     pb.finish_and_clear();
-    let profile = profile_trajectories(
-        &trajectories,
-        &TagSegmenter::default(),
-        &MetaConfig::default(),
-    )?;
+    // The suite tags a twin's rule inversion (`mirrored-control`, `negation`); an annotator
+    // segmenting trajectories into skills would not see it (same pixels, same moves), so we
+    // profile without those tags: what conflict the profiles cannot see, gradients must.
+    let segmenter = TagSegmenter::new(
+        true,
+        IGNORED_RULE_TAGS.iter().map(|t| t.to_string()).collect(),
+    );
+    let profile = profile_trajectories(&trajectories, &segmenter, &MetaConfig::default())?;
     write_outputs(&profile, dir)?;
     let mut twin_cos = Vec::new();
     for (a, b) in &pool.conflict_pairs {
@@ -675,7 +678,7 @@ pub fn run_experiment(cfg: &ExperimentConfig, run_dir: &Path) -> anyhow::Result<
         pool.conflict_pairs.len().to_string(),
     );
 
-    let profile_key = (&pool_key, cfg.profile_trajectories);
+    let profile_key = (&pool_key, cfg.profile_trajectories, IGNORED_RULE_TAGS);
     let (prof, info) = run.stage("profiles", &profile_key, |dir| {
         profile_stage(cfg, &suite, &pool, dir, run.root())
     })?;
