@@ -17,7 +17,8 @@
 //! use envdist_envs::{Suite, SuiteConfig};
 //!
 //! let suite = Suite::new(SuiteConfig { canvas: 32, ..SuiteConfig::default() });
-//! assert!(!suite.pool_specs().is_empty());
+//! assert_eq!(suite.pool_specs().len(), 200);
+//! assert!(suite.ood_specs().len() >= 20);
 //! let spec = suite.pool_specs().into_iter().find(|s| s.id.as_str() == "maze/classic").unwrap();
 //! let mut env = suite.make(&spec.id).unwrap();
 //! let task = Task { env: spec.id.clone(), seed: 1, harness: HarnessLevel::H0, scale: spec.scale.min };
