@@ -326,10 +326,27 @@ fn key_gain(k: u64) -> f32 {
 /// Folds at least this long compute their dot products in parallel.
 const PARALLEL_FOLD: usize = 96;
 
+/// A candidate's conflict accumulator: the picks folded so far and their max or sum.
+/// Stored packed in one zero-initialised `u64` so pools without gradients never touch it.
 #[derive(Debug, Clone, Copy)]
 struct Cache {
     acc: f32,
     seen: u32,
+}
+
+impl Cache {
+    #[inline]
+    fn load(word: u64) -> Self {
+        Self {
+            acc: f32::from_bits((word >> 32) as u32),
+            seen: word as u32,
+        }
+    }
+
+    #[inline]
+    fn store(self) -> u64 {
+        (u64::from(self.acc.to_bits()) << 32) | u64::from(self.seen)
+    }
 }
 
 /// State shared by all candidates (read-only during an evaluation sweep).
@@ -389,6 +406,12 @@ impl Shared<'_> {
             if clamp { p.max(0.0) } else { p }
         };
         let new = &self.picks[cache.seen as usize..];
+        if cache.seen == 0 && !new.is_empty() {
+            cache.acc = match agg {
+                Aggregation::Max => f32::NEG_INFINITY,
+                Aggregation::Sum | Aggregation::Mean => 0.0,
+            };
+        }
         let mut fold = |p: f32| {
             cache.acc = match agg {
                 Aggregation::Max => cache.acc.max(p),
@@ -407,10 +430,16 @@ impl Shared<'_> {
     }
 
     #[inline]
-    fn eval(&self, e: usize, cache: &mut Cache) -> Parts {
+    fn eval(&self, e: usize, word: &mut u64) -> Parts {
         let (c, r) = self.coverage_shares(e);
-        self.fold_conflict(e, cache);
-        let x = self.conflict_share(cache);
+        let x = if self.grads.is_some() {
+            let mut cache = Cache::load(*word);
+            self.fold_conflict(e, &mut cache);
+            *word = cache.store();
+            self.conflict_share(&cache)
+        } else {
+            0.0
+        };
         Parts {
             gain: canon(c + r + x),
             coverage: c,
@@ -445,17 +474,13 @@ impl Shared<'_> {
 /// The incremental evaluation engine shared by every optimizer and by the baselines.
 pub(crate) struct Engine<'a> {
     s: Shared<'a>,
-    caches: Vec<Cache>,
+    caches: Vec<u64>,
     pub evaluations: u64,
 }
 
 impl<'a> Engine<'a> {
     pub(crate) fn new(p: &'a Problem, c: &'a Checked) -> Self {
         let coverable = coverable_mask(p, &c.excluded);
-        let init = match c.config.aggregation {
-            Aggregation::Max => f32::NEG_INFINITY,
-            Aggregation::Sum | Aggregation::Mean => 0.0,
-        };
         Self {
             s: Shared {
                 p,
@@ -467,7 +492,7 @@ impl<'a> Engine<'a> {
                 n_coverable: coverable.iter().filter(|x| **x).count(),
                 n_covered: 0,
             },
-            caches: vec![Cache { acc: init, seen: 0 }; p.n_envs()],
+            caches: vec![0; p.n_envs()],
             evaluations: 0,
         }
     }
@@ -647,7 +672,7 @@ impl Lazy {
                 // only grow here (lazy runs only then), so this is still an upper bound; if it
                 // no longer tops the queue, skip the O(dim) fold for now.
                 let (c, r) = eng.s.coverage_shares(e);
-                let ub = canon(c + r + eng.s.conflict_share(&eng.caches[e]));
+                let ub = canon(c + r + eng.s.conflict_share(&Cache::load(eng.caches[e])));
                 if ub > bound {
                     return Err(RunError::GainIncreased {
                         step: t as usize,
