@@ -40,7 +40,11 @@ fn counts_npy_matches_the_reference_and_prints_json() {
         "--reference",
         &data("small_ref_greedy_ranking.npy"),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["reference_match"], true);
     assert_eq!(v["ranking"].as_array().unwrap().len(), 30);
@@ -65,7 +69,11 @@ fn synthetic_pool_round_trips_through_files() {
         "--out",
         dir.join("selection.json").to_str().unwrap(),
     ]);
-    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
     let second = xtask(&[
         "--profiles",
         dir.join("profiles.json").to_str().unwrap(),
@@ -75,7 +83,11 @@ fn synthetic_pool_round_trips_through_files() {
         "12",
         "--json",
     ]);
-    assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
     let a: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
     let b: serde_json::Value = serde_json::from_slice(&second.stdout).unwrap();
     assert_eq!(a["ranking"], b["ranking"]);
@@ -92,7 +104,11 @@ fn synthetic_pool_round_trips_through_files() {
         "--write-pool",
         other.to_str().unwrap(),
     ]);
-    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
     let bad = xtask(&[
         "--profiles",
         dir.join("profiles.json").to_str().unwrap(),
@@ -121,5 +137,8 @@ fn infeasible_full_coverage_is_a_clear_error() {
     ]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("full coverage is infeasible") && err.contains("raise k to"), "{err}");
+    assert!(
+        err.contains("full coverage is infeasible") && err.contains("raise k to"),
+        "{err}"
+    );
 }
