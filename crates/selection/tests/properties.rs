@@ -259,3 +259,31 @@ fn conflict_without_gradients_is_refused() {
     );
     assert!(select(&p, &SelectConfig::aes(1).without_conflict()).is_ok());
 }
+
+#[test]
+fn the_conflict_term_avoids_planted_opposed_pairs() {
+    use envdist_selection::synthetic::{SyntheticConfig, generate};
+    let pool = generate(&SyntheticConfig {
+        n: 200,
+        conflict_clusters: 8,
+        cluster_size: 16,
+        seed: 3,
+        ..Default::default()
+    })
+    .unwrap();
+    let g = pool.problem.gradients().unwrap();
+    let opposed = |r: &[usize]| {
+        let mut c = 0;
+        for (i, &a) in r.iter().enumerate() {
+            for &b in &r[..i] {
+                c += usize::from(g.cosine(a, b) < -0.5);
+            }
+        }
+        c
+    };
+    let aes = select(&pool.problem, &SelectConfig::aes(30)).unwrap();
+    let blind = baseline(&pool.problem, &SelectConfig::aes(30), Baseline::NoConflict).unwrap();
+    let (with, without) = (opposed(&aes.ranking), opposed(&blind.ranking));
+    eprintln!("opposed pairs: aes {with}, no-conflict {without}");
+    assert!(with < without, "aes {with} vs no-conflict {without}");
+}
