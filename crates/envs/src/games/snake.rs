@@ -186,6 +186,6 @@ impl Game for Snake {
     }
     fn horizon(&self, scale: u32) -> u32 {
         let n = 4 + 2 * scale;
-        (1 + scale) * (2 * n) + 8
+        (1 + scale) * (2 * n) + 4
     }
 }

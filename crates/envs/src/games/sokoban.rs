@@ -307,6 +307,6 @@ impl Game for Sokoban {
         );
     }
     fn horizon(&self, scale: u32) -> u32 {
-        10 + 25 * scale
+        10 + 20 * scale
     }
 }
