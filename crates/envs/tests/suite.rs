@@ -324,7 +324,7 @@ fn the_pool_has_the_promised_shape() {
         let mut env = suite.make_env(&s.id).unwrap();
         env.reset(&task(s, 0, s.scale.min, HarnessLevel::H4));
         assert!(
-            env.horizon() <= 40,
+            env.horizon() <= 35,
             "{}: horizon {} at min scale",
             s.id,
             env.horizon()
