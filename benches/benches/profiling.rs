@@ -46,7 +46,8 @@ fn synthetic(envs: usize, per_env: usize, steps: usize, abilities: usize) -> Vec
 fn profile_synthetic(c: &mut Criterion) {
     let mut g = c.benchmark_group("profile");
     g.sample_size(10);
-    for (envs, abilities) in [(200usize, 80usize)] {
+    // Pool-sized: 200 envs, 80 atomic abilities (add sizes here to sweep).
+    for (envs, abilities) in [(200usize, 80usize), (50, 40)] {
         let ts = synthetic(envs, 40, 30, abilities);
         g.bench_function(
             BenchmarkId::new(
