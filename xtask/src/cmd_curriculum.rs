@@ -3,14 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::Context;
-use envdist_core::{EnvId, EnvSpec, HarnessLevel, ScaleRange, Split, Turn};
+use envdist_core::{EnvId, EnvSpec, ScaleRange, Split, Turn};
 use envdist_curriculum::{
     HdcConfig, HdcSampler, LearnerParams, Mode, SyntheticLearner, TraceEvent, UpdateEffect,
 };
 use indicatif::{ProgressBar, ProgressStyle};
-
-use crate::plot::{Legend, LineChart, Series, line_chart_grid};
 
 /// Arguments of `cargo xtask curriculum`.
 #[derive(Debug, clap::Args)]
@@ -192,55 +189,9 @@ fn plot_trace(
     shown: &[usize],
     mode: Mode,
 ) -> anyhow::Result<()> {
-    let last_step = trace.last().map_or(0, |e| e.step) as f32;
-    let mut level_charts = Vec::new();
-    let mut scale_charts = Vec::new();
-    for &i in shown {
-        let spec = &specs[i];
-        // Keep a point only where the curriculum position changes: a staircase needs no more.
-        let (mut xs, mut lv, mut lo, mut hi) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut prev: Option<(HarnessLevel, u32, u32)> = None;
-        for e in trace.iter().filter(|e| e.env == spec.id) {
-            let now = (e.level, e.window_lo, e.window_hi);
-            if prev != Some(now) {
-                xs.push(e.step as f32);
-                lv.push(e.level.index() as f32);
-                lo.push(e.window_lo as f32);
-                hi.push(e.window_hi as f32);
-                prev = Some(now);
-            }
-        }
-        if let (Some(&l), Some(&a), Some(&b)) = (lv.last(), lo.last(), hi.last()) {
-            xs.push(last_step);
-            lv.push(l);
-            lo.push(a);
-            hi.push(b);
-        }
-        level_charts.push(LineChart {
-            title: format!("{} ({mode}): harness level", spec.id),
-            x_label: "episode (all envs)".into(),
-            y_label: "level (0 = H0 .. 4 = H4)".into(),
-            series: vec![Series::steps("current level", xs.clone(), lv)],
-            y_range: Some((-0.2, 4.2)),
-            legend: Legend::LowerRight,
-        });
-        scale_charts.push(LineChart {
-            title: format!(
-                "{}: scale window in {}..={}",
-                spec.id, spec.scale.min, spec.scale.max
-            ),
-            x_label: "episode (all envs)".into(),
-            y_label: "scale".into(),
-            series: vec![
-                Series::steps("window top", xs.clone(), hi),
-                Series::steps("window bottom", xs, lo),
-            ],
-            y_range: Some((spec.scale.min as f32 - 0.5, spec.scale.max as f32 + 0.5)),
-            legend: Legend::LowerRight,
-        });
-    }
-    let cols = shown.len();
-    let charts: Vec<LineChart> = level_charts.into_iter().chain(scale_charts).collect();
-    line_chart_grid(path, &charts, cols, (520, 340))
-        .with_context(|| format!("plotting the curriculum trace to {}", path.display()))
+    let envs: Vec<(EnvId, ScaleRange)> = shown
+        .iter()
+        .map(|&i| (specs[i].id.clone(), specs[i].scale))
+        .collect();
+    xtask::experiment::figures::curriculum_trace_grid(path, trace, &envs, mode.name())
 }

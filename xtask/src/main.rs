@@ -13,7 +13,6 @@ mod cmd_experiment;
 mod cmd_profile;
 mod cmd_select;
 mod cmd_train;
-use xtask::plot;
 
 use clap::{Parser, Subcommand};
 

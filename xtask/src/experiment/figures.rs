@@ -4,8 +4,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use envdist_core::{GradientSet, HarnessLevel, ProfileSet};
+use anyhow::Context;
+use envdist_core::{EnvId, GradientSet, HarnessLevel, ProfileSet, ScaleRange};
 use envdist_curriculum::TraceEvent;
+use envdist_envs::Suite;
 
 use super::config::Arm;
 use super::results::Results;
@@ -128,22 +130,27 @@ pub fn coverage_matrix(
     )
 }
 
-/// Harness level and scale window over episodes for a few envs of one curriculum run.
-pub fn curriculum_trace(path: &Path, trace: &[TraceEvent], shown: usize) -> anyhow::Result<()> {
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for e in trace {
-        *counts.entry(e.env.as_str()).or_default() += 1;
-    }
-    let mut envs: Vec<(&str, usize)> = counts.into_iter().collect();
-    envs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-    let envs: Vec<&str> = envs.into_iter().take(shown).map(|e| e.0).collect();
-    anyhow::ensure!(!envs.is_empty(), "empty curriculum trace");
+/// Harness level and scale window over episodes for the given envs of one curriculum run, as a
+/// grid: one column per env, levels on the top row, scale windows below. `label` names the
+/// curriculum (e.g. its mode) in the panel titles. Used by the experiment report and by
+/// `cargo xtask curriculum simulate`.
+pub fn curriculum_trace_grid(
+    path: &Path,
+    trace: &[TraceEvent],
+    envs: &[(EnvId, ScaleRange)],
+    label: &str,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        !envs.is_empty(),
+        "no environment to plot in the curriculum trace"
+    );
     let last = trace.last().map_or(0, |e| e.step) as f32;
     let (mut levels, mut scales) = (Vec::new(), Vec::new());
-    for env in &envs {
+    for (env, range) in envs {
+        // Keep a point only where the curriculum position changes: a staircase needs no more.
         let (mut xs, mut lv, mut lo, mut hi) = (vec![], vec![], vec![], vec![]);
         let mut prev: Option<(HarnessLevel, u32, u32)> = None;
-        for e in trace.iter().filter(|e| e.env.as_str() == *env) {
+        for e in trace.iter().filter(|e| &e.env == env) {
             let now = (e.level, e.window_lo, e.window_hi);
             if prev != Some(now) {
                 xs.push(e.step as f32);
@@ -160,28 +167,49 @@ pub fn curriculum_trace(path: &Path, trace: &[TraceEvent], shown: usize) -> anyh
             hi.push(b);
         }
         levels.push(LineChart {
-            title: format!("{env}: harness level"),
+            title: format!("{env} ({label}): harness level"),
             x_label: "episode (all envs)".into(),
             y_label: "level (0 = H0 .. 4 = H4)".into(),
-            series: vec![Series::steps("level", xs.clone(), lv)],
+            series: vec![Series::steps("current level", xs.clone(), lv)],
             y_range: Some((-0.2, 4.2)),
             legend: Legend::LowerRight,
         });
         scales.push(LineChart {
-            title: format!("{env}: scale window"),
+            title: format!("{env}: scale window in {}..={}", range.min, range.max),
             x_label: "episode (all envs)".into(),
             y_label: "scale".into(),
             series: vec![
                 Series::steps("window top", xs.clone(), hi),
                 Series::steps("window bottom", xs, lo),
             ],
-            y_range: None,
+            y_range: Some((range.min as f32 - 0.5, range.max as f32 + 0.5)),
             legend: Legend::LowerRight,
         });
     }
-    let cols = envs.len();
     let charts: Vec<LineChart> = levels.into_iter().chain(scales).collect();
-    line_chart_grid(path, &charts, cols, (460, 320))
+    line_chart_grid(path, &charts, envs.len(), (520, 340))
+        .with_context(|| format!("plotting the curriculum trace to {}", path.display()))
+}
+
+/// The curriculum trace of the experiment's most-played `shown` envs.
+pub fn curriculum_trace(
+    path: &Path,
+    trace: &[TraceEvent],
+    suite: &Suite,
+    shown: usize,
+) -> anyhow::Result<()> {
+    let mut counts: BTreeMap<&EnvId, usize> = BTreeMap::new();
+    for e in trace {
+        *counts.entry(&e.env).or_default() += 1;
+    }
+    let mut envs: Vec<(&EnvId, usize)> = counts.into_iter().collect();
+    envs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let envs: Vec<(EnvId, ScaleRange)> = envs
+        .into_iter()
+        .take(shown)
+        .filter_map(|(id, _)| suite.spec(id).map(|s| (id.clone(), s.scale)))
+        .collect();
+    curriculum_trace_grid(path, trace, &envs, "aes+hdc")
 }
 
 /// Mean success (over the four columns) against the number of random pool environments

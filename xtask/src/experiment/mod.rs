@@ -108,10 +108,11 @@ fn make_figures(results: &Results, out: &Path) -> Vec<(String, String)> {
     if let Ok(trace) =
         envdist_core::io::read_jsonl::<envdist_curriculum::TraceEvent>(&trace_path, None)
     {
+        let suite = envdist_envs::Suite::new(envdist_envs::SuiteConfig::default());
         attempt(
             "Curriculum trace (aes+hdc, seed 0)",
             "curriculum_trace.png",
-            &|p| figures::curriculum_trace(p, &trace, 3),
+            &|p| figures::curriculum_trace(p, &trace, &suite, 3),
         );
     }
     made
