@@ -32,15 +32,19 @@ pub enum Arm {
     /// The AES selection, no curriculum.
     Aes,
     /// The AES selection with the full HDC curriculum.
+    #[serde(rename = "aes+hdc", alias = "aes-hdc")]
     AesHdc,
     /// k random environments with the full HDC curriculum.
+    #[serde(rename = "random-k+hdc", alias = "random-k-hdc")]
     RandomKHdc,
     /// AES without the conflict term, no curriculum (the paper's key ablation: compare with
     /// `aes`).
     AesNoConflict,
     /// AES with harness weakening only.
+    #[serde(rename = "aes+harness-only", alias = "aes-harness-only")]
     AesHarnessOnly,
     /// AES with state-scale progression only.
+    #[serde(rename = "aes+scale-only", alias = "aes-scale-only")]
     AesScaleOnly,
 }
 
@@ -58,7 +62,7 @@ impl Arm {
         Arm::AesScaleOnly,
     ];
 
-    /// The name used in files and tables.
+    /// The name used in files, configs and tables (also its serde name).
     pub fn name(self) -> &'static str {
         match self {
             Arm::Base => "base",
@@ -248,5 +252,30 @@ impl ExperimentConfig {
             );
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arm_serde_names_are_the_table_names() {
+        for arm in Arm::ALL {
+            let json = serde_json::to_string(&arm).unwrap();
+            assert_eq!(json, format!("\"{}\"", arm.name()));
+            assert_eq!(serde_json::from_str::<Arm>(&json).unwrap(), arm);
+        }
+    }
+
+    #[test]
+    fn presets_validate_and_bad_fields_are_named() {
+        for p in [Preset::Smoke, Preset::Cpu, Preset::Gpu] {
+            ExperimentConfig::preset(p).validate().unwrap();
+        }
+        let mut c = ExperimentConfig::preset(Preset::Cpu);
+        c.k = 500;
+        let e = c.validate().unwrap_err();
+        assert!(e.contains("`k`") && e.contains("1..=200"), "{e}");
     }
 }

@@ -216,9 +216,10 @@ pub fn curriculum_trace(
 /// trained on, one point per seed plus the mean.
 pub fn scaling(path: &Path, results: &Results) -> anyhow::Result<()> {
     anyhow::ensure!(!results.scaling.is_empty(), "no scaling study in this run");
+    // In percent: the differences are a fraction of a point, and percent ticks stay distinct.
     let score = |p: &super::results::ScalingPoint| {
         let cols: Vec<f32> = p.scores.columns().iter().flatten().copied().collect();
-        cols.iter().sum::<f32>() / cols.len().max(1) as f32
+        100.0 * cols.iter().sum::<f32>() / cols.len().max(1) as f32
     };
     let mut by_size: BTreeMap<usize, Vec<f32>> = BTreeMap::new();
     for p in &results.scaling {
@@ -248,7 +249,7 @@ pub fn scaling(path: &Path, results: &Results) -> anyhow::Result<()> {
     let chart = LineChart {
         title: "Score vs number of training environments (random subsets, equal budget)".into(),
         x_label: "environments trained on".into(),
-        y_label: "mean success at H4 (ST/MT x ID/OOD)".into(),
+        y_label: "mean success at H4, % (ST/MT x ID/OOD)".into(),
         series,
         y_range: None,
         legend: Legend::LowerRight,
