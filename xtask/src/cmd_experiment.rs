@@ -63,15 +63,13 @@ pub fn effective_config(args: &ExperimentArgs) -> anyhow::Result<ExperimentConfi
 /// Run the command.
 pub fn run(args: ExperimentArgs) -> anyhow::Result<()> {
     let cfg = effective_config(&args)?;
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from(format!(
-            "runs/experiment-{}",
-            format!("{:?}", cfg.preset).to_lowercase()
-        ))
-    });
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("runs/experiment-{}", cfg.preset.name())));
     eprintln!(
-        "envdist experiment: preset {:?}, {} seed(s), device {}, output {}",
-        cfg.preset,
+        "envdist experiment: preset {}, {} seed(s), device {}, output {}",
+        cfg.preset.name(),
         cfg.seeds,
         cfg.device,
         out.display()

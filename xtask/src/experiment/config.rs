@@ -19,6 +19,17 @@ pub enum Preset {
     Gpu,
 }
 
+impl Preset {
+    /// The preset's name as given to `--preset`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Smoke => "smoke",
+            Preset::Cpu => "cpu",
+            Preset::Gpu => "gpu",
+        }
+    }
+}
+
 /// The training arms of the study (the paper's main table and ablations).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

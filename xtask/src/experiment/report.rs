@@ -70,13 +70,18 @@ pub fn findings(results: &Results) -> Vec<String> {
 pub fn render(results: &Results, figures: &[(String, String)]) -> String {
     let c = &results.config;
     let mut r = String::new();
-    let _ = writeln!(r, "# envdist experiment report (preset `{:?}`)\n", c.preset);
     let _ = writeln!(
         r,
-        "Reproduce: `cargo xtask experiment --preset {} --seeds {}` (config in `config.json`). \
-         Total wall time {:.1} min on this machine.\n",
-        format!("{:?}", c.preset).to_lowercase(),
-        c.seeds,
+        "# envdist experiment report (preset `{}`)\n",
+        c.preset.name()
+    );
+    let _ = writeln!(
+        r,
+        "Reproduce: `cargo xtask experiment --config config.json --out NEW_DIR` with the \
+         `config.json` beside this report (every field of the run; it started from preset \
+         `{}`). Total wall time {:.1} min on this machine (cached stages count the time of the \
+         run that computed them only in the stage table).\n",
+        c.preset.name(),
         results.total_seconds / 60.0
     );
     let _ = writeln!(
