@@ -654,9 +654,13 @@ pub fn run_experiment(cfg: &ExperimentConfig, run_dir: &Path) -> anyhow::Result<
         canvas: cfg.canvas,
         ..SuiteConfig::default()
     }));
+    // Compute time of every stage, whether computed now or loaded from the cache (then it is
+    // the time the run that computed it took), so a resumed run still reports the full cost.
+    let compute = std::cell::Cell::new(0.0f64);
     let say = |stage: &str, info: &super::stage::StageInfo| {
         let how = if info.cached { "cached" } else { "done" };
         eprintln!("[{stage}] {how} ({:.1}s)", info.seconds);
+        compute.set(compute.get() + info.seconds);
     };
 
     let pool_key = (cfg.seed, cfg.pool_size, cfg.ood_envs, cfg.canvas);
@@ -826,5 +830,6 @@ pub fn run_experiment(cfg: &ExperimentConfig, run_dir: &Path) -> anyhow::Result<
     }
 
     results.total_seconds = t0.elapsed().as_secs_f64();
+    results.compute_seconds = compute.get();
     Ok(results)
 }

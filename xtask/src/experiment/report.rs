@@ -79,9 +79,10 @@ pub fn render(results: &Results, figures: &[(String, String)]) -> String {
         r,
         "Reproduce: `cargo xtask experiment --config config.json --out NEW_DIR` with the \
          `config.json` beside this report (every field of the run; it started from preset \
-         `{}`). Total wall time {:.1} min on this machine (cached stages count the time of the \
-         run that computed them only in the stage table).\n",
+         `{}`). Compute time of all stages {:.1} min on this machine (a stage loaded from the \
+         cache counts the time of the run that computed it); this invocation took {:.1} min.\n",
         c.preset.name(),
+        results.compute_seconds / 60.0,
         results.total_seconds / 60.0
     );
     let _ = writeln!(

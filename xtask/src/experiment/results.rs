@@ -108,8 +108,11 @@ pub struct Results {
     pub scaling: Vec<ScalingPoint>,
     /// Seconds per stage.
     pub stage_seconds: BTreeMap<String, f64>,
-    /// Total wall time in seconds.
+    /// Wall time of the invocation that wrote these results, in seconds.
     pub total_seconds: f64,
+    /// Sum of every stage's compute time, cached stages included (their original time).
+    #[serde(default)]
+    pub compute_seconds: f64,
     /// Free-form facts the report quotes (pool size, meta-abilities, twin cosines...).
     pub facts: BTreeMap<String, String>,
 }
@@ -125,6 +128,7 @@ impl Results {
             scaling: vec![],
             stage_seconds: BTreeMap::new(),
             total_seconds: 0.0,
+            compute_seconds: 0.0,
             facts: BTreeMap::new(),
         }
     }
