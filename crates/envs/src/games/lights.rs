@@ -145,21 +145,7 @@ impl Game for Lights {
         Status::Running
     }
     fn legal(&self) -> ActionMask {
-        let (x, y) = self.cursor;
-        let mut m = ActionMask::NONE.with(ActionId::INTERACT);
-        if y > 0 {
-            m = m.with(ActionId::UP);
-        }
-        if y + 1 < self.n {
-            m = m.with(ActionId::DOWN);
-        }
-        if x > 0 {
-            m = m.with(ActionId::LEFT);
-        }
-        if x + 1 < self.n {
-            m = m.with(ActionId::RIGHT);
-        }
-        m
+        super::cursor_moves(self.cursor, self.n).with(ActionId::INTERACT)
     }
     fn oracle(&mut self) -> ActionId {
         if self.todo >> self.idx() & 1 == 1 {

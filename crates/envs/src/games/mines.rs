@@ -154,24 +154,12 @@ impl Game for Mines {
         Status::Running
     }
     fn legal(&self) -> ActionMask {
-        let (x, y) = self.cursor;
-        let mut m = ActionMask::NONE;
-        if !self.open[self.idx()] {
-            m = m.with(ActionId::INTERACT);
+        let m = super::cursor_moves(self.cursor, self.n);
+        if self.open[self.idx()] {
+            m
+        } else {
+            m.with(ActionId::INTERACT)
         }
-        if y > 0 {
-            m = m.with(ActionId::UP);
-        }
-        if y + 1 < self.n {
-            m = m.with(ActionId::DOWN);
-        }
-        if x > 0 {
-            m = m.with(ActionId::LEFT);
-        }
-        if x + 1 < self.n {
-            m = m.with(ActionId::RIGHT);
-        }
-        m
     }
     fn oracle(&mut self) -> ActionId {
         let Some(t) = self.target() else {

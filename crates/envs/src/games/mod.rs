@@ -58,6 +58,23 @@ const OBS: &[ObsMod] = &[ObsMod::Noise, ObsMod::Occlude];
 const MIRROR_ABILITIES: &[&str] = &["mirrored-control"];
 
 /// Every family, pool and held-out.
+/// The moves that keep a cursor at `(x, y)` inside an `n x n` board (lights-out, minesweeper).
+pub(crate) fn cursor_moves((x, y): (usize, usize), n: usize) -> envdist_core::ActionMask {
+    use envdist_core::{ActionId, ActionMask};
+    let mut m = ActionMask::NONE;
+    for (ok, a) in [
+        (y > 0, ActionId::UP),
+        (y + 1 < n, ActionId::DOWN),
+        (x > 0, ActionId::LEFT),
+        (x + 1 < n, ActionId::RIGHT),
+    ] {
+        if ok {
+            m = m.with(a);
+        }
+    }
+    m
+}
+
 pub(crate) fn families() -> Vec<Family> {
     use Split::{Ood, Pool};
     use Turn::{Multi, Single};
