@@ -8,27 +8,11 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use envdist_core::{EnvId, EnvSpec, EpisodeOutcome, ScaleRange, Split, TaskSampler, Turn};
+use envdist_core::{EnvSpec, EpisodeOutcome, TaskSampler};
 use envdist_curriculum::{HdcConfig, HdcSampler, Mode, SharedSampler};
 
 fn specs(n: usize) -> Vec<EnvSpec> {
-    (0..n)
-        .map(|i| EnvSpec {
-            id: EnvId::new(format!("bench/env-{i:03}")),
-            family: "bench".into(),
-            variant: format!("env-{i:03}"),
-            turn: Turn::Multi,
-            scale: ScaleRange {
-                min: 2,
-                max: 5 + (i as u32 * 5) % 6,
-            },
-            split: Split::Pool,
-            abilities: vec![],
-            conflict_twin: None,
-            instruction: String::new(),
-            max_steps: 1,
-        })
-        .collect()
+    envdist_curriculum::synthetic_specs("bench", &envdist_curriculum::staggered_ranges(n))
 }
 
 /// Outcome rule: solved when the task's seed falls under 75 of 100, so windows and levels

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use envdist_core::{EnvId, EnvSpec, ScaleRange, Split, Turn};
+use envdist_core::{EnvId, EnvSpec, ScaleRange};
 use envdist_curriculum::{
     HdcConfig, HdcSampler, LearnerParams, Mode, SyntheticLearner, TraceEvent, UpdateEffect,
 };
@@ -64,23 +64,7 @@ pub fn run(args: CurriculumArgs) -> anyhow::Result<()> {
 
 /// Synthetic environments with staggered scale ranges, so windows have different lengths.
 fn synthetic_specs(n: usize) -> Vec<EnvSpec> {
-    (0..n)
-        .map(|i| EnvSpec {
-            id: EnvId::new(format!("sim/e{i}")),
-            family: "sim".into(),
-            variant: format!("e{i}"),
-            turn: Turn::Multi,
-            scale: ScaleRange {
-                min: 2,
-                max: 5 + (i as u32 * 5) % 6,
-            },
-            split: Split::Pool,
-            abilities: vec![],
-            conflict_twin: None,
-            instruction: "synthetic".into(),
-            max_steps: 1,
-        })
-        .collect()
+    envdist_curriculum::synthetic_specs("sim", &envdist_curriculum::staggered_ranges(n))
 }
 
 fn simulate(a: SimulateArgs) -> anyhow::Result<()> {

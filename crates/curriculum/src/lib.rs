@@ -57,7 +57,7 @@ pub use sampler::{
     TRACE_SCHEMA_VERSION, TraceEvent, UpdateEffect,
 };
 pub use shared::SharedSampler;
-pub use synthetic::{LearnerParams, SyntheticLearner};
+pub use synthetic::{LearnerParams, SyntheticLearner, staggered_ranges, synthetic_specs};
 
 #[cfg(test)]
 pub(crate) mod test_support {

@@ -123,6 +123,33 @@ impl SyntheticLearner {
     }
 }
 
+/// Environments `family/e0, family/e1, ...` (multi-turn, pool) with the given scale ranges:
+/// stand-ins for real specs in simulations and benchmarks (the sampler reads only ids and
+/// scale ranges).
+pub fn synthetic_specs(family: &str, ranges: &[(u32, u32)]) -> Vec<EnvSpec> {
+    ranges
+        .iter()
+        .enumerate()
+        .map(|(i, &(min, max))| EnvSpec {
+            id: EnvId::new(format!("{family}/e{i}")),
+            family: family.into(),
+            variant: format!("e{i}"),
+            turn: envdist_core::Turn::Multi,
+            scale: ScaleRange { min, max },
+            split: envdist_core::Split::Pool,
+            abilities: vec![],
+            conflict_twin: None,
+            instruction: "synthetic".into(),
+            max_steps: 1,
+        })
+        .collect()
+}
+
+/// `n` staggered scale ranges `2..=5 + (5 i mod 6)`, so windows climb for different lengths.
+pub fn staggered_ranges(n: usize) -> Vec<(u32, u32)> {
+    (0..n).map(|i| (2, 5 + (i as u32 * 5) % 6)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
