@@ -128,6 +128,12 @@ pub struct ExperimentConfig {
     pub ood_envs: usize,
     /// Pool sizes of the scaling study (random subsets; empty to skip it).
     pub scaling_sizes: Vec<usize>,
+    /// Our extension, off by default (the paper's method): exclude from the AES, no-conflict and
+    /// coverage-only selections every environment whose per-env gradient is exactly zero (the
+    /// base model never solved it, so the conflict term cannot see it and training on it gives
+    /// no reward). See docs/experiments/README.md.
+    #[serde(default)]
+    pub exclude_no_signal: bool,
     /// Trainer model preset name (`cpu` or `gpu`).
     pub model: String,
     /// Arms to run.
@@ -158,6 +164,7 @@ impl ExperimentConfig {
             eval_scale: "min".into(),
             ood_envs: 0,
             scaling_sizes: vec![10, 30, 100, 200],
+            exclude_no_signal: false,
             model: "cpu".into(),
             arms: Arm::ALL.to_vec(),
         };

@@ -434,6 +434,14 @@ fn summarise(
     }
 }
 
+/// Environments whose gradient row is exactly zero: no episode of theirs moved the policy.
+pub fn no_signal_envs(grads: &GradientSet) -> Vec<EnvId> {
+    (0..grads.len())
+        .filter(|&i| grads.row(i).iter().all(|v| *v == 0.0))
+        .map(|i| grads.env_ids[i].clone())
+        .collect()
+}
+
 /// AES, AES without conflict, coverage-only and a random-k draw per seed.
 pub fn selection_stage(
     cfg: &ExperimentConfig,
@@ -441,7 +449,10 @@ pub fn selection_stage(
     grads: &GradientSet,
 ) -> anyhow::Result<Vec<SelectionSummary>> {
     let problem = Problem::from_profiles(profiles, Some(grads))?;
-    let sc = SelectConfig::aes(cfg.k);
+    let mut sc = SelectConfig::aes(cfg.k);
+    if cfg.exclude_no_signal {
+        sc.must_exclude = no_signal_envs(grads);
+    }
     let mut out = Vec::new();
     let aes = select(&problem, &sc)?;
     out.push(summarise(
@@ -744,8 +755,17 @@ pub fn run_experiment(cfg: &ExperimentConfig, run_dir: &Path) -> anyhow::Result<
         format!("{:.1}%", 100.0 * grad.negative_fraction),
     );
     let grads = GradientSet::read(run.root().join(&grad.gradients_file))?;
+    results.facts.insert(
+        "envs with an exactly zero gradient (never solved by the base)".into(),
+        no_signal_envs(&grads).len().to_string(),
+    );
 
-    let sel_key = (&grad_key, cfg.k, cfg.seeds);
+    // The extension flag joins the key only when on, so default runs keep their caches.
+    let sel_key = if cfg.exclude_no_signal {
+        serde_json::json!([&grad_key, cfg.k, cfg.seeds, "exclude-no-signal"])
+    } else {
+        serde_json::to_value((&grad_key, cfg.k, cfg.seeds))?
+    };
     let (sels, info) = run.stage("selections", &sel_key, |_| {
         selection_stage(cfg, &profiles, &grads)
     })?;
