@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use envdist_core::env::EnvFactory;
-use envdist_core::{EnvId, HarnessLevel};
+use envdist_core::{EnvId, HarnessLevel, TaskSampler};
+use envdist_curriculum::{HdcConfig, HdcSampler};
 use envdist_envs::{Suite, SuiteConfig};
 use envdist_trainer::{
     AdvantageKind, Baseline, Device, GradientConfig, PolicyModel, ProjectionKind, RunOptions,
@@ -21,7 +22,8 @@ pub struct TrainArgs {
     /// Environments to train on, comma-separated (e.g. `maze/classic,collect/classic`).
     #[arg(long, value_delimiter = ',', required = true)]
     pub envs: Vec<String>,
-    /// Task sampler: `uniform` (over the envs at `--harness`) or `h4` (uniform at H4).
+    /// Task sampler: `uniform` (over the envs at `--harness`), `h4` (uniform at H4), or `hdc`
+    /// (the full HDC curriculum with its default config, starting at H0).
     #[arg(long, default_value = "uniform")]
     pub sampler: String,
     /// Harness level of the uniform sampler.
@@ -144,9 +146,9 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let harness = match args.sampler.as_str() {
         "uniform" => args.harness,
         "h4" => HarnessLevel::H4,
-        other => {
-            bail!("--sampler {other:?}: expected uniform or h4 (hdc is wired by the experiment)")
-        }
+        // The curriculum starts at H0 and weakens per environment.
+        "hdc" => HarnessLevel::H0,
+        other => bail!("--sampler {other:?}: expected uniform, h4 or hdc"),
     };
     let scale = match args.scale.as_str() {
         "uniform" => None,
@@ -172,10 +174,34 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let canvas = args.canvas.unwrap_or(cfg.model.image_size as u32);
     let suite = suite(canvas)?;
     let factory: Arc<dyn EnvFactory> = suite.clone();
-    let mut sampler = UniformSampler::new(factory.as_ref(), &envs, harness, scale, args.seed)?;
+    let mut sampler: Box<dyn TaskSampler> = if args.sampler == "hdc" {
+        let specs = envs
+            .iter()
+            .map(|id| {
+                suite
+                    .spec(id)
+                    .cloned()
+                    .with_context(|| format!("--envs: unknown environment {id}"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Box::new(HdcSampler::new(
+            &specs,
+            None,
+            HdcConfig::default(),
+            args.seed,
+        )?)
+    } else {
+        Box::new(UniformSampler::new(
+            factory.as_ref(),
+            &envs,
+            harness,
+            scale,
+            args.seed,
+        )?)
+    };
     let ckpt = args.out.join("checkpoint");
     let mut trainer = if args.resume && ckpt.join("state.json").exists() {
-        let t = Trainer::resume(&ckpt, factory.clone(), device, &mut sampler)
+        let t = Trainer::resume(&ckpt, factory.clone(), device, sampler.as_mut())
             .with_context(|| format!("resuming from {}", ckpt.display()))?;
         if args.steps.is_some_and(|s| s > t.config().total_env_steps) {
             bail!(
@@ -215,7 +241,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         out_dir: Some(args.out.clone()),
         checkpoint_every: args.checkpoint_every,
     };
-    let summary = trainer.run(&mut sampler, &opts, &mut |s| {
+    let summary = trainer.run(sampler.as_mut(), &opts, &mut |s| {
         bar.set_position(s.env_steps);
         bar.set_message(format!(
             "succ {} ent {:.2} pg {:+.3} v {:.3} kl {:.3}",
