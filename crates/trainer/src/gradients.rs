@@ -233,7 +233,8 @@ pub(crate) fn full_gradients_core<B: AutodiffBackend>(
     let specs = specs_for(factory, envs)?;
     let mut out = Vec::with_capacity(specs.len());
     for (i, spec) in specs.iter().enumerate() {
-        // Per-env streams: an env's gradient does not depend on which other envs are asked.
+        // Per-env streams keyed by the position in `envs`: the same call gives the same
+        // gradients; task seeds depend only on `k`, so every env plays the same seed list.
         let mut rng = Rng::derive(gcfg.seed, 0x4752_0000 + i as u64);
         let tasks: Vec<Task> = (0..gcfg.rollouts_per_env)
             .map(|k| Task {

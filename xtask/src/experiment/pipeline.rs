@@ -348,7 +348,8 @@ pub fn gradient_stage(
         seed: cfg.seed ^ 0x4752_4144,
         ..GradientConfig::default()
     };
-    // One env at a time so the progress bar moves; the result is identical.
+    // One env per call: the progress bar moves, and each env's action-sampling stream is the
+    // same whatever the pool (the trainer derives it from the position in the call).
     let pb = bar(pool.pool.len() as u64, "per-env gradients");
     let mut values = Vec::with_capacity(pool.pool.len() * cfg.gradient_dim);
     for id in &pool.pool {
