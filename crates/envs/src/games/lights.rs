@@ -157,18 +157,7 @@ impl Game for Lights {
             .min_by_key(|i| (i % self.n).abs_diff(cx) + (i / self.n).abs_diff(cy));
         match target {
             None => ActionId::WAIT,
-            Some(i) => {
-                let (tx, ty) = (i % self.n, i / self.n);
-                if tx < cx {
-                    ActionId::LEFT
-                } else if tx > cx {
-                    ActionId::RIGHT
-                } else if ty < cy {
-                    ActionId::UP
-                } else {
-                    ActionId::DOWN
-                }
-            }
+            Some(i) => super::cursor_toward((cx, cy), (i % self.n, i / self.n)),
         }
     }
     fn draw(&self, g: &mut Grid) {

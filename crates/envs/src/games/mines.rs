@@ -165,19 +165,7 @@ impl Game for Mines {
         let Some(t) = self.target() else {
             return ActionId::WAIT;
         };
-        let (tx, ty) = (t % self.n, t / self.n);
-        let (cx, cy) = self.cursor;
-        if (tx, ty) == (cx, cy) {
-            ActionId::INTERACT
-        } else if tx < cx {
-            ActionId::LEFT
-        } else if tx > cx {
-            ActionId::RIGHT
-        } else if ty < cy {
-            ActionId::UP
-        } else {
-            ActionId::DOWN
-        }
+        super::cursor_toward(self.cursor, (t % self.n, t / self.n))
     }
     fn draw(&self, g: &mut Grid) {
         g.reset(self.n, self.n, Cell::FLOOR);

@@ -75,6 +75,26 @@ pub(crate) fn cursor_moves((x, y): (usize, usize), n: usize) -> envdist_core::Ac
     m
 }
 
+/// The cursor move toward cell `target` (x first, then y), or `interact` when already on it
+/// (lights-out, minesweeper solvers).
+pub(crate) fn cursor_toward(
+    (cx, cy): (usize, usize),
+    (tx, ty): (usize, usize),
+) -> envdist_core::ActionId {
+    use envdist_core::ActionId;
+    if tx < cx {
+        ActionId::LEFT
+    } else if tx > cx {
+        ActionId::RIGHT
+    } else if ty < cy {
+        ActionId::UP
+    } else if ty > cy {
+        ActionId::DOWN
+    } else {
+        ActionId::INTERACT
+    }
+}
+
 pub(crate) fn families() -> Vec<Family> {
     use Split::{Ood, Pool};
     use Turn::{Multi, Single};
