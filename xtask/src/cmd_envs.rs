@@ -448,6 +448,59 @@ struct BenchResult {
     harness: HarnessLevel,
     envs: usize,
     vectorized_batch: usize,
+    /// The vectorised rate at each thread count; `efficiency` is the rate divided by
+    /// `threads x` the 1-thread rate.
+    vectorized_scaling: Vec<ThreadScaling>,
+}
+
+#[derive(Serialize)]
+struct ThreadScaling {
+    threads: usize,
+    steps_per_s: f64,
+    efficiency: f64,
+}
+
+/// Steps/s of a [`VecEnv`] of `batch` environments over `mix`, random legal actions, ended
+/// episodes reset in parallel, on the current rayon pool.
+fn vectorized_rate(
+    suite: &Suite,
+    mix: &[envdist_core::EnvSpec],
+    batch: usize,
+    steps: u64,
+    task_for: &(dyn Fn(usize, u64) -> Task + Sync),
+) -> anyhow::Result<f64> {
+    let mut rng = Rng::seed_from_u64(11);
+    let vec_envs = (0..batch)
+        .map(|i| suite.make_env(&mix[i % mix.len()].id))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut venv = VecEnv::new(vec_envs)?;
+    let tasks: Vec<Task> = (0..batch).map(|i| task_for(i, i as u64)).collect();
+    venv.reset_all(&tasks)?;
+    let mut legal: Vec<envdist_core::ActionMask> = (0..batch)
+        .map(|i| venv.env_mut(i).legal_actions())
+        .collect();
+    let rounds = (steps / batch as u64).max(1);
+    let mut actions = vec![ActionId::WAIT; batch];
+    let mut resets: Vec<(usize, Task)> = Vec::new();
+    let start = Instant::now();
+    for r in 0..rounds {
+        for (a, l) in actions.iter_mut().zip(&legal) {
+            *a = random_legal(*l, &mut rng);
+        }
+        let infos = venv.step(&actions)?;
+        resets.clear();
+        for (i, (l, s)) in legal.iter_mut().zip(infos).enumerate() {
+            *l = s.legal;
+            if s.done || s.truncated {
+                resets.push((i, task_for(i, r * batch as u64 + i as u64 + 1_000_000)));
+            }
+        }
+        venv.reset_many(&resets)?;
+        for (i, _) in &resets {
+            legal[*i] = venv.env_mut(*i).legal_actions();
+        }
+    }
+    Ok((rounds * batch as u64) as f64 / start.elapsed().as_secs_f64())
 }
 
 /// The fixed mix: the classic variant of every pool family.
@@ -537,59 +590,54 @@ fn bench(
         }
     }
 
-    // Vectorised: a batch over all cores, frames into one reused buffer.
+    // Vectorised: one batch stepped by 1, 2, 4, ... threads up to all cores, frames into one
+    // reused buffer, ended episodes reset in parallel. The same batch and the same work at
+    // every thread count, so the 1-thread figure is the baseline of the scaling.
     let threads = rayon::current_num_threads();
     let batch = 64 * threads;
-    let vec_envs = (0..batch)
-        .map(|i| suite.make_env(&mix[i % mix.len()].id))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut venv = VecEnv::new(vec_envs)?;
-    let tasks: Vec<Task> = (0..batch).map(|i| task_for(i, i as u64)).collect();
-    venv.reset_all(&tasks)?;
-    let mut legal: Vec<envdist_core::ActionMask> = (0..batch)
-        .map(|i| venv.env_mut(i).legal_actions())
+    let mut counts: Vec<usize> = std::iter::successors(Some(1usize), |t| Some(t * 2))
+        .take_while(|t| *t < threads)
         .collect();
-    let rounds = (steps / batch as u64).max(1);
-    let mut actions = vec![ActionId::WAIT; batch];
-    let start = Instant::now();
-    for r in 0..rounds {
-        for (a, l) in actions.iter_mut().zip(&legal) {
-            *a = random_legal(*l, &mut rng);
-        }
-        let infos = venv.step(&actions)?;
-        let ended: Vec<usize> = infos
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.done || s.truncated)
-            .map(|(i, _)| i)
-            .collect();
-        for (l, s) in legal.iter_mut().zip(infos) {
-            *l = s.legal;
-        }
-        for i in ended {
-            venv.reset(i, &task_for(i, r * batch as u64 + i as u64 + 1_000_000));
-            legal[i] = venv.env_mut(i).legal_actions();
-        }
+    counts.push(threads);
+    let mut scaling = Vec::new();
+    for &t in &counts {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(t).build()?;
+        let rate = pool.install(|| vectorized_rate(&suite, &mix, batch, steps, &task_for))?;
+        scaling.push(ThreadScaling {
+            threads: t,
+            steps_per_s: rate.round(),
+            efficiency: 0.0,
+        });
     }
-    let vectorized = (rounds * batch as u64) as f64 / start.elapsed().as_secs_f64();
+    let one = scaling[0].steps_per_s.max(1.0);
+    for s in &mut scaling {
+        s.efficiency = (s.steps_per_s / (one * s.threads as f64) * 100.0).round() / 100.0;
+    }
+    let vectorized = scaling.last().map_or(0.0, |s| s.steps_per_s);
     let result = BenchResult {
         single_thread_steps_per_s: single.round(),
-        vectorized_steps_per_s: vectorized.round(),
+        vectorized_steps_per_s: vectorized,
         threads,
         canvas,
         harness,
         envs: mix.len(),
         vectorized_batch: batch,
+        vectorized_scaling: scaling,
     };
     if json {
         println!("{}", serde_json::to_string(&result)?);
     } else {
         println!(
-            "{} families (classic variants, mid scale, {harness}, random legal actions, auto-reset), canvas {canvas}:\n  single thread: {:.0} steps/s\n  vectorised ({threads} threads, batch {batch}): {:.0} steps/s",
+            "{} families (classic variants, mid scale, {harness}, random legal actions, auto-reset), canvas {canvas}:\n  single thread, Env trait (owned observation with text): {:.0} steps/s\n  vectorised (VecEnv, batch {batch}, frames only, parallel auto-reset):",
             mix.len(),
             single,
-            vectorized
         );
+        for s in &result.vectorized_scaling {
+            println!(
+                "    {:>2} threads: {:>10.0} steps/s  ({:.2} x threads x the 1-thread rate)",
+                s.threads, s.steps_per_s, s.efficiency
+            );
+        }
     }
     Ok(())
 }

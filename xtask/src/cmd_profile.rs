@@ -147,13 +147,6 @@ struct Summary {
     config: CacheKey,
 }
 
-fn fnv(bytes: &[u8]) -> String {
-    let h = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    });
-    format!("{h:016x}")
-}
-
 /// Run the command.
 pub fn run(args: ProfileArgs) -> anyhow::Result<()> {
     let threads = args.threads.unwrap_or_else(|| {
@@ -223,7 +216,7 @@ fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
                     rollout: None,
                     epsilon: None,
                     persistence: None,
-                    input_hash: fnv(&bytes),
+                    input_hash: envdist_core::hash::fnv1a_hex(&bytes),
                     input: Some(file.clone()),
                 },
                 Source::Log(file.clone()),
@@ -246,7 +239,7 @@ fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
                     rollout: Some(rollout.clone()),
                     epsilon: Some(args.epsilon),
                     persistence: Some(args.persistence),
-                    input_hash: fnv(&specs_json),
+                    input_hash: envdist_core::hash::fnv1a_hex(&specs_json),
                     input: None,
                 },
                 Source::Pool(pool_specs, rollout),

@@ -7,6 +7,7 @@
 //!
 //! One module per subcommand, each with its own clap `Args` type and a `run` function.
 
+mod cmd_bench_train;
 mod cmd_curriculum;
 mod cmd_envs;
 mod cmd_experiment;
@@ -41,6 +42,8 @@ enum Command {
     Train(cmd_train::TrainArgs),
     /// Extract per-environment gradients at a checkpoint.
     Gradients(cmd_train::GradientsArgs),
+    /// Training throughput of a preset: env steps/s end to end, rollouts, learning.
+    BenchTrain(cmd_bench_train::BenchTrainArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -63,5 +66,6 @@ fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Curriculum(a) => cmd_curriculum::run(a),
         Command::Train(a) => cmd_train::run(a),
         Command::Gradients(a) => cmd_train::run_gradients(a),
+        Command::BenchTrain(a) => cmd_bench_train::run(a),
     }
 }

@@ -22,6 +22,13 @@ impl EnvId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// A stable 64-bit hash of the id ([`crate::hash::fnv1a`]): the key of per-environment
+    /// random streams, so that an environment's stream does not depend on which other
+    /// environments are in the same call, or in which order.
+    pub fn stable_hash(&self) -> u64 {
+        crate::hash::fnv1a(self.0.as_bytes())
+    }
 }
 
 impl fmt::Display for EnvId {

@@ -30,6 +30,7 @@ pub mod action;
 pub mod data;
 pub mod env;
 pub mod harness;
+pub mod hash;
 pub mod image;
 pub mod io;
 pub mod policy;

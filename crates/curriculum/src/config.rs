@@ -215,12 +215,7 @@ impl HdcConfig {
     /// Saved states carry it so that a restore under another configuration is refused.
     pub fn hash_hex(&self) -> String {
         let bytes = serde_json::to_vec(self).unwrap_or_default();
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in bytes {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        format!("{h:016x}")
+        envdist_core::hash::fnv1a_hex(&bytes)
     }
 
     /// The fields whose values differ from `other`, as `field: this -> other` lines

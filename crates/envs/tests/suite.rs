@@ -425,6 +425,33 @@ fn vec_env_matches_single_envs() {
         }
     }
     assert_eq!(venv.frames().len(), 12 * 32 * 32 * 3);
+
+    // Parallel auto-reset: the same frames as resetting one by one; bad indices are errors.
+    let resets: Vec<(usize, Task)> = [3usize, 7, 0]
+        .iter()
+        .map(|&i| {
+            (
+                i,
+                task(
+                    &specs[i],
+                    100 + i as u64,
+                    specs[i].scale.min,
+                    HarnessLevel::H0,
+                ),
+            )
+        })
+        .collect();
+    venv.reset_many(&resets).unwrap();
+    for (i, t) in &resets {
+        let obs = singles[*i].reset(t);
+        assert_eq!(venv.frame(*i), &obs.image.data[..], "env {i}");
+    }
+    assert!(
+        venv.reset_many(&[(12, tasks[0].clone())]).is_err(),
+        "out of range"
+    );
+    let twice = [(1, tasks[1].clone()), (1, tasks[1].clone())];
+    assert!(venv.reset_many(&twice).is_err(), "one env twice");
 }
 
 /// Snapshot of the harness text of one maze state, so wording changes are deliberate.

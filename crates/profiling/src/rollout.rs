@@ -41,11 +41,9 @@ impl Default for RolloutConfig {
     }
 }
 
-/// FNV-1a of the id, so that an environment's stream does not depend on its pool position.
+/// The id's stable hash, so that an environment's stream does not depend on its pool position.
 pub(crate) fn id_hash(id: &EnvId) -> u64 {
-    id.as_str().bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+    id.stable_hash()
 }
 
 /// Play one episode of `task` in an already built `env`. The episode ends when the env says

@@ -1,9 +1,11 @@
 //! Observation encoding, in plain Rust (no burn): frames become patch bytes, text channels
 //! become hashed token buckets. Features are compact (bytes and `u16` buckets) so that a
 //! rollout of thousands of steps stays small; [`BatchBuffers`] turns many of them into the
-//! dense `f32` arrays one batched forward needs, reusing its allocations.
+//! arrays one batched forward needs (patch values, token ids), reusing its allocations.
 
+use envdist_core::hash::{fnv1a, fnv1a_from};
 use envdist_core::{ActionMask, NUM_ACTIONS, Observation, Rgb8Image};
+use rayon::prelude::*;
 
 use crate::config::ModelConfig;
 
@@ -29,14 +31,6 @@ pub struct Features {
     pub legal: ActionMask,
 }
 
-fn fnv1a(bytes: &[u8], mut h: u64) -> u64 {
-    for b in bytes {
-        h ^= *b as u64;
-        h = h.wrapping_mul(0x100_0000_01b3);
-    }
-    h
-}
-
 /// Hash a text into buckets: each lower-cased alphanumeric token once on its own (what is
 /// said) and once with its position (where it is said: a grid row, a coordinate's slot), so
 /// that a bag of tokens still distinguishes "agent at (1,2)" from "agent at (2,1)".
@@ -44,9 +38,9 @@ pub fn hash_text(text: &str, vocab: usize) -> Vec<u16> {
     let mut out = Vec::with_capacity(32);
     let mut i = 0u64;
     let emit = |token: &str, i: u64, out: &mut Vec<u16>| {
-        let h = fnv1a(token.as_bytes(), 0xcbf2_9ce4_8422_2325);
+        let h = fnv1a(token.as_bytes());
         out.push((h % vocab as u64) as u16);
-        let hp = fnv1a(&i.to_le_bytes(), h ^ 0x9e37_79b9_7f4a_7c15);
+        let hp = fnv1a_from(h ^ 0x9e37_79b9_7f4a_7c15, &i.to_le_bytes());
         out.push((hp % vocab as u64) as u16);
     };
     // Grid-like text (rows of symbols) carries meaning per character, so non-alphanumeric
@@ -149,15 +143,23 @@ pub fn encode(obs: &Observation, legal: ActionMask, cfg: &ModelConfig) -> Featur
     }
 }
 
-/// Reusable dense buffers for one batch.
+/// Reusable host buffers for one batch, in the layout [`crate::model::Inputs`] uploads.
+///
+/// Text travels as token ids (an embedding-bag lookup on the device), not as dense bags of
+/// `n x channels x vocab` floats: a bag of the `gpu` preset is 20k floats per sample, most of
+/// them zero, and building and uploading it cost more than the network's whole forward pass.
 #[derive(Debug, Default)]
 pub struct BatchBuffers {
     /// `[n, num_patches, patch_values]` in `[0, 1]`.
     pub patches: Vec<f32>,
-    /// `[n * NUM_CHANNELS, vocab]`: each present channel's bucket counts divided by the square
-    /// root of its token count (a scaled sum of embeddings once multiplied by the embedding
-    /// matrix).
-    pub bags: Vec<f32>,
+    /// Hash bucket of every token of every present channel, row-major over (row, channel).
+    pub tokens: Vec<i32>,
+    /// Segment of each token: `row * NUM_CHANNELS + channel`.
+    pub token_segments: Vec<i32>,
+    /// `[n, NUM_CHANNELS, 1]`: the weight of a channel's token sum, 1/sqrt(its token count)
+    /// (0 for an absent or empty channel). One weight per segment rather than per token: the
+    /// product then costs `n x channels x width`, not `tokens x width`.
+    pub segment_weights: Vec<f32>,
     /// `[n, NUM_CHANNELS, 1]`: 1 where the channel is present.
     pub present: Vec<f32>,
     /// `[n, NUM_ACTIONS]`: 0 for legal actions, [`ILLEGAL_LOGIT`] for the others.
@@ -166,6 +168,9 @@ pub struct BatchBuffers {
     pub n: usize,
 }
 
+/// Rows of patch values converted per parallel task (small batches stay on one thread).
+const PATCH_ROWS_PER_TASK: usize = 32;
+
 impl BatchBuffers {
     /// Fill from `items`, overwriting previous contents.
     pub fn fill<'a>(
@@ -173,33 +178,33 @@ impl BatchBuffers {
         items: impl ExactSizeIterator<Item = &'a Features>,
         cfg: &ModelConfig,
     ) {
+        let items: Vec<&Features> = items.collect();
         let n = items.len();
         self.n = n;
         let img = cfg.num_patches() * cfg.patch_values();
         self.patches.clear();
-        self.patches.reserve(n * img);
-        self.bags.clear();
-        self.bags.resize(n * NUM_CHANNELS * cfg.vocab, 0.0);
+        self.patches.resize(n * img, 0.0);
+        if img > 0 {
+            self.patches
+                .par_chunks_mut(img * PATCH_ROWS_PER_TASK)
+                .zip(items.par_chunks(PATCH_ROWS_PER_TASK))
+                .for_each(|(dst, rows)| {
+                    for (d, f) in dst.chunks_mut(img).zip(rows) {
+                        for (o, b) in d.iter_mut().zip(&f.patches) {
+                            *o = *b as f32 * (1.0 / 255.0);
+                        }
+                    }
+                });
+        }
+        self.fill_text(&items);
         self.present.clear();
         self.present.resize(n * NUM_CHANNELS, 0.0);
         self.mask.clear();
         self.mask.resize(n * NUM_ACTIONS, ILLEGAL_LOGIT);
-        for (row, f) in items.enumerate() {
-            self.patches
-                .extend(f.patches.iter().map(|b| *b as f32 * (1.0 / 255.0)));
+        for (row, f) in items.iter().enumerate() {
             for (c, t) in f.text.iter().enumerate() {
-                if let Some(tokens) = t {
+                if t.is_some() {
                     self.present[row * NUM_CHANNELS + c] = 1.0;
-                    if tokens.is_empty() {
-                        continue;
-                    }
-                    let base = (row * NUM_CHANNELS + c) * cfg.vocab;
-                    // 1/sqrt(n) rather than 1/n: a long channel (the text grid) does not drown
-                    // the one token that matters in a short one (the hint's action word).
-                    let w = 1.0 / (tokens.len() as f32).sqrt();
-                    for &b in tokens {
-                        self.bags[base + b as usize] += w;
-                    }
                 }
             }
             let m = &mut self.mask[row * NUM_ACTIONS..(row + 1) * NUM_ACTIONS];
@@ -212,6 +217,37 @@ impl BatchBuffers {
             for a in legal.iter() {
                 m[a.index()] = 0.0;
             }
+        }
+    }
+
+    /// Refill only the text arrays (`tokens`, `token_segments`, `segment_weights`) from
+    /// `items`.
+    pub fn fill_text(&mut self, items: &[&Features]) {
+        self.tokens.clear();
+        self.token_segments.clear();
+        self.segment_weights.clear();
+        self.segment_weights.resize(items.len() * NUM_CHANNELS, 0.0);
+        for (row, f) in items.iter().enumerate() {
+            for (c, t) in f.text.iter().enumerate() {
+                let Some(tokens) = t else { continue };
+                if tokens.is_empty() {
+                    continue;
+                }
+                let seg = row * NUM_CHANNELS + c;
+                // 1/sqrt(n) rather than 1/n: a long channel (the text grid) does not drown
+                // the one token that matters in a short one (the hint's action word).
+                self.segment_weights[seg] = 1.0 / (tokens.len() as f32).sqrt();
+                self.tokens.extend(tokens.iter().map(|&b| b as i32));
+                self.token_segments
+                    .extend(std::iter::repeat_n(seg as i32, tokens.len()));
+            }
+        }
+        // The lookup needs at least one index: a batch without any token gets one whose
+        // segment weighs nothing (row 0's instruction is present, hence non-empty, whenever
+        // it has a token, so segment 0 has weight 0 here).
+        if self.tokens.is_empty() {
+            self.tokens.push(0);
+            self.token_segments.push(0);
         }
     }
 }
@@ -268,12 +304,15 @@ mod tests {
         let mut b = BatchBuffers::default();
         b.fill([&f].into_iter(), &cfg);
         assert_eq!(b.present, vec![1.0, 0.0, 0.0, 1.0, 0.0]);
-        let chan = |c: usize| &b.bags[c * cfg.vocab..(c + 1) * cfg.vocab];
-        assert!(chan(1).iter().all(|v| *v == 0.0));
+        let tokens_of = |c: i32| b.token_segments.iter().filter(|s| **s == c).count();
+        assert_eq!(tokens_of(1), 0, "an absent channel has no tokens");
+        assert_eq!(b.segment_weights[1], 0.0);
+        assert_eq!(tokens_of(3), 4);
         assert!(
-            (chan(3).iter().sum::<f32>() - 2.0).abs() < 1e-5,
+            (b.segment_weights[3] * tokens_of(3) as f32 - 2.0).abs() < 1e-5,
             "4 tokens weigh 1/2 each"
         );
+        assert_eq!(b.tokens.len(), b.token_segments.len());
         assert_eq!(b.mask[0], 0.0);
         assert_eq!(b.mask[6], ILLEGAL_LOGIT);
     }

@@ -153,21 +153,17 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     }
 }
 
-/// The policy gradient of one environment's episodes, flattened.
-fn env_gradient<B: AutodiffBackend>(
-    net: &PolicyNet<B>,
-    cfg: &ModelConfig,
-    device: &B::Device,
-    episodes: &[Played],
+/// Returns-to-go minus the baseline for every step of `episodes`, as `(step, advantage)`.
+fn advantages<'a>(
+    episodes: &[&'a Played],
     gamma: f32,
     baseline: Baseline,
-) -> Result<Vec<f32>, TrainerError> {
+) -> Vec<(&'a crate::play::Recorded, f32)> {
     // Advantages: discounted return-to-go minus a baseline. The default baseline is the mean
     // return-to-go over this env's steps (GRPO-like): it does not depend on how well the value
     // head fits this env at this harness level, which would otherwise add a shared
     // "lower the probability of whatever was done" direction to every env's gradient.
     let mut steps = Vec::new();
-    let mut gs = Vec::new();
     for ep in episodes {
         let mut g = 0.0f32;
         let mut ret = vec![0.0f32; ep.steps.len()];
@@ -175,32 +171,39 @@ fn env_gradient<B: AutodiffBackend>(
             g = s.reward + gamma * g;
             ret[t] = g;
         }
-        for (s, g) in ep.steps.iter().zip(ret) {
-            gs.push(g);
-            steps.push((s, g));
-        }
+        steps.extend(ep.steps.iter().zip(ret));
     }
-    let mean_g = gs.iter().sum::<f32>() / gs.len().max(1) as f32;
+    let mean_g = steps.iter().map(|(_, g)| *g).sum::<f32>() / steps.len().max(1) as f32;
     for (s, a) in &mut steps {
         *a -= match baseline {
             Baseline::Mean => mean_g,
             Baseline::Value => s.value,
         };
     }
-    let total = steps.len().max(1) as f32;
+    steps
+}
+
+/// The sum over `steps` of `-(advantage) grad log pi(a|s)`, flattened (not yet divided by the
+/// step count, so that the sums of two halves add up to the whole).
+fn gradient_sum<B: AutodiffBackend>(
+    net: &PolicyNet<B>,
+    cfg: &ModelConfig,
+    device: &B::Device,
+    steps: &[(&crate::play::Recorded, f32)],
+) -> Result<Vec<f32>, TrainerError> {
     let mut sum: Option<Vec<f32>> = None;
     let mut bufs = BatchBuffers::default();
     for chunk in steps.chunks(512) {
         let m = chunk.len();
         bufs.fill(chunk.iter().map(|(s, _)| &s.features), cfg);
         let x = Inputs::<B>::from_buffers(&bufs, cfg, device);
-        let acts: Vec<i64> = chunk.iter().map(|(s, _)| s.action.index() as i64).collect();
+        let acts: Vec<i32> = chunk.iter().map(|(s, _)| s.action.index() as i32).collect();
         let acts = Tensor::<B, 2, Int>::from_data(TensorData::new(acts, [m, 1]), device);
         let adv: Vec<f32> = chunk.iter().map(|(_, a)| *a).collect();
         let adv = Tensor::<B, 1>::from_data(TensorData::new(adv, [m]), device);
         let (logits, _) = net.forward(x);
         let logp = log_softmax(logits, 1).gather(1, acts).reshape([m]);
-        let loss = -(logp * adv).sum() / total;
+        let loss = -(logp * adv).sum();
         let grads = GradientsParams::from_grads(loss.backward(), net);
         let flat = flat_gradient(net, &grads)?;
         match &mut sum {
@@ -210,19 +213,80 @@ fn env_gradient<B: AutodiffBackend>(
     }
     match sum {
         Some(v) => Ok(v),
-        None => Ok(flat_gradient(net, &GradientsParams::new())?),
+        None => flat_gradient(net, &GradientsParams::new()),
     }
 }
 
-/// Unprojected per-env gradients (one `Vec` of all parameters per env, in `envs` order).
-pub(crate) fn full_gradients_core<B: AutodiffBackend>(
+/// One environment's gradient and its two halves (episodes `0, 2, 4, ..` and `1, 3, 5, ..`),
+/// each the mean over the steps it covers; `whole` is the step-weighted mean of the halves.
+pub(crate) struct EnvGradient {
+    pub whole: Vec<f32>,
+    pub halves: [Vec<f32>; 2],
+}
+
+/// The policy gradient of one environment's episodes, with its split halves.
+fn env_gradient<B: AutodiffBackend>(
+    net: &PolicyNet<B>,
+    cfg: &ModelConfig,
+    device: &B::Device,
+    episodes: &[Played],
+    gamma: f32,
+    baseline: Baseline,
+) -> Result<EnvGradient, TrainerError> {
+    let all: Vec<&Played> = episodes.iter().collect();
+    let steps = advantages(&all, gamma, baseline);
+    // Split by episode, keeping the baseline computed over all of them.
+    let mut halves_steps: [Vec<(&crate::play::Recorded, f32)>; 2] = [Vec::new(), Vec::new()];
+    let mut k = 0usize;
+    for (e, ep) in episodes.iter().enumerate() {
+        halves_steps[e % 2].extend_from_slice(&steps[k..k + ep.steps.len()]);
+        k += ep.steps.len();
+    }
+    let sums = [
+        gradient_sum(net, cfg, device, &halves_steps[0])?,
+        gradient_sum(net, cfg, device, &halves_steps[1])?,
+    ];
+    let counts = [halves_steps[0].len(), halves_steps[1].len()];
+    let total = (counts[0] + counts[1]).max(1) as f32;
+    let whole: Vec<f32> = sums[0]
+        .iter()
+        .zip(&sums[1])
+        .map(|(a, b)| (a + b) / total)
+        .collect();
+    let [s0, s1] = sums;
+    let mean = |v: Vec<f32>, n: usize| -> Vec<f32> {
+        let d = n.max(1) as f32;
+        v.into_iter().map(|x| x / d).collect()
+    };
+    Ok(EnvGradient {
+        whole,
+        halves: [mean(s0, counts[0]), mean(s1, counts[1])],
+    })
+}
+
+/// The random stream of environment `env` for `purpose` (episode seeds, action sampling):
+/// keyed by the env id, never by its position in the call, so an env's gradient is the same
+/// whatever other envs are computed with it, and two envs never replay the same instances
+/// with the same random actions (which would correlate their gradients by construction).
+fn env_stream(seed: u64, env: &EnvId, purpose: u64) -> Rng {
+    Rng::derive(seed ^ env.stable_hash(), purpose)
+}
+
+/// Environments whose episodes are played in one batch (bounds memory: recorded steps).
+const ENVS_PER_WAVE: usize = 16;
+
+/// Unprojected per-env gradients: `on_env(i, gradient)` for each env `i` of `envs`, in order
+/// (so a caller can project each one and drop it: a full gradient per env of a large pool
+/// would not fit in memory).
+pub(crate) fn each_env_gradient<B: AutodiffBackend>(
     net: &PolicyNet<B>,
     cfg: &ModelConfig,
     device: &B::Device,
     factory: &dyn EnvFactory,
     envs: &[EnvId],
     gcfg: &GradientConfig,
-) -> Result<Vec<Vec<f32>>, TrainerError> {
+    on_env: &mut dyn FnMut(usize, EnvGradient) -> Result<(), TrainerError>,
+) -> Result<(), TrainerError> {
     if gcfg.rollouts_per_env == 0 || gcfg.dim == 0 {
         return Err(TrainerError::Config {
             field: "gradients".into(),
@@ -231,39 +295,40 @@ pub(crate) fn full_gradients_core<B: AutodiffBackend>(
         });
     }
     let specs = specs_for(factory, envs)?;
-    let mut out = Vec::with_capacity(specs.len());
-    for (i, spec) in specs.iter().enumerate() {
-        // Per-env streams keyed by the position in `envs`: the same call gives the same
-        // gradients; task seeds depend only on `k`, so every env plays the same seed list.
-        let mut rng = Rng::derive(gcfg.seed, 0x4752_0000 + i as u64);
-        let tasks: Vec<Task> = (0..gcfg.rollouts_per_env)
-            .map(|k| Task {
-                env: spec.id.clone(),
-                seed: Rng::derive(gcfg.seed, k as u64).next_u64(),
-                harness: gcfg.harness,
-                scale: gcfg.scale.for_spec(spec),
-            })
-            .collect();
+    let m = gcfg.rollouts_per_env;
+    let mut index = 0usize;
+    for wave in specs.chunks(ENVS_PER_WAVE) {
+        let mut tasks = Vec::with_capacity(wave.len() * m);
+        let mut rngs = Vec::with_capacity(wave.len() * m);
+        for spec in wave {
+            let mut seeds = env_stream(gcfg.seed, &spec.id, 0x5345_4544);
+            for k in 0..m {
+                tasks.push(Task {
+                    env: spec.id.clone(),
+                    seed: seeds.next_u64(),
+                    harness: gcfg.harness,
+                    scale: gcfg.scale.for_spec(spec),
+                });
+                rngs.push(env_stream(gcfg.seed, &spec.id, 0x4143_5400 + k as u64));
+            }
+        }
         let played = play_episodes(
             net,
             factory,
             cfg,
             device,
             &tasks,
-            64,
-            Mode::Sample(&mut rng),
+            256,
+            Mode::Sample(&mut rngs),
             true,
         )?;
-        out.push(env_gradient(
-            net,
-            cfg,
-            device,
-            &played,
-            gcfg.gamma,
-            gcfg.baseline,
-        )?);
+        for eps in played.chunks(m) {
+            let g = env_gradient(net, cfg, device, eps, gcfg.gamma, gcfg.baseline)?;
+            on_env(index, g)?;
+            index += 1;
+        }
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

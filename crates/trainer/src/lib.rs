@@ -42,6 +42,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod bench;
 pub mod config;
 pub mod encode;
 pub mod eval;
@@ -63,6 +64,7 @@ use envdist_core::env::EnvFactory;
 use envdist_core::{EnvId, GradientSet, HarnessLevel, TaskSampler};
 use serde::{Deserialize, Serialize};
 
+pub use bench::{THROUGHPUT_SCHEMA_VERSION, Throughput, measure_throughput};
 pub use config::{AdvantageKind, LrSchedule, ModelConfig, TrainConfig};
 pub use eval::{EVAL_SCHEMA_VERSION, EnvScore, EvalReport, ScaleChoice};
 pub use gradients::{Baseline, GradientConfig, ProjectionKind, cosine, project};
@@ -341,9 +343,20 @@ pub fn full_gradients(
     envs: &[EnvId],
     cfg: &GradientConfig,
 ) -> Result<Vec<Vec<f32>>, TrainerError> {
-    with_model!(model, |net, dev| gradients::full_gradients_core(
-        net, &model.cfg, &dev, factory, envs, cfg
-    ))
+    let mut out = Vec::with_capacity(envs.len());
+    with_model!(model, |net, dev| gradients::each_env_gradient(
+        net,
+        &model.cfg,
+        &dev,
+        factory,
+        envs,
+        cfg,
+        &mut |_, g| {
+            out.push(g.whole);
+            Ok(())
+        }
+    ))?;
+    Ok(out)
 }
 
 /// Per-env policy gradients, projected to `cfg.dim` with the seeded projection: the input of
@@ -354,12 +367,65 @@ pub fn per_env_gradients(
     envs: &[EnvId],
     cfg: &GradientConfig,
 ) -> Result<GradientSet, TrainerError> {
-    let full = full_gradients(model, factory, envs, cfg)?;
-    Ok(GradientSet {
-        env_ids: envs.to_vec(),
-        dim: cfg.dim,
-        values: project(&full, cfg.dim, cfg.projection, cfg.seed),
-        projection_seed: Some(cfg.seed),
+    Ok(per_env_gradients_report(model, factory, envs, cfg, &mut |_| {})?.set)
+}
+
+/// Projected per-env gradients and how far each can be trusted.
+#[derive(Debug, Clone)]
+pub struct GradientReport {
+    /// The projected gradients (row `i` = `envs[i]`).
+    pub set: GradientSet,
+    /// Per env, the cosine between the projected gradients of its two halves of episodes
+    /// (even and odd): the split-half reliability of its direction. Near 1: the direction is
+    /// a property of the env; near 0: noise of the sampled episodes. 0 when a half is zero.
+    pub split_half_cosine: Vec<f32>,
+}
+
+impl GradientReport {
+    /// Spearman-Brown corrected reliability of env `i`'s whole gradient, `2r / (1 + r)` for
+    /// the split-half cosine `r` (clamped at 0 for negative `r`).
+    pub fn reliability(&self, i: usize) -> f32 {
+        let r = self.split_half_cosine[i].max(0.0);
+        2.0 * r / (1.0 + r)
+    }
+}
+
+/// [`per_env_gradients`] with split-half reliabilities, calling `on_env` after each env
+/// (progress). Each env's episode seeds and action-sampling stream derive from its id, so a
+/// row does not depend on the other envs of the call.
+pub fn per_env_gradients_report(
+    model: &PolicyModel,
+    factory: &dyn EnvFactory,
+    envs: &[EnvId],
+    cfg: &GradientConfig,
+    on_env: &mut dyn FnMut(&EnvId),
+) -> Result<GradientReport, TrainerError> {
+    let mut values = Vec::with_capacity(envs.len() * cfg.dim);
+    let mut split_half_cosine = Vec::with_capacity(envs.len());
+    with_model!(model, |net, dev| gradients::each_env_gradient(
+        net,
+        &model.cfg,
+        &dev,
+        factory,
+        envs,
+        cfg,
+        &mut |i, g| {
+            let [h0, h1] = g.halves;
+            let p = project(&[g.whole, h0, h1], cfg.dim, cfg.projection, cfg.seed);
+            values.extend_from_slice(&p[..cfg.dim]);
+            split_half_cosine.push(cosine(&p[cfg.dim..2 * cfg.dim], &p[2 * cfg.dim..]));
+            on_env(&envs[i]);
+            Ok(())
+        }
+    ))?;
+    Ok(GradientReport {
+        set: GradientSet {
+            env_ids: envs.to_vec(),
+            dim: cfg.dim,
+            values,
+            projection_seed: Some(cfg.seed),
+        },
+        split_half_cosine,
     })
 }
 
@@ -392,6 +458,9 @@ pub struct UpdateStats {
     pub lr: f32,
     /// Seconds spent in the rollout (acting and stepping).
     pub rollout_seconds: f32,
+    /// Seconds spent learning (forward, backward and Adam over every epoch).
+    #[serde(default)]
+    pub learn_seconds: f32,
     /// Seconds for the whole update.
     pub seconds: f32,
     /// Environment steps per second over the whole update, learning included.
@@ -584,7 +653,7 @@ impl Trainer {
         while self.env_steps() < self.config().total_env_steps {
             let stats = self.train_update(sampler)?;
             rollout_s += stats.rollout_seconds as f64;
-            learn_s += (stats.seconds - stats.rollout_seconds) as f64;
+            learn_s += stats.learn_seconds as f64;
             if let Some(s) = stats.success_rate {
                 recent.push(s);
                 if recent.len() > 5 {

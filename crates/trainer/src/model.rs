@@ -3,8 +3,9 @@
 //! image: frame -> `patch x patch` patches -> shared linear patch embedding (ReLU) -> flatten
 //! (keeps each patch's position, as a VLM's position embedding does) -> linear (ReLU).
 //! text: each of the five channels (instruction, observation, state, hints, rules) is a
-//! hashed bag of tokens; one shared embedding matrix turns a bag into the mean of its tokens'
-//! embeddings, and a learned presence vector per channel is added. An absent channel's slot is
+//! hashed bag of tokens; one shared embedding matrix turns a bag into the scaled sum of its
+//! tokens' embeddings (an embedding-bag lookup on token ids, never a dense `vocab`-wide
+//! vector), and a learned presence vector per channel is added. An absent channel's slot is
 //! multiplied by zero: it contributes nothing, and the model cannot read the absence as text.
 //! fusion: concat -> linear (ReLU) -> masked action logits and a scalar value.
 //!
@@ -15,7 +16,7 @@ use burn::module::{Module, Param};
 use burn::nn::Linear;
 use burn::tensor::activation::relu;
 use burn::tensor::backend::Backend;
-use burn::tensor::{Tensor, TensorData};
+use burn::tensor::{IndexingUpdateOp, Int, Tensor, TensorData};
 use envdist_core::{NUM_ACTIONS, Rng};
 
 use crate::config::ModelConfig;
@@ -36,16 +37,42 @@ pub struct PolicyNet<B: Backend> {
 /// A batch of encoded observations as tensors.
 #[derive(Debug, Clone)]
 pub struct Inputs<B: Backend> {
-    patches: Tensor<B, 3>,
-    bags: Tensor<B, 2>,
-    present: Tensor<B, 3>,
-    mask: Tensor<B, 2>,
+    /// `[n, num_patches, patch_values]`.
+    pub patches: Tensor<B, 3>,
+    /// `[T]`: every token's hash bucket.
+    pub tokens: Tensor<B, 1, Int>,
+    /// `[T]`: every token's `row * NUM_CHANNELS + channel`.
+    pub token_segments: Tensor<B, 1, Int>,
+    /// `[n, NUM_CHANNELS, 1]`: each channel's weight on its token sum.
+    pub segment_weights: Tensor<B, 3>,
+    /// `[n, NUM_CHANNELS, 1]`.
+    pub present: Tensor<B, 3>,
+    /// `[n, NUM_ACTIONS]`.
+    pub mask: Tensor<B, 2>,
+}
+
+/// The text part of a batch (see [`Inputs`]): tokens, their segments, segment weights.
+pub(crate) type TextInputs<B> = (Tensor<B, 1, Int>, Tensor<B, 1, Int>, Tensor<B, 3>);
+
+/// Upload the text arrays of `b`.
+pub(crate) fn text_from_buffers<B: Backend>(b: &BatchBuffers, device: &B::Device) -> TextInputs<B> {
+    let t = b.tokens.len();
+    let n = b.segment_weights.len() / NUM_CHANNELS;
+    (
+        Tensor::from_data(TensorData::new(b.tokens.clone(), [t]), device),
+        Tensor::from_data(TensorData::new(b.token_segments.clone(), [t]), device),
+        Tensor::from_data(
+            TensorData::new(b.segment_weights.clone(), [n, NUM_CHANNELS, 1]),
+            device,
+        ),
+    )
 }
 
 impl<B: Backend> Inputs<B> {
     /// Upload the buffers (copies them; the buffers stay reusable).
     pub fn from_buffers(b: &BatchBuffers, cfg: &ModelConfig, device: &B::Device) -> Self {
         let n = b.n;
+        let (tokens, token_segments, segment_weights) = text_from_buffers(b, device);
         Self {
             patches: Tensor::from_data(
                 TensorData::new(
@@ -54,10 +81,9 @@ impl<B: Backend> Inputs<B> {
                 ),
                 device,
             ),
-            bags: Tensor::from_data(
-                TensorData::new(b.bags.clone(), [n * NUM_CHANNELS, cfg.vocab]),
-                device,
-            ),
+            tokens,
+            token_segments,
+            segment_weights,
             present: Tensor::from_data(
                 TensorData::new(b.present.clone(), [n, NUM_CHANNELS, 1]),
                 device,
@@ -146,14 +172,29 @@ impl<B: Backend> PolicyNet<B> {
 
     /// Masked action logits `[n, NUM_ACTIONS]` and values `[n]`.
     pub fn forward(&self, x: Inputs<B>) -> (Tensor<B, 2>, Tensor<B, 1>) {
-        let [n, np, _] = x.patches.dims();
-        let p = relu(self.patch.forward(x.patches));
-        let pd = p.dims()[2];
+        let [n, np, pv] = x.patches.dims();
+        // Patches as one `[n * np, pv]` matrix: one large matrix product (and, backwards,
+        // one for the weight gradient) instead of `n` small batched ones summed afterwards.
+        let p = relu(self.patch.forward(x.patches.reshape([n * np, pv])));
+        let pd = p.dims()[1];
         let img = relu(self.image.forward(p.reshape([n, np * pd])));
-        let t = self.text.forward(x.bags);
-        let td = t.dims()[1];
-        let t = t.reshape([n, NUM_CHANNELS, td]);
-        let t = (t + self.presence.val().unsqueeze_dim::<3>(0)) * x.present;
+        // Embedding bag: look up each token's row, add it into its (row, channel) segment,
+        // then weigh each segment's sum.
+        let table = self.text.weight.val();
+        let td = table.dims()[1];
+        let emb = table.select(0, x.tokens);
+        let t = Tensor::<B, 2>::zeros([n * NUM_CHANNELS, td], &emb.device()).select_assign(
+            0,
+            x.token_segments,
+            emb,
+            IndexingUpdateOp::Add,
+        );
+        // Shapes chosen so each broadcast is a shared row or a per-row scalar, the two
+        // broadcasts burn's CPU backend runs as vector loops (others go element by element).
+        let t = t.reshape([n, NUM_CHANNELS, td]) * x.segment_weights;
+        let t =
+            t.reshape([n, NUM_CHANNELS * td]) + self.presence.val().reshape([1, NUM_CHANNELS * td]);
+        let t = t.reshape([n, NUM_CHANNELS, td]) * x.present;
         let t = t.reshape([n, NUM_CHANNELS * td]);
         let h = relu(self.fuse.forward(Tensor::cat(vec![img, t], 1)));
         let logits = self.policy.forward(h.clone()) + x.mask;

@@ -2,7 +2,8 @@
 //! forward per step. Used by training rollouts, evaluation and gradient extraction.
 
 use burn::module::AutodiffModule;
-use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::Tensor;
+use burn::tensor::backend::{AutodiffBackend, Backend};
 use envdist_core::env::EnvFactory;
 use envdist_core::{ActionId, Env, EpisodeOutcome, NUM_ACTIONS, Observation, Rng, Task};
 use rayon::prelude::*;
@@ -144,6 +145,29 @@ pub(crate) fn step_slots(
         .collect()
 }
 
+/// Restart slot `i` with `task` for every `(i, task)` in `restarts`, in parallel (a reset
+/// renders a frame and encodes its text: as much work as a step, so doing them one by one
+/// would cap the speed-up of parallel stepping on single-turn envs, which restart every step).
+pub(crate) fn restart_slots(
+    slots: &mut [Slot],
+    restarts: &[(usize, Task)],
+    factory: &dyn EnvFactory,
+    cfg: &ModelConfig,
+) -> Result<(), TrainerError> {
+    if restarts.is_empty() {
+        return Ok(());
+    }
+    let mut task_of: Vec<Option<&Task>> = vec![None; slots.len()];
+    for (i, t) in restarts {
+        task_of[*i] = Some(t);
+    }
+    slots
+        .par_iter_mut()
+        .zip(task_of.par_iter())
+        .filter_map(|(slot, t)| t.map(|t| (slot, t)))
+        .try_for_each(|(slot, t)| slot.restart(factory, t.clone(), cfg))
+}
+
 /// The outcome of a slot's finished episode.
 pub(crate) fn outcome(slot: &Slot, success: bool) -> EpisodeOutcome {
     EpisodeOutcome {
@@ -161,10 +185,27 @@ pub(crate) fn infer<B: AutodiffBackend>(
     cfg: &ModelConfig,
     device: &B::Device,
 ) -> Result<(Vec<f32>, Vec<f32>), TrainerError> {
-    let inner = net.valid();
     let x = Inputs::<B::InnerBackend>::from_buffers(bufs, cfg, &to_inner_device::<B>(device));
-    let (logits, values) = inner.forward(x);
-    Ok((to_vec(logits.into_data())?, to_vec(values.into_data())?))
+    infer_inputs(&net.valid(), x)
+}
+
+/// Forward uploaded inputs through an inference copy of the network (from
+/// `AutodiffModule::valid`): logits and values come back to the host in one read, so a
+/// device backend synchronises once per call.
+pub(crate) fn infer_inputs<IB: Backend>(
+    net: &PolicyNet<IB>,
+    x: Inputs<IB>,
+) -> Result<(Vec<f32>, Vec<f32>), TrainerError> {
+    let (logits, values) = net.forward(x);
+    let [n, a] = logits.dims();
+    let both = to_vec(Tensor::cat(vec![logits, values.unsqueeze_dim::<2>(1)], 1).into_data())?;
+    let mut l = Vec::with_capacity(n * a);
+    let mut v = Vec::with_capacity(n);
+    for row in both.chunks_exact(a + 1) {
+        l.extend_from_slice(&row[..a]);
+        v.push(row[a]);
+    }
+    Ok((l, v))
 }
 
 pub(crate) fn to_inner_device<B: AutodiffBackend>(
@@ -227,7 +268,9 @@ pub(crate) fn greedy_action(row: &[f32]) -> ActionId {
 /// How [`play_episodes`] picks actions.
 pub(crate) enum Mode<'a> {
     Greedy,
-    Sample(&'a mut Rng),
+    /// Sample, episode `i` from its own stream `rngs[i]` (aligned with the tasks): an
+    /// episode's actions then do not depend on which episodes share its batch.
+    Sample(&'a mut [Rng]),
 }
 
 /// One recorded step of a played episode.
@@ -244,8 +287,10 @@ pub(crate) struct Played {
     pub steps: Vec<Recorded>,
 }
 
-/// Play every task to the end, `width` at a time, one batched forward per step. Results are in
-/// task order. With `record`, each step's features, action, reward and value are kept.
+/// Play every task to the end, at most `width` at a time, one batched forward per step; a
+/// slot whose episode ends takes the next waiting task, so the batch stays full until the
+/// queue runs dry. Results are in task order. With `record`, each step's features, action,
+/// reward and value are kept.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn play_episodes<B: AutodiffBackend>(
     net: &PolicyNet<B>,
@@ -257,60 +302,79 @@ pub(crate) fn play_episodes<B: AutodiffBackend>(
     mut mode: Mode<'_>,
     record: bool,
 ) -> Result<Vec<Played>, TrainerError> {
+    if let Mode::Sample(rngs) = &mode
+        && rngs.len() != tasks.len()
+    {
+        return Err(TrainerError::Config {
+            field: "rngs".into(),
+            expected: format!("one random stream per task ({})", tasks.len()),
+            found: rngs.len().to_string(),
+        });
+    }
     let mut out: Vec<Option<Played>> = (0..tasks.len()).map(|_| None).collect();
     let mut bufs = BatchBuffers::default();
-    for (wave, chunk) in tasks.chunks(width.max(1)).enumerate() {
-        let base = wave * width.max(1);
-        // Live episodes, kept aligned: slot, its task index, its recorded steps.
-        let mut slots = Vec::with_capacity(chunk.len());
-        for t in chunk {
-            slots.push(Slot::start(factory, None, t.clone(), cfg)?);
+    let inner = net.valid();
+    let inner_device = to_inner_device::<B>(device);
+    let width = width.max(1).min(tasks.len().max(1));
+    // Live episodes, kept aligned: slot, its task index, its recorded steps.
+    let starts: Vec<Result<Slot, TrainerError>> = tasks[..width.min(tasks.len())]
+        .par_iter()
+        .map(|t| Slot::start(factory, None, t.clone(), cfg))
+        .collect();
+    let mut slots = starts.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let mut ids: Vec<usize> = (0..slots.len()).collect();
+    let mut recs: Vec<Vec<Recorded>> = (0..slots.len()).map(|_| Vec::new()).collect();
+    let mut next = slots.len();
+    while !slots.is_empty() {
+        bufs.fill(slots.iter().map(|s| &s.features), cfg);
+        let x = Inputs::from_buffers(&bufs, cfg, &inner_device);
+        let (logits, values) = infer_inputs(&inner, x)?;
+        let actions: Vec<ActionId> = (0..slots.len())
+            .map(|r| {
+                let row = &logits[r * NUM_ACTIONS..(r + 1) * NUM_ACTIONS];
+                match &mut mode {
+                    Mode::Greedy => greedy_action(row),
+                    Mode::Sample(rngs) => sample_action(row, &mut rngs[ids[r]]).0,
+                }
+            })
+            .collect();
+        if record {
+            for (r, s) in slots.iter().enumerate() {
+                recs[r].push(Recorded {
+                    features: s.features.clone(),
+                    action: actions[r],
+                    reward: 0.0,
+                    value: values[r],
+                });
+            }
         }
-        let mut ids: Vec<usize> = (base..base + chunk.len()).collect();
-        let mut recs: Vec<Vec<Recorded>> = (0..chunk.len()).map(|_| Vec::new()).collect();
-        while !slots.is_empty() {
-            bufs.fill(slots.iter().map(|s| &s.features), cfg);
-            let (logits, values) = infer(net, &bufs, cfg, device)?;
-            let actions: Vec<ActionId> = (0..slots.len())
-                .map(|r| {
-                    let row = &logits[r * NUM_ACTIONS..(r + 1) * NUM_ACTIONS];
-                    match &mut mode {
-                        Mode::Greedy => greedy_action(row),
-                        Mode::Sample(rng) => sample_action(row, rng).0,
-                    }
-                })
-                .collect();
-            if record {
-                for (r, s) in slots.iter().enumerate() {
-                    recs[r].push(Recorded {
-                        features: s.features.clone(),
-                        action: actions[r],
-                        reward: 0.0,
-                        value: values[r],
-                    });
-                }
+        let results = step_slots(&mut slots, &actions, cfg);
+        let mut restarts: Vec<(usize, Task)> = Vec::new();
+        let mut done: Vec<usize> = Vec::new();
+        for (r, res) in results.iter().enumerate() {
+            if let Some(last) = recs[r].last_mut() {
+                last.reward = res.reward;
             }
-            let results = step_slots(&mut slots, &actions, cfg);
-            let (mut next_slots, mut next_ids, mut next_recs) =
-                (Vec::new(), Vec::new(), Vec::new());
-            for (((slot, id), mut rec), res) in slots.into_iter().zip(ids).zip(recs).zip(results) {
-                if let Some(last) = rec.last_mut() {
-                    last.reward = res.reward;
-                }
-                if res.ended {
-                    out[id] = Some(Played {
-                        outcome: outcome(&slot, res.success),
-                        steps: rec,
-                    });
+            if res.ended {
+                out[ids[r]] = Some(Played {
+                    outcome: outcome(&slots[r], res.success),
+                    steps: std::mem::take(&mut recs[r]),
+                });
+                if next < tasks.len() {
+                    restarts.push((r, tasks[next].clone()));
+                    ids[r] = next;
+                    next += 1;
                 } else {
-                    next_slots.push(slot);
-                    next_ids.push(id);
-                    next_recs.push(rec);
+                    done.push(r);
                 }
             }
-            slots = next_slots;
-            ids = next_ids;
-            recs = next_recs;
+        }
+        restart_slots(&mut slots, &restarts, factory, cfg)?;
+        // Drop finished slots with no task left (from the back, so indices stay valid).
+        for &r in done.iter().rev() {
+            slots.swap_remove(r);
+            ids.swap_remove(r);
+            recs.swap_remove(r);
         }
     }
     Ok(out.into_iter().flatten().collect())

@@ -5,21 +5,23 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use burn::module::{Module, ModuleVisitor, Param};
+use burn::module::{AutodiffModule, Module, ModuleVisitor, Param};
 use burn::optim::adaptor::OptimizerAdaptor;
 use burn::optim::{Adam, AdamConfig, GradientsParams, Optimizer};
 use burn::record::{FullPrecisionSettings, NamedMpkBytesRecorder, Recorder};
 use burn::tensor::activation::log_softmax;
-use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Int, Tensor, TensorData};
 use envdist_core::env::EnvFactory;
 use envdist_core::{ActionId, EnvId, NUM_ACTIONS, Rng, Task, TaskSampler};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{AdvantageKind, LrSchedule, TrainConfig};
-use crate::encode::{BatchBuffers, Features};
-use crate::model::{Inputs, PolicyNet};
-use crate::play::{Slot, infer, outcome, sample_action, step_slots, to_vec};
+use crate::encode::{BatchBuffers, Features, NUM_CHANNELS};
+use crate::model::{Inputs, PolicyNet, text_from_buffers};
+use crate::play::{
+    Slot, infer_inputs, outcome, restart_slots, sample_action, step_slots, to_inner_device, to_vec,
+};
 use crate::ppo::{gae, group_relative};
 use crate::{TrainerError, UpdateStats};
 
@@ -29,8 +31,13 @@ pub const CHECKPOINT_SCHEMA_VERSION: u32 = 1;
 type Recorder_ = NamedMpkBytesRecorder<FullPrecisionSettings>;
 
 /// One rollout, time-major (`[t][env]`).
-struct Rollout {
+struct Rollout<IB: Backend> {
     features: Vec<Features>,
+    /// Each step's uploaded patches, presence and masks (`[num_envs, ..]`), reused as the
+    /// update's training inputs: nothing image-sized is uploaded twice.
+    patches: Vec<Tensor<IB, 3>>,
+    present: Vec<Tensor<IB, 3>>,
+    mask: Vec<Tensor<IB, 2>>,
     actions: Vec<ActionId>,
     logp: Vec<f32>,
     values: Vec<f32>,
@@ -117,7 +124,10 @@ impl<B: AutodiffBackend> Core<B> {
         }
     }
 
-    fn rollout(&mut self, sampler: &mut dyn TaskSampler) -> Result<Rollout, TrainerError> {
+    fn rollout(
+        &mut self,
+        sampler: &mut dyn TaskSampler,
+    ) -> Result<Rollout<B::InnerBackend>, TrainerError> {
         let cfg = self.cfg.clone();
         let n = cfg.num_envs;
         let mut groups: Vec<EnvId> = Vec::new();
@@ -136,6 +146,9 @@ impl<B: AutodiffBackend> Core<B> {
         let cap = n * cfg.rollout_len;
         let mut r = Rollout {
             features: Vec::with_capacity(cap),
+            patches: Vec::with_capacity(cfg.rollout_len),
+            present: Vec::with_capacity(cfg.rollout_len),
+            mask: Vec::with_capacity(cfg.rollout_len),
             actions: Vec::with_capacity(cap),
             logp: Vec::with_capacity(cap),
             values: Vec::with_capacity(cap),
@@ -155,10 +168,16 @@ impl<B: AutodiffBackend> Core<B> {
             r.episode_group.push(group_of(&s.task.env));
             r.episode_return.push(None);
         }
+        let inner = self.model.valid();
+        let inner_device = to_inner_device::<B>(&self.device);
         for _ in 0..cfg.rollout_len {
             self.bufs
                 .fill(self.slots.iter().map(|s| &s.features), &cfg.model);
-            let (logits, values) = infer(&self.model, &self.bufs, &cfg.model, &self.device)?;
+            let x = Inputs::from_buffers(&self.bufs, &cfg.model, &inner_device);
+            r.patches.push(x.patches.clone());
+            r.present.push(x.present.clone());
+            r.mask.push(x.mask.clone());
+            let (logits, values) = infer_inputs(&inner, x)?;
             let mut actions = Vec::with_capacity(n);
             for e in 0..n {
                 let (a, lp) = sample_action(
@@ -181,6 +200,9 @@ impl<B: AutodiffBackend> Core<B> {
             }
             let results = step_slots(&mut self.slots, &actions, &cfg.model);
             r.actions.extend(actions);
+            // Outcomes are reported and new tasks drawn in slot order (the sampler is
+            // sequential and its order fixes the run); the envs restart in parallel.
+            let mut restarts: Vec<(usize, Task)> = Vec::new();
             for (e, res) in results.iter().enumerate() {
                 r.rewards.push(res.reward);
                 r.ends.push(res.ended);
@@ -192,18 +214,26 @@ impl<B: AutodiffBackend> Core<B> {
                     r.successes += res.success as u32;
                     r.return_sum += out.episode_return;
                     r.episode_return[current[e]] = Some(out.episode_return);
-                    let task = sampler.sample();
-                    self.slots[e].restart(self.factory.as_ref(), task, &cfg.model)?;
-                    current[e] = r.episode_group.len();
-                    r.episode_group.push(group_of(&self.slots[e].task.env));
-                    r.episode_return.push(None);
+                    restarts.push((e, sampler.sample()));
                 }
+            }
+            restart_slots(
+                &mut self.slots,
+                &restarts,
+                self.factory.as_ref(),
+                &cfg.model,
+            )?;
+            for (e, task) in &restarts {
+                current[*e] = r.episode_group.len();
+                r.episode_group.push(group_of(&task.env));
+                r.episode_return.push(None);
             }
             self.env_steps += n as u64;
         }
         self.bufs
             .fill(self.slots.iter().map(|s| &s.features), &cfg.model);
-        r.last_values = infer(&self.model, &self.bufs, &cfg.model, &self.device)?.1;
+        let x = Inputs::from_buffers(&self.bufs, &cfg.model, &inner_device);
+        r.last_values = infer_inputs(&inner, x)?.1;
         Ok(r)
     }
 
@@ -213,7 +243,7 @@ impl<B: AutodiffBackend> Core<B> {
         sampler: &mut dyn TaskSampler,
     ) -> Result<UpdateStats, TrainerError> {
         let t0 = Instant::now();
-        let r = self.rollout(sampler)?;
+        let mut r = self.rollout(sampler)?;
         let rollout_s = t0.elapsed().as_secs_f32();
         let cfg = self.cfg.clone();
         let (gae_adv, returns) = gae(
@@ -240,28 +270,70 @@ impl<B: AutodiffBackend> Core<B> {
             }
         }
         let lr = self.lr();
-        let mut idx: Vec<usize> = (0..r.rewards.len()).collect();
-        let mut sums = [0.0f64; 6];
+        let learn_start = Instant::now();
+        let total = r.rewards.len();
+        let dev = &self.device;
+        // The whole rollout goes to the device once; minibatches are gathered there by index,
+        // and statistics are summed there and read back once per update: no host round trip
+        // per minibatch.
+        // Kept as matrices (one row per sample): gathering rows of a matrix is one copy per
+        // row, while a rank-3 gather walks every inner row.
+        let resident = |parts: Vec<Tensor<B::InnerBackend, 3>>| -> Tensor<B, 2> {
+            let t = Tensor::cat(parts, 0);
+            let [rows, a, b] = t.dims();
+            Tensor::from_inner(t.reshape([rows, a * b]))
+        };
+        let patches_all = resident(std::mem::take(&mut r.patches));
+        let present_all = resident(std::mem::take(&mut r.present));
+        let mask_all: Tensor<B, 2> =
+            Tensor::from_inner(Tensor::cat(std::mem::take(&mut r.mask), 0));
+        let (np, pv) = (cfg.model.num_patches(), cfg.model.patch_values());
+        let column = |v: &[f32]| -> Tensor<B, 1> {
+            Tensor::from_data(TensorData::new(v.to_vec(), [total]), dev)
+        };
+        let old_logp_all = column(&r.logp);
+        let adv_all = column(&adv);
+        let ret_all = column(&returns);
+        let w_all = column(&weight);
+        let acts: Vec<i32> = r.actions.iter().map(|a| a.index() as i32).collect();
+        let acts_all = Tensor::<B, 1, Int>::from_data(TensorData::new(acts, [total]), dev);
+        let mut idx: Vec<usize> = (0..total).collect();
+        let mut sums: Option<Tensor<B::InnerBackend, 1>> = None;
         let mut batches = 0usize;
+        let mut rows: Vec<&Features> = Vec::with_capacity(cfg.minibatch);
         for _ in 0..cfg.epochs {
             self.rng.shuffle(&mut idx);
             for chunk in idx.chunks(cfg.minibatch) {
                 let m = chunk.len();
-                self.bufs
-                    .fill(chunk.iter().map(|&i| &r.features[i]), &cfg.model);
-                let x = Inputs::<B>::from_buffers(&self.bufs, &cfg.model, &self.device);
-                let pick = |v: &[f32]| -> Tensor<B, 1> {
-                    let d: Vec<f32> = chunk.iter().map(|&i| v[i]).collect();
-                    Tensor::from_data(TensorData::new(d, [m]), &self.device)
+                rows.clear();
+                rows.extend(chunk.iter().map(|&i| &r.features[i]));
+                self.bufs.fill_text(&rows);
+                let (tokens, token_segments, segment_weights) =
+                    text_from_buffers::<B>(&self.bufs, dev);
+                let ids: Vec<i32> = chunk.iter().map(|&i| i as i32).collect();
+                let ids = Tensor::<B, 1, Int>::from_data(TensorData::new(ids, [m]), dev);
+                let pick = |t: &Tensor<B, 1>| t.clone().select(0, ids.clone());
+                let x = Inputs {
+                    patches: patches_all
+                        .clone()
+                        .select(0, ids.clone())
+                        .reshape([m, np, pv]),
+                    tokens,
+                    token_segments,
+                    segment_weights,
+                    present: present_all.clone().select(0, ids.clone()).reshape([
+                        m,
+                        NUM_CHANNELS,
+                        1,
+                    ]),
+                    mask: mask_all.clone().select(0, ids.clone()),
                 };
-                let old_logp = pick(&r.logp);
-                let adv_t = pick(&adv);
-                let ret_t = pick(&returns);
-                let w_t = pick(&weight);
+                let old_logp = pick(&old_logp_all);
+                let adv_t = pick(&adv_all);
+                let ret_t = pick(&ret_all);
+                let w_t = pick(&w_all);
                 let w_sum: f32 = chunk.iter().map(|&i| weight[i]).sum::<f32>().max(1.0);
-                let acts: Vec<i64> = chunk.iter().map(|&i| r.actions[i].index() as i64).collect();
-                let acts =
-                    Tensor::<B, 2, Int>::from_data(TensorData::new(acts, [m, 1]), &self.device);
+                let acts = acts_all.clone().select(0, ids).reshape([m, 1]);
 
                 let (logits, values) = self.model.forward(x);
                 let logp_all = log_softmax(logits, 1);
@@ -284,24 +356,29 @@ impl<B: AutodiffBackend> Core<B> {
                 let model = self.model.clone();
                 self.model = self.optim.step(lr, model, gp);
 
-                let stats = Tensor::cat(
-                    vec![
-                        pg.detach().inner(),
-                        v_loss.detach().inner(),
-                        entropy.detach().inner(),
-                        approx_kl.detach().inner(),
-                        clipped.detach().inner(),
-                    ],
-                    0,
-                );
-                let s = to_vec(stats.into_data())?;
-                for k in 0..5 {
-                    sums[k] += s[k] as f64;
-                }
-                sums[5] += norm as f64;
+                let mut parts = vec![
+                    pg.detach().inner(),
+                    v_loss.detach().inner(),
+                    entropy.detach().inner(),
+                    approx_kl.detach().inner(),
+                    clipped.detach().inner(),
+                ];
+                parts.extend(norm);
+                let stats = Tensor::cat(parts, 0);
+                sums = Some(match sums {
+                    None => stats,
+                    Some(acc) => acc + stats,
+                });
                 batches += 1;
             }
         }
+        let sums: Vec<f64> = match sums {
+            Some(t) => to_vec(t.into_data())?.iter().map(|v| *v as f64).collect(),
+            None => Vec::new(),
+        };
+        // The read above waited for the device: the learning time is complete.
+        let learn_s = learn_start.elapsed().as_secs_f32();
+        let sum = |k: usize| sums.get(k).copied().unwrap_or(0.0);
         self.update += 1;
         let b = batches.max(1) as f64;
         let seconds = t0.elapsed().as_secs_f32();
@@ -311,14 +388,15 @@ impl<B: AutodiffBackend> Core<B> {
             episodes: r.finished,
             success_rate: (r.finished > 0).then(|| r.successes as f32 / r.finished as f32),
             mean_return: (r.finished > 0).then(|| r.return_sum / r.finished as f32),
-            policy_loss: (sums[0] / b) as f32,
-            value_loss: (sums[1] / b) as f32,
-            entropy: (sums[2] / b) as f32,
-            approx_kl: (sums[3] / b) as f32,
-            clip_fraction: (sums[4] / b) as f32,
-            grad_norm: (sums[5] / b) as f32,
+            policy_loss: (sum(0) / b) as f32,
+            value_loss: (sum(1) / b) as f32,
+            entropy: (sum(2) / b) as f32,
+            approx_kl: (sum(3) / b) as f32,
+            clip_fraction: (sum(4) / b) as f32,
+            grad_norm: (sum(5) / b) as f32,
             lr: lr as f32,
             rollout_seconds: rollout_s,
+            learn_seconds: learn_s,
             seconds,
             env_steps_per_second: (cfg.batch_size() as f32 / seconds.max(1e-6)),
         })
@@ -454,12 +532,13 @@ pub(crate) fn load_model<B: AutodiffBackend>(
 
 /// Sum of squared gradient entries over all parameters, then the whole gradient scaled so
 /// its norm is at most `max` (burn's own clipping is per parameter). Returns the norm before
-/// clipping.
+/// clipping as a one-element tensor (`None` without gradients), computed and applied on the
+/// device: reading it back would synchronise with the device once per minibatch.
 pub(crate) fn clip_global_norm<B: AutodiffBackend>(
     model: &PolicyNet<B>,
     grads: &mut GradientsParams,
     max: f32,
-) -> f32 {
+) -> Option<Tensor<B::InnerBackend, 1>> {
     struct Norm<'a, B: AutodiffBackend> {
         grads: &'a GradientsParams,
         parts: Vec<Tensor<B::InnerBackend, 1>>,
@@ -471,14 +550,15 @@ pub(crate) fn clip_global_norm<B: AutodiffBackend>(
             }
         }
     }
-    struct Scale<'a> {
+    struct Scale<'a, IB: Backend> {
         grads: &'a mut GradientsParams,
-        factor: f32,
+        factor: Tensor<IB, 1>,
     }
-    impl<B: AutodiffBackend> ModuleVisitor<B> for Scale<'_> {
+    impl<B: AutodiffBackend> ModuleVisitor<B> for Scale<'_, B::InnerBackend> {
         fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
             if let Some(g) = self.grads.remove::<B::InnerBackend, D>(param.id) {
-                self.grads.register(param.id, g.mul_scalar(self.factor));
+                let factor = self.factor.clone().reshape([1; D]);
+                self.grads.register(param.id, g.mul(factor));
             }
         }
     }
@@ -488,17 +568,49 @@ pub(crate) fn clip_global_norm<B: AutodiffBackend>(
     };
     model.visit(&mut n);
     if n.parts.is_empty() {
-        return 0.0;
+        return None;
     }
-    let sq = Tensor::cat(n.parts, 0).sum().into_data();
-    let norm = to_vec(sq).map(|v| v[0].sqrt()).unwrap_or(0.0);
-    if norm.is_finite() && norm > max {
-        model.visit(&mut Scale {
-            grads,
-            factor: max / norm,
-        });
+    let norm = Tensor::cat(n.parts, 0).sum().sqrt();
+    if host_reads_are_free::<B::InnerBackend>() {
+        // On the CPU a read costs nothing: scale only when needed, by a plain scalar (a
+        // broadcast tensor product costs a pass over every parameter, every minibatch).
+        let value = to_vec(norm.clone().into_data())
+            .map(|v| v[0])
+            .unwrap_or(0.0);
+        if value.is_finite() && value > max {
+            model.visit(&mut ScaleBy::<'_> {
+                grads,
+                factor: max / value,
+            });
+        }
+        return Some(norm);
     }
-    norm
+    // max / norm, capped at 1: unchanged below the limit (and for a zero norm, whose
+    // quotient is infinite), scaled onto it above.
+    let factor = norm.clone().recip().mul_scalar(max).clamp_max(1.0);
+    model.visit(&mut Scale::<B::InnerBackend> { grads, factor });
+    Some(norm)
+}
+
+/// Global-norm clipping by a host scalar (see [`clip_global_norm`]).
+struct ScaleBy<'a> {
+    grads: &'a mut GradientsParams,
+    factor: f32,
+}
+
+impl<B: AutodiffBackend> ModuleVisitor<B> for ScaleBy<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+        if let Some(g) = self.grads.remove::<B::InnerBackend, D>(param.id) {
+            self.grads.register(param.id, g.mul_scalar(self.factor));
+        }
+    }
+}
+
+/// Whether reading a tensor back to the host is free: true for burn's CPU backend, whose
+/// tensors already live in host memory and whose operations run synchronously. A device
+/// backend instead queues work, and every read waits for the queue to drain.
+pub(crate) fn host_reads_are_free<IB: Backend>() -> bool {
+    std::any::TypeId::of::<IB>() == std::any::TypeId::of::<burn::backend::Flex>()
 }
 
 /// Every parameter's gradient, flattened in the module's visiting order (zeros for parameters

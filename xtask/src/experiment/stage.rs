@@ -15,12 +15,7 @@ use super::config::EXPERIMENT_SCHEMA_VERSION;
 pub fn stable_hash<T: Serialize>(value: &T) -> String {
     let text = serde_json::to_string(&serde_json::to_value(value).expect("serialisable key"))
         .expect("serialisable key");
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    envdist_core::hash::fnv1a_hex(text.as_bytes())
 }
 
 #[derive(Serialize, Deserialize)]

@@ -1,0 +1,104 @@
+//! Training throughput, measured the way the study trains: a fixed number of PPO updates
+//! after warm-up updates (allocation, autotuning), split into rollout (batched inference and
+//! env stepping) and learning (forward, backward and Adam over the rollout's epochs).
+
+use std::sync::Arc;
+
+use envdist_core::TaskSampler;
+use envdist_core::env::EnvFactory;
+use serde::{Deserialize, Serialize};
+
+use crate::{Device, TrainConfig, Trainer, TrainerError};
+
+/// Schema version of [`Throughput`] records.
+pub const THROUGHPUT_SCHEMA_VERSION: u32 = 1;
+
+/// One throughput measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Throughput {
+    /// Always [`THROUGHPUT_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The device trained on.
+    pub device: String,
+    /// Threads of the rayon pool (env stepping, encoding, and the CPU backend's kernels).
+    pub threads: usize,
+    /// Parameters of the network.
+    pub params: usize,
+    /// Environments stepped together.
+    pub num_envs: usize,
+    /// Samples per update (`num_envs x rollout_len`).
+    pub batch: usize,
+    /// Minibatch size of the learning passes.
+    pub minibatch: usize,
+    /// Passes over each rollout.
+    pub epochs: usize,
+    /// Updates timed (after the warm-up updates).
+    pub updates: u32,
+    /// Environment steps per second, learning included.
+    pub env_steps_per_s: f64,
+    /// Rollout alone: environment steps per second of acting and stepping.
+    pub rollout_steps_per_s: f64,
+    /// Learning alone: samples per second through forward, backward and Adam (each sample
+    /// counted once per epoch).
+    pub learn_samples_per_s: f64,
+    /// Seconds per update outside both (advantages, bookkeeping).
+    pub other_seconds_per_update: f64,
+}
+
+impl Throughput {
+    /// End-to-end env steps/s predicted from the two parts alone: a rollout step costs
+    /// `1/rollout` and learns `epochs` times at `1/learn` each.
+    pub fn predicted_env_steps_per_s(&self) -> f64 {
+        1.0 / (1.0 / self.rollout_steps_per_s.max(1e-9)
+            + self.epochs as f64 / self.learn_samples_per_s.max(1e-9))
+    }
+}
+
+/// Train `warmup` updates, then time `updates` more with tasks from `sampler`.
+pub fn measure_throughput(
+    cfg: TrainConfig,
+    factory: Arc<dyn EnvFactory>,
+    device: Device,
+    sampler: &mut dyn TaskSampler,
+    warmup: u32,
+    updates: u32,
+) -> Result<Throughput, TrainerError> {
+    if updates == 0 {
+        return Err(TrainerError::Config {
+            field: "updates".into(),
+            expected: "at least 1 timed update".into(),
+            found: "0".into(),
+        });
+    }
+    let mut cfg = cfg;
+    // The learning-rate schedule's horizon only; the budget is the update count.
+    cfg.total_env_steps = (warmup + updates) as u64 * cfg.batch_size() as u64;
+    let mut trainer = Trainer::new(cfg.clone(), factory, device)?;
+    for _ in 0..warmup {
+        trainer.train_update(sampler)?;
+    }
+    let (mut total, mut rollout) = (0.0f64, 0.0f64);
+    let mut learn = 0.0f64;
+    for _ in 0..updates {
+        let s = trainer.train_update(sampler)?;
+        total += s.seconds as f64;
+        rollout += s.rollout_seconds as f64;
+        learn += s.learn_seconds as f64;
+    }
+    let steps = updates as f64 * cfg.batch_size() as f64;
+    Ok(Throughput {
+        schema_version: THROUGHPUT_SCHEMA_VERSION,
+        device: device.to_string(),
+        threads: rayon::current_num_threads(),
+        params: trainer.policy().num_params(),
+        num_envs: cfg.num_envs,
+        batch: cfg.batch_size(),
+        minibatch: cfg.minibatch,
+        epochs: cfg.epochs,
+        updates,
+        env_steps_per_s: steps / total.max(1e-9),
+        rollout_steps_per_s: steps / rollout.max(1e-9),
+        learn_samples_per_s: steps * cfg.epochs as f64 / learn.max(1e-9),
+        other_seconds_per_update: ((total - rollout - learn) / updates as f64).max(0.0),
+    })
+}

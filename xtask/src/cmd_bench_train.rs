@@ -1,0 +1,134 @@
+//! `cargo xtask bench-train`: training throughput of a preset on a fixed six-env mixture,
+//! split into rollout and learning, as one line of JSON or a small table.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use envdist_core::env::EnvFactory;
+use envdist_core::{EnvId, HarnessLevel};
+use envdist_envs::{Suite, SuiteConfig};
+use envdist_trainer::{Device, ScaleChoice, TrainConfig, UniformSampler, measure_throughput};
+use serde::Serialize;
+
+/// The fixed mixture: the classic variants of three navigation, one puzzle and two
+/// single-turn families (the set the throughput issue was measured on).
+pub const BENCH_ENVS: [&str; 6] = [
+    "maze/classic",
+    "collect/classic",
+    "sokoban/classic",
+    "count-objects/classic",
+    "key-door/classic",
+    "symmetry/classic",
+];
+
+/// Arguments of `cargo xtask bench-train`.
+#[derive(Debug, clap::Args)]
+pub struct BenchTrainArgs {
+    /// Network and RL preset: `cpu`, `gpu` or `tiny` (default: `cpu` on the CPU, `gpu` on CUDA).
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// `cpu` or `cuda` (`cuda:N`); cuda needs `--features cuda`.
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+    /// Updates timed.
+    #[arg(long, default_value_t = 4)]
+    pub updates: u32,
+    /// Updates run first and not timed (allocation, kernel autotuning).
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
+    /// Threads of the rayon pool (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Environments stepped together (default: the preset's).
+    #[arg(long)]
+    pub num_envs: Option<usize>,
+    /// Harness level of the tasks (H0 encodes every text channel).
+    #[arg(long, default_value = "H0")]
+    pub harness: HarnessLevel,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct Record<'a> {
+    preset: &'a str,
+    harness: HarnessLevel,
+    envs: &'a [&'a str],
+    #[serde(flatten)]
+    throughput: &'a envdist_trainer::Throughput,
+    predicted_env_steps_per_s: f64,
+}
+
+/// Run `bench-train`.
+pub fn run(args: BenchTrainArgs) -> anyhow::Result<()> {
+    if let Some(t) = args.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build_global()
+            .context("--threads: the thread pool was already started")?;
+    }
+    let device: Device = args.device.parse()?;
+    let preset = args.preset.clone().unwrap_or_else(|| match device {
+        Device::Cpu => "cpu".into(),
+        Device::Cuda(_) => "gpu".into(),
+    });
+    let mut cfg = TrainConfig::preset(&preset)?;
+    if let Some(n) = args.num_envs {
+        cfg.num_envs = n;
+    }
+    let suite = Arc::new(Suite::try_new(SuiteConfig {
+        canvas: cfg.model.image_size as u32,
+        ..SuiteConfig::default()
+    })?);
+    let factory: Arc<dyn EnvFactory> = suite;
+    let envs: Vec<EnvId> = BENCH_ENVS.iter().map(|e| EnvId::new(*e)).collect();
+    let mut sampler = UniformSampler::new(
+        factory.as_ref(),
+        &envs,
+        args.harness,
+        Some(ScaleChoice::Min),
+        0,
+    )?;
+    if !args.json {
+        eprintln!(
+            "bench-train: preset {preset}, device {device}, {} envs x {} steps per update, {} warm-up + {} timed updates ...",
+            cfg.num_envs, cfg.rollout_len, args.warmup, args.updates
+        );
+    }
+    let t = measure_throughput(
+        cfg,
+        factory,
+        device,
+        &mut sampler,
+        args.warmup,
+        args.updates,
+    )?;
+    let record = Record {
+        preset: &preset,
+        harness: args.harness,
+        envs: &BENCH_ENVS,
+        throughput: &t,
+        predicted_env_steps_per_s: t.predicted_env_steps_per_s(),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&record)?);
+    } else {
+        println!(
+            "preset {preset} on {} ({} threads), {} params, batch {} ({} envs), minibatch {}, {} epochs:",
+            t.device, t.threads, t.params, t.batch, t.num_envs, t.minibatch, t.epochs
+        );
+        println!(
+            "  end to end   {:>10.0} env steps/s (rollout and learning alone predict {:.0})",
+            t.env_steps_per_s,
+            t.predicted_env_steps_per_s()
+        );
+        println!("  rollouts     {:>10.0} env steps/s", t.rollout_steps_per_s);
+        println!("  learning     {:>10.0} samples/s", t.learn_samples_per_s);
+        println!(
+            "  other        {:>10.3} s per update",
+            t.other_seconds_per_update
+        );
+    }
+    Ok(())
+}
