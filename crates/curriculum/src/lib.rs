@@ -45,6 +45,8 @@
 
 mod config;
 mod error;
+mod registry;
+pub mod rivals;
 mod sampler;
 mod shared;
 pub mod synthetic;
@@ -52,6 +54,14 @@ pub mod synthetic;
 pub use config::{FixedScale, HdcConfig, Mode};
 pub use envdist_core::TaskSampler;
 pub use error::CurriculumError;
+pub use registry::SamplerConfig;
+pub use rivals::ladder::{LadderConfig, LadderSampler};
+pub use rivals::learnability::{LearnabilityConfig, LearnabilitySampler, LearnabilitySampling};
+pub use rivals::learning_progress::{LearningProgressConfig, LearningProgressSampler};
+pub use rivals::pass_rate::{PassRateConfig, PassRateSampler, Pool};
+pub use rivals::plr::{PlrConfig, PlrSampler, PlrScore, ReplaySchedule, ScoreTransform};
+pub use rivals::sec::{AdvantageEstimate, SecConfig, SecSampler};
+pub use rivals::{CurriculumSampler, EnvSnapshot, RIVAL_STATE_SCHEMA_VERSION};
 pub use sampler::{
     EnvEntry, EnvState, EnvStatus, HdcSampler, STATE_SCHEMA_VERSION, SavedState,
     TRACE_SCHEMA_VERSION, TraceEvent, UpdateEffect,
