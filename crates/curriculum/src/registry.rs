@@ -16,6 +16,22 @@ use crate::{HdcConfig, HdcSampler};
 
 /// Any sampler's configuration, tagged by `kind`: `{"kind": "sec", "temperature": 0.4}`.
 /// Missing fields take their documented defaults; unknown fields are refused.
+///
+/// ```
+/// use envdist_core::TaskSampler;
+/// use envdist_curriculum::{SamplerConfig, synthetic_specs};
+///
+/// let envs = synthetic_specs("maze", &[(2, 6), (3, 9)]);
+/// let json = serde_json::json!({"kind": "ladder", "window": 2});
+/// let config = SamplerConfig::from_json(&json).unwrap();
+/// let mut sampler = config.build(&envs, 7).unwrap();
+/// assert_eq!(sampler.kind(), "ladder");
+/// // Every environment starts at its smallest scale.
+/// let task = sampler.sample();
+/// assert!(task.scale == 2 || task.scale == 3);
+/// // Where only the trait is needed, the box coerces.
+/// let _plain: Box<dyn TaskSampler> = config.build(&envs, 7).unwrap();
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SamplerConfig {

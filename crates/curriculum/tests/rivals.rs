@@ -32,16 +32,20 @@ fn pass_rate() -> impl Strategy<Value = PassRateConfig> {
         0.5f32..1.1,
         0.0f32..0.5,
         0.0f32..0.45,
+        prop_oneof![Just(0.0f32), 0.01f32..3.0],
     )
         .prop_map(
-            |(harness_levels, per_scale, group_size, low, high, e, h)| PassRateConfig {
-                harness_levels,
-                per_scale,
-                group_size,
-                low,
-                high,
-                max_easy_fraction: e,
-                max_hard_fraction: h,
+            |(harness_levels, per_scale, group_size, low, high, e, h, reprobe_epochs)| {
+                PassRateConfig {
+                    harness_levels,
+                    per_scale,
+                    group_size,
+                    low,
+                    high,
+                    max_easy_fraction: e,
+                    max_hard_fraction: h,
+                    reprobe_epochs,
+                }
             },
         )
 }

@@ -96,7 +96,7 @@ pub struct EnvSnapshot {
     pub score: f64,
     /// The sampler's success estimate for this environment (NaN when it keeps none).
     pub success: f64,
-    /// Most probable harness level of this environment's next task.
+    /// Most probable harness level of this environment's next task (ties: the weaker).
     pub harness: HarnessLevel,
     /// Expected harness level index (0 = H0 .. 4 = H4) of this environment's next task.
     pub mean_harness: f64,
@@ -371,8 +371,8 @@ impl ArmSpace {
                     mh += w * arm.harness.index() as f64;
                     level_p[arm.harness.index()] += w;
                 }
+                // Ties go to the weaker level (`max_by` keeps the last maximum).
                 let harness = (0..5)
-                    .rev()
                     .max_by(|&a, &b| level_p[a].total_cmp(&level_p[b]))
                     .and_then(HarnessLevel::from_index)
                     .unwrap_or(HarnessLevel::H4);

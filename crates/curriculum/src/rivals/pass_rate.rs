@@ -14,9 +14,16 @@
 //! Here: an *arm* (environment x harness level x scale by default, see [`PassRateConfig`])
 //! plays the role of an example. Its outcomes are cut into consecutive groups of
 //! `group_size`; each completed group's mean is the arm's pass rate and classifies it. A
-//! filtered arm is not drawn until recycling returns it (the re-probing rule: the oldest
-//! filtered arm comes back whenever its pool exceeds its cap, and its next group classifies
-//! it afresh). Caps are over all arms of the pool, not per environment as in prime-rl,
+//! filtered arm is not drawn until it is recycled, by either of two re-probing rules, after
+//! which its next group classifies it afresh:
+//! - prime-rl's: the oldest filtered arm comes back whenever its pool exceeds its cap;
+//! - DAPO's: DAPO filters per batch and meets every prompt again the next epoch, so here a
+//!   filtered arm comes back once `reprobe_epochs` epochs have passed since it was filed,
+//!   an epoch being one group per arm (`arms x group_size` reported outcomes). Without it,
+//!   an arm filed as hard while the learner was weak would stay filed for as long as the hard
+//!   pool stays under its cap (prime-rl alone), however much the learner improves.
+//!
+//! Caps are over all arms of the pool, not per environment as in prime-rl,
 //! because one environment holds only a handful of arms (a cap of `floor(0.5 x 1)` would
 //! forbid filtering a one-scale environment at all). The two caps sum below 1, so at least one
 //! arm is always drawable. An environment is drawn uniformly among those with a drawable arm
@@ -57,6 +64,10 @@ pub struct PassRateConfig {
     /// Largest share of arms filed as hard; beyond it the oldest hard arm is recycled.
     /// Default 0.4: prime-rl `BufferConfig.max_hard_fraction`.
     pub max_hard_fraction: f32,
+    /// Epochs (one group per arm: `arms x group_size` reported outcomes) after which a
+    /// filtered arm returns to the pool. Default 1.0: DAPO meets every prompt again each
+    /// epoch. 0 turns it off (prime-rl: only the caps recycle).
+    pub reprobe_epochs: f32,
 }
 
 impl Default for PassRateConfig {
@@ -69,6 +80,7 @@ impl Default for PassRateConfig {
             high: 1.0,
             max_easy_fraction: 0.5,
             max_hard_fraction: 0.4,
+            reprobe_epochs: 1.0,
         }
     }
 }
@@ -97,6 +109,13 @@ impl PassRateConfig {
             if !(v.is_finite() && (0.0..1.0).contains(&v)) {
                 return Err(bad(field, "a value in [0, 1)", v));
             }
+        }
+        if !(self.reprobe_epochs.is_finite() && self.reprobe_epochs >= 0.0) {
+            return Err(bad(
+                "reprobe_epochs",
+                "a finite value >= 0",
+                self.reprobe_epochs,
+            ));
         }
         let sum = self.max_easy_fraction + self.max_hard_fraction;
         if sum >= 1.0 {
@@ -135,7 +154,8 @@ pub struct PassArm {
     pub group_n: u32,
     /// Successes in the group being filled.
     pub group_successes: u32,
-    /// When it was filed (a sequence number; smaller is older). Meaningless in `Normal`.
+    /// When it was filed: the sampler's count of reported outcomes then (smaller is older;
+    /// one filing per outcome, so unique). Meaningless in `Normal`.
     pub filed_at: u64,
     /// Completed groups.
     pub groups: u64,
@@ -145,8 +165,8 @@ pub struct PassArm {
 #[serde(deny_unknown_fields)]
 struct Body {
     arms: Vec<PassArm>,
-    next_seq: u64,
     recycled: u64,
+    reprobed: u64,
 }
 
 /// Online pass-rate filtering (DAPO dynamic sampling as a prime-rl style sampler).
@@ -155,8 +175,8 @@ pub struct PassRateSampler {
     config: PassRateConfig,
     core: Core,
     arms: Vec<PassArm>,
-    next_seq: u64,
     recycled: u64,
+    reprobed: u64,
 }
 
 impl PassRateSampler {
@@ -176,8 +196,8 @@ impl PassRateSampler {
             core: Core::new(space, config_hash(&config), seed),
             config,
             arms: vec![PassArm::default(); n],
-            next_seq: 0,
             recycled: 0,
+            reprobed: 0,
         })
     }
 
@@ -196,9 +216,19 @@ impl PassRateSampler {
         self.arms.get(a)
     }
 
-    /// Filtered arms recycled back to the pool so far.
-    pub fn recycled(&self) -> u64 {
-        self.recycled
+    /// Filtered arms returned to the pool so far: by the caps, and by `reprobe_epochs`.
+    pub fn recycled(&self) -> (u64, u64) {
+        (self.recycled, self.reprobed)
+    }
+
+    /// Reported outcomes after which a filtered arm returns (`None`: never).
+    pub fn reprobe_period(&self) -> Option<u64> {
+        let e = self.config.reprobe_epochs as f64;
+        (e > 0.0).then(|| {
+            (e * self.arms.len() as f64 * self.config.group_size as f64)
+                .ceil()
+                .max(1.0) as u64
+        })
     }
 
     /// Whether `task`'s arm is filtered now (false for tasks no arm holds).
@@ -279,12 +309,29 @@ impl PassRateSampler {
             else {
                 return;
             };
-            let s = &mut self.arms[oldest];
-            s.pool = Pool::Normal;
-            // A fresh group re-probes it.
-            s.group_n = 0;
-            s.group_successes = 0;
+            Self::unfile(&mut self.arms[oldest]);
             self.recycled += 1;
+        }
+    }
+
+    /// Back to the drawable pool; a fresh group re-probes it.
+    fn unfile(s: &mut PassArm) {
+        s.pool = Pool::Normal;
+        s.group_n = 0;
+        s.group_successes = 0;
+    }
+
+    /// Return every arm filtered for a full re-probe period.
+    fn reprobe(&mut self) {
+        let Some(period) = self.reprobe_period() else {
+            return;
+        };
+        let now = self.core.updates;
+        for s in &mut self.arms {
+            if s.pool != Pool::Normal && s.filed_at + period <= now {
+                Self::unfile(s);
+                self.reprobed += 1;
+            }
         }
     }
 
@@ -292,7 +339,9 @@ impl PassRateSampler {
     /// arm (easy first, then hard, else normal, as prime-rl's `_classify`). A filtered arm
     /// whose straggling outcomes complete a mixed group returns to the pool.
     pub fn record(&mut self, outcome: &EpisodeOutcome) {
-        let Located::Arm(_, a) = self.core.record(outcome) else {
+        let at = self.core.record(outcome);
+        self.reprobe();
+        let Located::Arm(_, a) = at else {
             return;
         };
         let g = self.config.group_size;
@@ -319,8 +368,7 @@ impl PassRateSampler {
         }
         s.pool = class;
         if class != Pool::Normal {
-            s.filed_at = self.next_seq;
-            self.next_seq += 1;
+            s.filed_at = self.core.updates;
             self.recycle(class);
         }
     }
@@ -328,8 +376,8 @@ impl PassRateSampler {
     fn body(&self) -> Body {
         Body {
             arms: self.arms.clone(),
-            next_seq: self.next_seq,
             recycled: self.recycled,
+            reprobed: self.reprobed,
         }
     }
 
@@ -346,12 +394,6 @@ impl PassRateSampler {
                 return Err(format!(
                     "body.arms[{k}]: expected group_successes <= group_n < group_size ({}), found {} of {}",
                     self.config.group_size, s.group_successes, s.group_n
-                ));
-            }
-            if s.pool != Pool::Normal && s.filed_at >= b.next_seq {
-                return Err(format!(
-                    "body.arms[{k}].filed_at: expected below next_seq ({}), found {}",
-                    b.next_seq, s.filed_at
                 ));
             }
         }
@@ -380,8 +422,8 @@ impl TaskSampler for PassRateSampler {
         self.check_body(&d.body).map_err(SamplerStateError)?;
         let b = self.core.apply(d);
         self.arms = b.arms;
-        self.next_seq = b.next_seq;
         self.recycled = b.recycled;
+        self.reprobed = b.reprobed;
         Ok(())
     }
 }
@@ -461,13 +503,13 @@ mod tests {
         // The only drawable arm of v0 is arm 1: P = 1/2 (env) x 1/1; v1's arms 1/2 x 1/2.
         assert_eq!(s.arm_probabilities(), vec![0.0, 0.5, 0.25, 0.25]);
         // Arm 2 (v1, scale 1): easy too. Easy cap = floor(4 x 0.25) = 1, so the oldest easy
-        // arm, arm 0 (filed at seq 0 < 1), is recycled with an empty group.
+        // arm, arm 0 (filed at outcome 4, arm 2 at 12), is recycled with an empty group.
         for _ in 0..4 {
             s.record(&outcome(&b, h4, 1, true));
         }
         assert_eq!(
             (s.arms[0].pool, s.arms[2].pool, s.recycled()),
-            (Pool::Normal, Pool::Easy, 1)
+            (Pool::Normal, Pool::Easy, (1, 0))
         );
         // Hard: 0 of 4 -> mean 0 <= low. Cap floor(4 x 0.5) = 2 holds one.
         for _ in 0..4 {
@@ -488,6 +530,19 @@ mod tests {
         assert_eq!((snap[0].episodes, snap[1].episodes), (9, 8));
         assert_eq!(snap[1].score, 0.0);
         assert!((snap.iter().map(|e| e.probability).sum::<f64>() - 1.0).abs() < 1e-12);
+        // Re-probing: one epoch = 4 arms x 4 = 16 outcomes. Arm 2 (filed at 12) returns at
+        // outcome 28, arm 3 (filed at 16) at 32; 17 outcomes are reported so far.
+        assert_eq!(s.reprobe_period(), Some(16));
+        for _ in 17..27 {
+            s.record(&outcome(&a, HarnessLevel::H0, 1, true));
+        }
+        assert_eq!(s.arms[2].pool, Pool::Easy);
+        s.record(&outcome(&a, HarnessLevel::H0, 1, true));
+        assert_eq!((s.arms[2].pool, s.arms[3].pool), (Pool::Normal, Pool::Hard));
+        for _ in 28..32 {
+            s.record(&outcome(&a, HarnessLevel::H0, 1, true));
+        }
+        assert_eq!((s.arms[3].pool, s.recycled()), (Pool::Normal, (1, 2)));
     }
 
     #[test]

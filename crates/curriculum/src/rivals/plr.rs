@@ -236,7 +236,9 @@ pub struct PlrSampler {
     slot_of: HashMap<Task, usize>,
     /// Slots by score, highest first, ties by lower slot (the rank order).
     ranked: Vec<usize>,
-    /// `rank_cum[k]`: sum of `1 / (j + 1)^(1/beta)` for `j <= k`.
+    /// `rank_w[k]`: `1 / (k + 1)^(1/beta)`, the weight of the level ranked `k + 1`.
+    rank_w: Vec<f64>,
+    /// `rank_cum[k]`: sum of `rank_w[j]` for `j <= k`.
     rank_cum: Vec<f64>,
     /// Per-category success EMA `V` (arms of the space: env x level x scale).
     values: Vec<f32>,
@@ -261,10 +263,14 @@ impl PlrSampler {
         let space = ArmSpace::new(envs, &config.harness_levels, true)?;
         let n = space.len();
         let inv = 1.0 / config.temperature as f64;
+        let rank_w: Vec<f64> = (1..=config.buffer_size as usize)
+            .map(|k| (k as f64).powf(-inv))
+            .collect();
         let mut acc = 0.0;
-        let rank_cum = (1..=config.buffer_size as usize)
-            .map(|k| {
-                acc += (k as f64).powf(-inv);
+        let rank_cum = rank_w
+            .iter()
+            .map(|w| {
+                acc += w;
                 acc
             })
             .collect();
@@ -276,6 +282,7 @@ impl PlrSampler {
             levels: Vec::new(),
             slot_of: HashMap::new(),
             ranked: Vec::new(),
+            rank_w,
             rank_cum,
             pending: HashMap::new(),
             pending_order: BTreeMap::new(),
@@ -339,7 +346,7 @@ impl PlrSampler {
             ScoreTransform::Rank => {
                 let mut w = vec![0.0; n];
                 for (k, &i) in self.ranked.iter().enumerate() {
-                    w[i] = ((k + 1) as f64).powf(-inv);
+                    w[i] = self.rank_w[k];
                 }
                 w
             }
