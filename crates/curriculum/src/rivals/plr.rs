@@ -36,7 +36,7 @@
 //! outcome joins it. `value_l1` (default, PLR's Procgen choice) scores `|x - V|`,
 //! `positive_value_loss` (robust PLR's paper) `max(x - V, 0)`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use envdist_core::{EnvSpec, EpisodeOutcome, HarnessLevel, SamplerStateError, Task, TaskSampler};
 use serde::{Deserialize, Serialize};
@@ -469,13 +469,12 @@ impl PlrSampler {
         {
             self.pending.remove(&old);
         }
-        if self
-            .pending
-            .insert(task.clone(), self.core.samples)
-            .is_none()
-        {
-            self.pending_order.insert(self.core.samples, task.clone());
+        // (A fresh 64-bit seed repeats a pending task practically never; if it does, the
+        // task is pending once, from its latest draw.)
+        if let Some(old) = self.pending.insert(task.clone(), self.core.samples) {
+            self.pending_order.remove(&old);
         }
+        self.pending_order.insert(self.core.samples, task.clone());
         task
     }
 
@@ -623,11 +622,10 @@ impl PlrSampler {
                 ));
             }
         }
-        let mut pend = HashMap::new();
+        let mut tasks = HashSet::new();
+        let mut draws = HashSet::new();
         for (k, p) in b.pending.iter().enumerate() {
-            if pend.insert(&p.task, k).is_some()
-                || b.pending[..k].iter().any(|q| q.drawn_at == p.drawn_at)
-            {
+            if !tasks.insert(&p.task) || !draws.insert(p.drawn_at) {
                 return Err(format!(
                     "body.pending[{k}]: a duplicate task or draw number"
                 ));
