@@ -17,6 +17,29 @@
 //! state) resumes bit-identically, and a state from another configuration is refused with the
 //! differing fields named. [`SharedSampler`] shares one machine among rollout workers.
 //!
+//! ## Rivals
+//!
+//! The task-ordering methods a user would pick instead of HDC live in [`rivals`], each a
+//! [`TaskSampler`] and a [`CurriculumSampler`] (name, per-env [`EnvSnapshot`] for plots, and
+//! the robust-PLR training flag), deterministic from a seed and resumable bit-identically
+//! like HDC. [`SamplerConfig`] builds any of them, HDC included, from one tagged JSON
+//! object (`{"kind": "sec", "temperature": 0.4}`). Arms are (environment, harness level)
+//! crossed with each scale unless noted; rivals that do not model the harness default to H4.
+//!
+//! | kind | sampler | reference (rule taken) | parameters: default (source) |
+//! |---|---|---|---|
+//! | `hdc` | [`HdcSampler`] | the paper (harness x scale staircase) | [`HdcConfig`] (ours) |
+//! | `pass_rate` | [`PassRateSampler`] | DAPO dynamic sampling (verl-recipe `dapo/`): keep a group only if `0 < mean < 1`; prime-rl `orchestrator/buffer.py`: easy/hard pools by the latest group mean, only normal tasks drawn, oldest filtered recycled past a cap | `group_size` 16 (DAPO `n_resp_per_prompt`), `low` 0.0 / `high` 1.0 (prime-rl `hard_threshold` / `easy_threshold` in its configs), `max_easy_fraction` 0.5 / `max_hard_fraction` 0.4 (prime-rl `BufferConfig`), `reprobe_epochs` 1.0 (DAPO meets each prompt once an epoch), `per_scale` true, levels `[H4]` |
+//! | `learnability` | [`LearnabilitySampler`] | Syllabus `curricula/learnability.py`: `p (1 - p)`, top-k uniform with `learnable_prob`, rest uniform | `top_k` 10 (Syllabus `learnability_top10` run), `learnable_prob` 0.75 (ours: no evaluator, see docs), `ema_rate` 0.1 (Syllabus LP `ema_alpha`), `prior` 0.5 (ours), levels `[H4]` |
+//! | `learning_progress` | [`LearningProgressSampler`] | Syllabus `curricula/online_learning_progress.py`: fast/slow EMA, reweighting `r(p)`, `|r(fast) - r(slow)|`, z-score, sigmoid, uniform mix | `ema_alpha` 0.1, `p_theta` 0.1, `uniform_prob` 0.25 (Syllabus), `update_interval` 256 episodes (ours), levels `[H4]` |
+//! | `sec` | [`SecSampler`] | SEC (arXiv 2505.14970): bandit over categories, reward = mean abs advantage, `Q <- alpha r + (1 - alpha) Q`, `softmax(Q / tau)` | `alpha` 0.5, `temperature` 1.0 (SEC scripts), `batch_episodes` 256 (ours), advantage `group_normalized` with `group_size` 16, `estimate_rate` 0.1 (ours), levels all five |
+//! | `ladder` | [`LadderSampler`] | RLVE `slime/ray/rollout_data_source.py`: difficulty uniform in a window below the env's top, top rises when top accuracy reaches a threshold | `window` 4, `threshold` 0.9, `check_episodes` 128 (8 prompts x 16 samples), `initial_rung` 0 (RLVE arguments), levels `[H4]` (rungs = level x scale) |
+//! | `plr` | [`PlrSampler`] | level-replay / dcd `level_replay/level_sampler.py`: rank scores mixed with staleness, replay vs new, buffer replacement; robust = train on replays only | `buffer_size` 4000, `replay_prob` 0.5, `rho` 0.5, `temperature` 0.1, `staleness_coef` 0.3 (dcd robust PLR), rank transform, proportionate schedule, `alpha` 1.0, replay-support priority (dcd defaults), score `value_l1` against a category success EMA (rate 0.1, ours), `robust` true, levels `[H4]` |
+//!
+//! Each config's fields carry the exact reference file and value; the module docs of each
+//! sampler say what was adapted and why (outcomes carry success, not advantages or value
+//! losses; a sampler has no evaluator; arms are few per environment).
+//!
 //! ```
 //! use envdist_core::{EnvId, EnvSpec, EpisodeOutcome, HarnessLevel, ScaleRange, Split, TaskSampler, Turn};
 //! use envdist_curriculum::{HdcConfig, HdcSampler, Mode};
@@ -45,6 +68,8 @@
 
 mod config;
 mod error;
+mod registry;
+pub mod rivals;
 mod sampler;
 mod shared;
 pub mod synthetic;
@@ -52,6 +77,14 @@ pub mod synthetic;
 pub use config::{FixedScale, HdcConfig, Mode};
 pub use envdist_core::TaskSampler;
 pub use error::CurriculumError;
+pub use registry::SamplerConfig;
+pub use rivals::ladder::{LadderConfig, LadderSampler};
+pub use rivals::learnability::{LearnabilityConfig, LearnabilitySampler, LearnabilitySampling};
+pub use rivals::learning_progress::{LearningProgressConfig, LearningProgressSampler};
+pub use rivals::pass_rate::{PassRateConfig, PassRateSampler, Pool};
+pub use rivals::plr::{PlrConfig, PlrSampler, PlrScore, ReplaySchedule, ScoreTransform};
+pub use rivals::sec::{AdvantageEstimate, SecConfig, SecSampler};
+pub use rivals::{CurriculumSampler, EnvSnapshot, RIVAL_STATE_SCHEMA_VERSION};
 pub use sampler::{
     EnvEntry, EnvState, EnvStatus, HdcSampler, STATE_SCHEMA_VERSION, SavedState,
     TRACE_SCHEMA_VERSION, TraceEvent, UpdateEffect,

@@ -1,0 +1,232 @@
+//! One serialisable configuration for any sampler of this crate, so a caller (the experiment,
+//! the Python binding) builds HDC or a rival from the same kind of file.
+
+use envdist_core::EnvSpec;
+use serde::{Deserialize, Serialize};
+
+use crate::error::CurriculumError;
+use crate::rivals::ladder::{LadderConfig, LadderSampler};
+use crate::rivals::learnability::{LearnabilityConfig, LearnabilitySampler};
+use crate::rivals::learning_progress::{LearningProgressConfig, LearningProgressSampler};
+use crate::rivals::pass_rate::{PassRateConfig, PassRateSampler};
+use crate::rivals::plr::{PlrConfig, PlrSampler};
+use crate::rivals::sec::{SecConfig, SecSampler};
+use crate::rivals::{CurriculumSampler, EnvSnapshot};
+use crate::{HdcConfig, HdcSampler};
+
+/// Any sampler's configuration, tagged by `kind`: `{"kind": "sec", "temperature": 0.4}`.
+/// Missing fields take their documented defaults; unknown fields are refused.
+///
+/// ```
+/// use envdist_core::TaskSampler;
+/// use envdist_curriculum::{SamplerConfig, synthetic_specs};
+///
+/// let envs = synthetic_specs("maze", &[(2, 6), (3, 9)]);
+/// let json = serde_json::json!({"kind": "ladder", "window": 2});
+/// let config = SamplerConfig::from_json(&json).unwrap();
+/// let mut sampler = config.build(&envs, 7).unwrap();
+/// assert_eq!(sampler.kind(), "ladder");
+/// // Every environment starts at its smallest scale.
+/// let task = sampler.sample();
+/// assert!(task.scale == 2 || task.scale == 3);
+/// // Where only the trait is needed, the box coerces.
+/// let _plain: Box<dyn TaskSampler> = config.build(&envs, 7).unwrap();
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SamplerConfig {
+    /// The HDC curriculum (and its ablation modes).
+    Hdc(HdcConfig),
+    /// Online pass-rate filtering (DAPO / prime-rl).
+    PassRate(PassRateConfig),
+    /// Learnability `p (1 - p)` top-k (Syllabus).
+    Learnability(LearnabilityConfig),
+    /// Learning progress (Syllabus).
+    LearningProgress(LearningProgressConfig),
+    /// SEC bandit over (env, harness level, scale).
+    Sec(SecConfig),
+    /// RLVE difficulty ladder.
+    Ladder(LadderConfig),
+    /// Robust prioritized level replay.
+    Plr(PlrConfig),
+}
+
+impl SamplerConfig {
+    /// Every kind, in documentation order.
+    pub const KINDS: [&'static str; 7] = [
+        "hdc",
+        "pass_rate",
+        "learnability",
+        "learning_progress",
+        "sec",
+        "ladder",
+        "plr",
+    ];
+
+    /// The kind's name as written in configs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Hdc(_) => "hdc",
+            Self::PassRate(_) => PassRateSampler::KIND,
+            Self::Learnability(_) => LearnabilitySampler::KIND,
+            Self::LearningProgress(_) => LearningProgressSampler::KIND,
+            Self::Sec(_) => SecSampler::KIND,
+            Self::Ladder(_) => LadderSampler::KIND,
+            Self::Plr(_) => PlrSampler::KIND,
+        }
+    }
+
+    /// The default configuration of a kind (`-` and case are forgiven).
+    pub fn default_for(kind: &str) -> Result<Self, CurriculumError> {
+        let norm = kind.trim().to_ascii_lowercase().replace('-', "_");
+        Ok(match norm.as_str() {
+            "hdc" => Self::Hdc(HdcConfig::default()),
+            "pass_rate" => Self::PassRate(PassRateConfig::default()),
+            "learnability" => Self::Learnability(LearnabilityConfig::default()),
+            "learning_progress" => Self::LearningProgress(LearningProgressConfig::default()),
+            "sec" => Self::Sec(SecConfig::default()),
+            "ladder" => Self::Ladder(LadderConfig::default()),
+            "plr" => Self::Plr(PlrConfig::default()),
+            _ => {
+                return Err(CurriculumError::Config {
+                    field: "kind".into(),
+                    expected: Self::KINDS.join(" | "),
+                    found: format!("{kind:?}"),
+                });
+            }
+        })
+    }
+
+    /// Parse a configuration from JSON; errors name the offending field.
+    pub fn from_json(value: &serde_json::Value) -> Result<Self, CurriculumError> {
+        serde_path_to_error::deserialize(value).map_err(|e| CurriculumError::Config {
+            field: e.path().to_string(),
+            expected: format!(
+                "a sampler configuration with \"kind\" one of {}",
+                Self::KINDS.join(", ")
+            ),
+            found: e.inner().to_string(),
+        })
+    }
+
+    /// Check the configuration; the error names the first bad field.
+    pub fn validate(&self) -> Result<(), CurriculumError> {
+        match self {
+            Self::Hdc(c) => c.validate(),
+            Self::PassRate(c) => c.validate(),
+            Self::Learnability(c) => c.validate(),
+            Self::LearningProgress(c) => c.validate(),
+            Self::Sec(c) => c.validate(),
+            Self::Ladder(c) => c.validate(),
+            Self::Plr(c) => c.validate(),
+        }
+    }
+
+    /// Build the sampler over `envs` (uniform environment weights), seeded. The box coerces
+    /// to `Box<dyn TaskSampler>` where only the trait is needed.
+    pub fn build(
+        &self,
+        envs: &[EnvSpec],
+        seed: u64,
+    ) -> Result<Box<dyn CurriculumSampler>, CurriculumError> {
+        Ok(match self {
+            Self::Hdc(c) => Box::new(HdcSampler::new(envs, None, c.clone(), seed)?),
+            Self::PassRate(c) => Box::new(PassRateSampler::new(envs, c.clone(), seed)?),
+            Self::Learnability(c) => Box::new(LearnabilitySampler::new(envs, c.clone(), seed)?),
+            Self::LearningProgress(c) => {
+                Box::new(LearningProgressSampler::new(envs, c.clone(), seed)?)
+            }
+            Self::Sec(c) => Box::new(SecSampler::new(envs, c.clone(), seed)?),
+            Self::Ladder(c) => Box::new(LadderSampler::new(envs, c.clone(), seed)?),
+            Self::Plr(c) => Box::new(PlrSampler::new(envs, c.clone(), seed)?),
+        })
+    }
+}
+
+impl CurriculumSampler for HdcSampler {
+    fn kind(&self) -> &'static str {
+        "hdc"
+    }
+
+    /// Score: the competence (bias-corrected success EMA) of the current stage; success: the
+    /// success rate of every reported outcome; harness: the current level; scales: the
+    /// window.
+    fn snapshot(&self) -> Vec<EnvSnapshot> {
+        let probs = self.env_probabilities();
+        self.status()
+            .into_iter()
+            .enumerate()
+            .map(|(i, st)| {
+                let lp = self.level_probabilities(i);
+                EnvSnapshot {
+                    env: st.env,
+                    probability: probs[i],
+                    score: st.competence as f64,
+                    success: if st.episodes > 0 {
+                        st.successes as f64 / st.episodes as f64
+                    } else {
+                        f64::NAN
+                    },
+                    harness: st.harness,
+                    mean_harness: lp.iter().enumerate().map(|(j, p)| j as f64 * p).sum(),
+                    scale_lo: st.window.0,
+                    scale_hi: st.window.1,
+                    mean_scale: (st.window.0 as f64 + st.window.1 as f64) / 2.0,
+                    episodes: st.episodes,
+                    successes: st.successes,
+                }
+            })
+            .collect()
+    }
+
+    fn samples(&self) -> u64 {
+        HdcSampler::samples(self)
+    }
+
+    fn updates(&self) -> u64 {
+        HdcSampler::updates(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::specs;
+    use envdist_core::TaskSampler;
+
+    #[test]
+    fn every_kind_round_trips_through_json_and_builds() {
+        let envs = specs(3, 2, 5);
+        for kind in SamplerConfig::KINDS {
+            let cfg = SamplerConfig::default_for(kind).unwrap();
+            assert_eq!(cfg.kind(), kind);
+            cfg.validate().unwrap();
+            let json = serde_json::to_value(&cfg).unwrap();
+            assert_eq!(json["kind"], kind);
+            assert_eq!(SamplerConfig::from_json(&json).unwrap(), cfg);
+            let mut s = cfg.build(&envs, 7).unwrap();
+            assert_eq!(s.kind(), kind);
+            let t = s.sample();
+            assert!((2..=5).contains(&t.scale));
+            let snap = s.snapshot();
+            let total: f64 = snap.iter().map(|e| e.probability).sum();
+            assert!((total - 1.0).abs() < 1e-9, "{kind}: {total}");
+            let as_trait: Box<dyn TaskSampler> = cfg.build(&envs, 7).unwrap();
+            drop(as_trait);
+        }
+        let c = SamplerConfig::from_json(&serde_json::json!({"kind": "sec", "temperature": 0.4}))
+            .unwrap();
+        match c {
+            SamplerConfig::Sec(s) => assert_eq!((s.temperature, s.alpha), (0.4, 0.5)),
+            other => panic!("{other:?}"),
+        }
+        let e = SamplerConfig::from_json(&serde_json::json!({"kind": "sec", "temprature": 0.4}))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("temprature"), "{e}");
+        let e = SamplerConfig::default_for("bandit")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`kind`") && e.contains("plr"), "{e}");
+    }
+}

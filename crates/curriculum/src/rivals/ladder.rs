@@ -1,0 +1,381 @@
+//! A per-environment difficulty ladder: train just below the top difficulty reached, and
+//! raise the top once it is mastered.
+//!
+//! Reference: RLVE (Zeng et al. 2025, arXiv 2511.07317), `slime/ray/rollout_data_source.py`
+//! (`RLVEManager`) with the defaults of `slime/utils/arguments.py`: each environment keeps a
+//! top difficulty, initially `--initial-difficulty 0`; a problem's difficulty is drawn
+//! uniformly from the `--difficulty-sliding-window-size 4` difficulties ending at the top;
+//! only outcomes at the top difficulty count toward its accuracy, and once
+//! `--min-prompts-before-difficulty-check 8` prompts x `--n-samples-per-prompt 16` outcomes
+//! are counted, the top rises by one if the accuracy is at least
+//! `--min-metric-to-increase-difficulty 0.9`; the count restarts either way. The environment
+//! is drawn uniformly.
+//!
+//! Here a difficulty (a *rung*) is a (harness level, scale) pair: the configured levels from
+//! the strongest harness to the weakest, each crossed with the environment's scales in
+//! ascending order. With the default levels `[H4]` the ladder is the state scale at the
+//! evaluation level; with `[H0, .., H4]` it is HDC's staircase (every scale at H0, then at
+//! H1, ...) driven by RLVE's rule. RLVE's difficulties are unbounded; ours end at the last
+//! rung, where the top stays.
+
+use envdist_core::{EnvSpec, EpisodeOutcome, HarnessLevel, SamplerStateError, Task, TaskSampler};
+use serde::{Deserialize, Serialize};
+
+use super::{
+    ArmSpace, Core, CurriculumSampler, EnvSnapshot, Located, bad, check_levels, check_rate,
+    config_hash, h4_only,
+};
+use crate::error::CurriculumError;
+
+/// Parameters of [`LadderSampler`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LadderConfig {
+    /// Harness levels of the ladder, strictly increasing (the ladder climbs every scale at
+    /// the first level, then at the next). Default `[H4]`: a scale ladder at the evaluation
+    /// level.
+    pub harness_levels: Vec<HarnessLevel>,
+    /// Rungs drawn, ending at the top. Default 4: RLVE `--difficulty-sliding-window-size`.
+    pub window: u32,
+    /// Accuracy at the top rung that raises it. Default 0.9: RLVE
+    /// `--min-metric-to-increase-difficulty`.
+    pub threshold: f32,
+    /// Outcomes at the top rung per check. Default 128: RLVE
+    /// `--min-prompts-before-difficulty-check 8` x `--n-samples-per-prompt 16` (its training
+    /// scripts).
+    pub check_episodes: u32,
+    /// Top rung at the start (0 = first level, smallest scale). Default 0: RLVE
+    /// `--initial-difficulty`. Clipped to each environment's last rung.
+    pub initial_rung: u32,
+}
+
+impl Default for LadderConfig {
+    fn default() -> Self {
+        Self {
+            harness_levels: h4_only(),
+            window: 4,
+            threshold: 0.9,
+            check_episodes: 128,
+            initial_rung: 0,
+        }
+    }
+}
+
+impl LadderConfig {
+    /// Check every field once; the error names the first bad field and what it accepts.
+    pub fn validate(&self) -> Result<(), CurriculumError> {
+        check_levels("harness_levels", &self.harness_levels)?;
+        if self.window == 0 {
+            return Err(bad("window", "at least 1", self.window));
+        }
+        check_rate("threshold", self.threshold, true)?;
+        if self.check_episodes == 0 {
+            return Err(bad("check_episodes", "at least 1", self.check_episodes));
+        }
+        Ok(())
+    }
+}
+
+/// One environment's ladder.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rungs {
+    /// The top rung (index into the environment's rungs).
+    pub top: u32,
+    /// Outcomes counted at the top since the last check.
+    pub top_n: u32,
+    /// Successes among them.
+    pub top_successes: u32,
+    /// Times the top rose.
+    pub promotions: u32,
+    /// Checks made.
+    pub checks: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Body {
+    envs: Vec<Rungs>,
+}
+
+/// RLVE's difficulty ladder per environment.
+#[derive(Debug, Clone)]
+pub struct LadderSampler {
+    config: LadderConfig,
+    core: Core,
+    envs: Vec<Rungs>,
+}
+
+impl LadderSampler {
+    /// Name in configs and saved states.
+    pub const KIND: &'static str = "ladder";
+
+    /// A sampler over `envs`, seeded. Errors name a bad config field or environment list.
+    pub fn new(envs: &[EnvSpec], config: LadderConfig, seed: u64) -> Result<Self, CurriculumError> {
+        config.validate()?;
+        let space = ArmSpace::new(envs, &config.harness_levels, true)?;
+        let rungs = (0..space.envs().len())
+            .map(|e| Rungs {
+                top: config.initial_rung.min(space.arms_of(e).len() as u32 - 1),
+                ..Default::default()
+            })
+            .collect();
+        Ok(Self {
+            core: Core::new(space, config_hash(&config), seed),
+            config,
+            envs: rungs,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LadderConfig {
+        &self.config
+    }
+
+    /// The rungs (arms: level-major, then scale).
+    pub fn arm_space(&self) -> &ArmSpace {
+        &self.core.space
+    }
+
+    /// The ladder of environment `e`.
+    pub fn rungs(&self, e: usize) -> Option<&Rungs> {
+        self.envs.get(e)
+    }
+
+    /// Number of rungs of environment `e`.
+    pub fn rung_count(&self, e: usize) -> u32 {
+        self.core.space.arms_of(e).len() as u32
+    }
+
+    /// The rungs drawn for environment `e`, inclusive.
+    pub fn window(&self, e: usize) -> (u32, u32) {
+        let top = self.envs[e].top;
+        (top.saturating_sub(self.config.window - 1), top)
+    }
+
+    /// The probability of each rung being drawn next (sums to 1).
+    pub fn arm_probabilities(&self) -> Vec<f64> {
+        let n = self.envs.len() as f64;
+        let mut p = vec![0.0; self.core.space.len()];
+        for e in 0..self.envs.len() {
+            let (lo, hi) = self.window(e);
+            let base = self.core.space.arms_of(e).start;
+            for r in lo..=hi {
+                p[base + r as usize] = 1.0 / n / (hi - lo + 1) as f64;
+            }
+        }
+        p
+    }
+
+    /// Draw the next task: an environment uniformly, a rung uniformly in its window.
+    pub fn sample_task(&mut self) -> Task {
+        let rng = &mut self.core.rng;
+        let e = rng.index(self.envs.len());
+        let (lo, hi) = self.window(e);
+        let r = self.core.rng.range_inclusive(lo, hi);
+        let a = self.core.space.arms_of(e).start + r as usize;
+        self.core.samples += 1;
+        self.core.space.draw(a, &mut self.core.rng)
+    }
+
+    /// Report an outcome: counted only at its environment's top rung; every `check_episodes`
+    /// of them the accuracy is checked and the top rises if it reaches the threshold.
+    /// Returns whether the top rose.
+    pub fn record(&mut self, outcome: &EpisodeOutcome) -> bool {
+        let Located::Arm(e, a) = self.core.record(outcome) else {
+            return false;
+        };
+        let rung = (a - self.core.space.arms_of(e).start) as u32;
+        let last = self.rung_count(e) - 1;
+        let st = &mut self.envs[e];
+        if rung != st.top {
+            return false;
+        }
+        st.top_n += 1;
+        st.top_successes += outcome.success as u32;
+        if st.top_n < self.config.check_episodes {
+            return false;
+        }
+        let accuracy = st.top_successes as f64 / st.top_n as f64;
+        st.top_n = 0;
+        st.top_successes = 0;
+        st.checks += 1;
+        if accuracy >= self.config.threshold as f64 && st.top < last {
+            st.top += 1;
+            st.promotions += 1;
+            return true;
+        }
+        false
+    }
+
+    fn check_body(&self, b: &Body) -> Result<(), String> {
+        if b.envs.len() != self.envs.len() {
+            return Err(format!(
+                "body.envs: expected {} entries (one per environment), found {}",
+                self.envs.len(),
+                b.envs.len()
+            ));
+        }
+        for (k, st) in b.envs.iter().enumerate() {
+            let last = self.rung_count(k) - 1;
+            if st.top > last {
+                return Err(format!(
+                    "body.envs[{k}].top: expected 0..={last}, found {}",
+                    st.top
+                ));
+            }
+            if st.top_n >= self.config.check_episodes || st.top_successes > st.top_n {
+                return Err(format!(
+                    "body.envs[{k}]: expected top_successes <= top_n < check_episodes ({}), found {} of {}",
+                    self.config.check_episodes, st.top_successes, st.top_n
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TaskSampler for LadderSampler {
+    fn sample(&mut self) -> Task {
+        self.sample_task()
+    }
+
+    fn update(&mut self, outcome: &EpisodeOutcome) {
+        self.record(outcome);
+    }
+
+    fn state(&self) -> serde_json::Value {
+        let body = Body {
+            envs: self.envs.clone(),
+        };
+        self.core.encode(Self::KIND, &self.config, &body)
+    }
+
+    fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError> {
+        let d = self
+            .core
+            .decode::<LadderConfig, Body>(Self::KIND, &self.config, state)
+            .map_err(SamplerStateError)?;
+        self.check_body(&d.body).map_err(SamplerStateError)?;
+        self.envs = self.core.apply(d).envs;
+        Ok(())
+    }
+}
+
+impl CurriculumSampler for LadderSampler {
+    fn kind(&self) -> &'static str {
+        Self::KIND
+    }
+
+    /// Score: how far up the ladder the top is, `(top + 1) / rungs`; success: the accuracy
+    /// counted at the top since the last check (NaN right after one).
+    fn snapshot(&self) -> Vec<EnvSnapshot> {
+        let p = self.arm_probabilities();
+        let score: Vec<f64> = (0..self.envs.len())
+            .map(|e| (self.envs[e].top + 1) as f64 / self.rung_count(e) as f64)
+            .collect();
+        let success: Vec<f64> = self
+            .envs
+            .iter()
+            .map(|s| {
+                if s.top_n > 0 {
+                    s.top_successes as f64 / s.top_n as f64
+                } else {
+                    f64::NAN
+                }
+            })
+            .collect();
+        self.core
+            .space
+            .snapshot(&p, &score, &success, &self.core.totals)
+    }
+
+    fn samples(&self) -> u64 {
+        self.core.samples
+    }
+
+    fn updates(&self) -> u64 {
+        self.core.updates
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{outcome, specs};
+    use envdist_core::EnvId;
+
+    #[test]
+    fn the_top_rises_only_after_a_check_at_the_threshold() {
+        // One env, scales 1..=5 at H4: rungs 0..=4 = scales 1..=5. Window 2, threshold 0.75,
+        // a check every 4 outcomes at the top.
+        let cfg = LadderConfig {
+            window: 2,
+            threshold: 0.75,
+            check_episodes: 4,
+            ..Default::default()
+        };
+        let mut s = LadderSampler::new(&specs(1, 1, 5), cfg, 0).unwrap();
+        let id = EnvId::new("fam/v0");
+        let h4 = HarnessLevel::H4;
+        assert_eq!(s.window(0), (0, 0));
+        // 3 of 4 at the top (scale 1): accuracy 0.75 >= 0.75 -> top 1 (scale 2).
+        let ups: Vec<bool> = [true, true, false, true]
+            .iter()
+            .map(|&x| s.record(&outcome(&id, h4, 1, x)))
+            .collect();
+        assert_eq!(ups, [false, false, false, true]);
+        assert_eq!(s.window(0), (0, 1));
+        // Outcomes below the top do not count.
+        s.record(&outcome(&id, h4, 1, true));
+        assert_eq!(s.envs[0].top_n, 0);
+        // 2 of 4 at scale 2: 0.5 < 0.75 -> stays, and the count restarts.
+        for x in [true, false, false, true] {
+            assert!(!s.record(&outcome(&id, h4, 2, x)));
+        }
+        assert_eq!(
+            (s.envs[0].top, s.envs[0].top_n, s.envs[0].checks),
+            (1, 0, 2)
+        );
+        // 4 of 4 -> top 2; window rungs 1..=2 = scales 2..=3, each 1/2.
+        for _ in 0..4 {
+            s.record(&outcome(&id, h4, 2, true));
+        }
+        assert_eq!(s.arm_probabilities(), vec![0.0, 0.5, 0.5, 0.0, 0.0]);
+        let snap = &s.snapshot()[0];
+        assert_eq!((snap.scale_lo, snap.scale_hi, snap.mean_scale), (2, 3, 2.5));
+        // Climb to the last rung (scale 5); it stays there.
+        for scale in 3..=5 {
+            for _ in 0..4 {
+                s.record(&outcome(&id, h4, scale, true));
+            }
+        }
+        assert_eq!((s.envs[0].top, s.envs[0].promotions), (4, 4));
+        for t in 0..100 {
+            let task = s.sample_task();
+            assert!((4..=5).contains(&task.scale), "{t}: {task:?}");
+        }
+    }
+
+    #[test]
+    fn harness_levels_make_hdc_shaped_rungs() {
+        let cfg = LadderConfig {
+            harness_levels: vec![HarnessLevel::H0, HarnessLevel::H4],
+            initial_rung: 3,
+            ..Default::default()
+        };
+        let s = LadderSampler::new(&specs(1, 2, 4), cfg, 0).unwrap();
+        // Rungs: H0 x 2..=4, then H4 x 2..=4; rung 3 is (H4, 2); window rungs 0..=3.
+        let arm = s.arm_space().arm(3);
+        assert_eq!((arm.harness, arm.scale), (HarnessLevel::H4, Some(2)));
+        assert_eq!(s.window(0), (0, 3));
+        let e = LadderConfig {
+            threshold: 0.0,
+            ..Default::default()
+        }
+        .validate()
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("`threshold`"), "{e}");
+    }
+}

@@ -1,0 +1,382 @@
+//! Learnability sampling: prefer tasks the agent solves about half the time.
+//!
+//! Reference: Syllabus `syllabus/curricula/learnability.py` (after Rutherford et al. 2024,
+//! "No Regrets", and Tzannetos et al.): a task's learnability is `p (1 - p)` for its success
+//! rate `p`; with `sampling = "topk"` the `k` most learnable tasks share `learnable_prob` of the
+//! mass uniformly and every task shares the rest uniformly; with `sampling = "dist"` tasks are
+//! drawn in proportion to learnability (uniformly when all are 0).
+//!
+//! Syllabus reads `p` from a periodic evaluation of every task. A sampler has no evaluator, so
+//! here `p` is an online estimate per arm: an exponential moving average of its outcomes,
+//! starting from a prior of 0.5, so an unplayed arm looks maximally learnable (0.25) and is
+//! tried early. Ties in the top-k ranking go to the arm with fewer episodes, then to the lower
+//! arm index. Without an evaluator an arm outside the top-k is only re-measured through the
+//! uniform share, so `learnable_prob` defaults below Syllabus's 1.0 (see the field).
+
+use envdist_core::{EnvSpec, EpisodeOutcome, HarnessLevel, SamplerStateError, Task, TaskSampler};
+use serde::{Deserialize, Serialize};
+
+use super::{
+    ArmSpace, Core, CurriculumSampler, EnvSnapshot, Located, bad, check_levels, check_rate,
+    config_hash, draw_index, h4_only,
+};
+use crate::error::CurriculumError;
+
+/// How learnability turns into a distribution (Syllabus `sampling`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum LearnabilitySampling {
+    /// The `top_k` most learnable arms share `learnable_prob` uniformly (Syllabus `"topk"`).
+    #[default]
+    TopK,
+    /// In proportion to learnability (Syllabus `"dist"`).
+    Proportional,
+}
+
+/// Parameters of [`LearnabilitySampler`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LearnabilityConfig {
+    /// Harness levels of the arms, strictly increasing. Default `[H4]` (not modelled: the
+    /// evaluation level).
+    pub harness_levels: Vec<HarnessLevel>,
+    /// One arm per scale (default true), so that learnability picks the scales too.
+    pub per_scale: bool,
+    /// Top-k or proportional. Default top-k (Syllabus `sampling="topk"`).
+    pub sampling: LearnabilitySampling,
+    /// Arms in the top set. Default 10: Syllabus's `learnability_top10` run in
+    /// `examples/training_scripts/cleanrl_procgen.py` (its class default, 1000, exceeds our
+    /// arm counts and would make top-k uniform).
+    pub top_k: u32,
+    /// Mass of the top set; the rest is uniform over all arms. Default 0.75: Syllabus's
+    /// default is 1.0 with an evaluator re-measuring every task; online, the uniform quarter
+    /// (Syllabus online learning progress's `uniform_prob = 0.25`) keeps other arms measured.
+    pub learnable_prob: f32,
+    /// Rate of the per-arm success EMA, `p += rate (x - p)`. Default 0.1: Syllabus learning
+    /// progress's `ema_alpha` (learnability itself uses raw evaluation rates).
+    pub ema_rate: f32,
+    /// Success estimate of an unplayed arm. Default 0.5 (ours): maximal learnability, so
+    /// unplayed arms are tried first, as an initial evaluation pass would measure them.
+    pub prior: f32,
+}
+
+impl Default for LearnabilityConfig {
+    fn default() -> Self {
+        Self {
+            harness_levels: h4_only(),
+            per_scale: true,
+            sampling: LearnabilitySampling::TopK,
+            top_k: 10,
+            learnable_prob: 0.75,
+            ema_rate: 0.1,
+            prior: 0.5,
+        }
+    }
+}
+
+impl LearnabilityConfig {
+    /// Check every field once; the error names the first bad field and what it accepts.
+    pub fn validate(&self) -> Result<(), CurriculumError> {
+        check_levels("harness_levels", &self.harness_levels)?;
+        if self.top_k == 0 {
+            return Err(bad("top_k", "at least 1", self.top_k));
+        }
+        check_rate("learnable_prob", self.learnable_prob, false)?;
+        check_rate("ema_rate", self.ema_rate, true)?;
+        check_rate("prior", self.prior, false)?;
+        Ok(())
+    }
+}
+
+/// One arm's success estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LearnArm {
+    /// Success EMA (the prior until played).
+    pub p: f32,
+    /// Outcomes counted.
+    pub episodes: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Body {
+    arms: Vec<LearnArm>,
+}
+
+/// Learnability `p (1 - p)` sampling, top-k or proportional (Syllabus learnability).
+#[derive(Debug, Clone)]
+pub struct LearnabilitySampler {
+    config: LearnabilityConfig,
+    core: Core,
+    arms: Vec<LearnArm>,
+    /// The distribution, recomputed after an update (derived, never saved).
+    cache: Option<Vec<f64>>,
+}
+
+impl LearnabilitySampler {
+    /// Name in configs and saved states.
+    pub const KIND: &'static str = "learnability";
+
+    /// A sampler over `envs`, seeded. Errors name a bad config field or environment list.
+    pub fn new(
+        envs: &[EnvSpec],
+        config: LearnabilityConfig,
+        seed: u64,
+    ) -> Result<Self, CurriculumError> {
+        config.validate()?;
+        let space = ArmSpace::new(envs, &config.harness_levels, config.per_scale)?;
+        let arm = LearnArm {
+            p: config.prior,
+            episodes: 0,
+        };
+        Ok(Self {
+            arms: vec![arm; space.len()],
+            core: Core::new(space, config_hash(&config), seed),
+            config,
+            cache: None,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LearnabilityConfig {
+        &self.config
+    }
+
+    /// The arms.
+    pub fn arm_space(&self) -> &ArmSpace {
+        &self.core.space
+    }
+
+    /// The estimate of arm `a`.
+    pub fn arm_state(&self, a: usize) -> Option<&LearnArm> {
+        self.arms.get(a)
+    }
+
+    /// Learnability `p (1 - p)` of every arm.
+    pub fn learnability(&self) -> Vec<f64> {
+        self.arms
+            .iter()
+            .map(|s| {
+                let p = s.p as f64;
+                p * (1.0 - p)
+            })
+            .collect()
+    }
+
+    /// The arms of the top set, best first (ties: fewer episodes, then lower index).
+    pub fn top_arms(&self) -> Vec<usize> {
+        let l = self.learnability();
+        let mut order: Vec<usize> = (0..l.len()).collect();
+        order.sort_by(|&a, &b| {
+            l[b].total_cmp(&l[a])
+                .then(self.arms[a].episodes.cmp(&self.arms[b].episodes))
+                .then(a.cmp(&b))
+        });
+        order.truncate(self.config.top_k as usize);
+        order
+    }
+
+    /// The probability of each arm being drawn next (sums to 1).
+    pub fn arm_probabilities(&self) -> Vec<f64> {
+        let n = self.arms.len();
+        let uniform = 1.0 / n as f64;
+        match self.config.sampling {
+            LearnabilitySampling::TopK => {
+                let lp = self.config.learnable_prob as f64;
+                let top = self.top_arms();
+                let mut p = vec![(1.0 - lp) * uniform; n];
+                for &a in &top {
+                    p[a] += lp / top.len() as f64;
+                }
+                p
+            }
+            LearnabilitySampling::Proportional => {
+                let l = self.learnability();
+                let z: f64 = l.iter().sum();
+                if z > 0.0 {
+                    l.iter().map(|x| x / z).collect()
+                } else {
+                    vec![uniform; n]
+                }
+            }
+        }
+    }
+
+    /// Draw the next task from [`LearnabilitySampler::arm_probabilities`].
+    pub fn sample_task(&mut self) -> Task {
+        if self.cache.is_none() {
+            self.cache = Some(self.arm_probabilities());
+        }
+        let p = self.cache.as_deref().unwrap_or_default();
+        let a = draw_index(&mut self.core.rng, p);
+        self.core.samples += 1;
+        self.core.space.draw(a, &mut self.core.rng)
+    }
+
+    /// Report an outcome: its arm's EMA moves toward it.
+    pub fn record(&mut self, outcome: &EpisodeOutcome) {
+        let Located::Arm(_, a) = self.core.record(outcome) else {
+            return;
+        };
+        let x = if outcome.success { 1.0 } else { 0.0 };
+        let s = &mut self.arms[a];
+        s.p += self.config.ema_rate * (x - s.p);
+        s.episodes += 1;
+        self.cache = None;
+    }
+
+    fn check_body(&self, b: &Body) -> Result<(), String> {
+        if b.arms.len() != self.arms.len() {
+            return Err(format!(
+                "body.arms: expected {} entries (one per arm), found {}",
+                self.arms.len(),
+                b.arms.len()
+            ));
+        }
+        if let Some((k, s)) = b
+            .arms
+            .iter()
+            .enumerate()
+            .find(|(_, s)| !(s.p.is_finite() && (0.0..=1.0).contains(&s.p)))
+        {
+            return Err(format!(
+                "body.arms[{k}].p: expected a value in [0, 1], found {}",
+                s.p
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl TaskSampler for LearnabilitySampler {
+    fn sample(&mut self) -> Task {
+        self.sample_task()
+    }
+
+    fn update(&mut self, outcome: &EpisodeOutcome) {
+        self.record(outcome);
+    }
+
+    fn state(&self) -> serde_json::Value {
+        let body = Body {
+            arms: self.arms.clone(),
+        };
+        self.core.encode(Self::KIND, &self.config, &body)
+    }
+
+    fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError> {
+        let d = self
+            .core
+            .decode::<LearnabilityConfig, Body>(Self::KIND, &self.config, state)
+            .map_err(SamplerStateError)?;
+        self.check_body(&d.body).map_err(SamplerStateError)?;
+        self.arms = self.core.apply(d).arms;
+        self.cache = None;
+        Ok(())
+    }
+}
+
+impl CurriculumSampler for LearnabilitySampler {
+    fn kind(&self) -> &'static str {
+        Self::KIND
+    }
+
+    /// Score: learnability `p (1 - p)`; success: the EMA of played arms.
+    fn snapshot(&self) -> Vec<EnvSnapshot> {
+        let p = self.arm_probabilities();
+        let space = &self.core.space;
+        let score = space.env_mean(&p, &self.learnability());
+        let played: Vec<f64> = self
+            .arms
+            .iter()
+            .map(|s| if s.episodes > 0 { s.p as f64 } else { f64::NAN })
+            .collect();
+        let success = space.env_mean(&p, &played);
+        space.snapshot(&p, &score, &success, &self.core.totals)
+    }
+
+    fn samples(&self) -> u64 {
+        self.core.samples
+    }
+
+    fn updates(&self) -> u64 {
+        self.core.updates
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{outcome, specs};
+    use envdist_core::EnvId;
+
+    #[test]
+    fn learnability_top_k_follows_the_syllabus_rule() {
+        // Three arms: one env, scales 1..=3 at H4. k = 1, learnable_prob 0.75, EMA 0.1.
+        let cfg = LearnabilityConfig {
+            top_k: 1,
+            ..Default::default()
+        };
+        let mut s = LearnabilitySampler::new(&specs(1, 1, 3), cfg, 0).unwrap();
+        let id = EnvId::new("fam/v0");
+        let h4 = HarnessLevel::H4;
+        // All at the prior 0.5: learnability 0.25 each, equal episodes -> arm 0 on top.
+        // P = 0.75 x [1, 0, 0] + 0.25 / 3 = [0.8333, 0.0833, 0.0833].
+        let p = s.arm_probabilities();
+        assert!((p[0] - (0.75 + 0.25 / 3.0)).abs() < 1e-6 && (p[1] - 0.25 / 3.0).abs() < 1e-6);
+        // arm 0 succeeds: p0 = 0.5 + 0.1 (1 - 0.5) = 0.55, L0 = 0.55 x 0.45 = 0.2475.
+        // arm 1 fails:    p1 = 0.5 + 0.1 (0 - 0.5) = 0.45, L1 = 0.2475.
+        s.record(&outcome(&id, h4, 1, true));
+        s.record(&outcome(&id, h4, 2, false));
+        assert!((s.arms[0].p - 0.55).abs() < 1e-6 && (s.arms[1].p - 0.45).abs() < 1e-6);
+        // arm 2 unplayed keeps 0.25 > 0.2475: it is the top arm.
+        assert_eq!(s.top_arms(), vec![2]);
+        // arm 2 succeeds (L2 = 0.2475): a three-way tie with one episode each -> lowest index.
+        s.record(&outcome(&id, h4, 3, true));
+        assert_eq!(s.top_arms(), vec![0]);
+        // arm 0 succeeds again: p0 = 0.55 + 0.1 x 0.45 = 0.595, L0 = 0.595 x 0.405 = 0.240975.
+        s.record(&outcome(&id, h4, 1, true));
+        assert!((s.learnability()[0] - 0.240975).abs() < 1e-6);
+        assert_eq!(s.top_arms(), vec![1]);
+        let p = s.arm_probabilities();
+        assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-6);
+        assert!((p[1] - (0.75 + 0.25 / 3.0)).abs() < 1e-6);
+        // Proportional: L / sum L = [0.240975, 0.2475, 0.2475] / 0.735975.
+        let mut q = s.clone();
+        q.config.sampling = LearnabilitySampling::Proportional;
+        let p = q.arm_probabilities();
+        assert!((p[0] - 0.240975 / 0.735975).abs() < 1e-6);
+    }
+
+    #[test]
+    fn config_errors_name_the_field() {
+        LearnabilityConfig::default().validate().unwrap();
+        for (cfg, field) in [
+            (
+                LearnabilityConfig {
+                    top_k: 0,
+                    ..Default::default()
+                },
+                "top_k",
+            ),
+            (
+                LearnabilityConfig {
+                    learnable_prob: 1.5,
+                    ..Default::default()
+                },
+                "learnable_prob",
+            ),
+            (
+                LearnabilityConfig {
+                    ema_rate: 0.0,
+                    ..Default::default()
+                },
+                "ema_rate",
+            ),
+        ] {
+            let e = cfg.validate().unwrap_err().to_string();
+            assert!(e.contains(&format!("`{field}`")), "{field}: {e}");
+        }
+    }
+}

@@ -1,0 +1,424 @@
+//! Learning progress: prefer tasks whose success rate is changing.
+//!
+//! Reference: Syllabus `syllabus/curricula/online_learning_progress.py` (and
+//! `learning_progress.py`), after Kanitscheider et al. 2021 (arXiv 2106.14876). Every
+//! `update_interval` episodes each task's success rate over the interval updates a fast EMA
+//! (`fast += a (rate - fast)`), a slow EMA *of the fast one* (`slow += a (fast - slow)`, the
+//! new fast value) and a plain EMA `p_true`; all start at 0. Learning progress is
+//! `|r(fast) - r(slow)|` with the reweighting `r(p) = p (1 - theta) / (p + theta (1 - 2p))`,
+//! which stretches small differences near 0 and 1. Tasks with progress > 0 or `p_true > 0`
+//! get `sigmoid(z-score of progress)` normalised (the others 0; all uniform when none
+//! qualifies), and the result is mixed with a uniform distribution:
+//! `(1 - uniform_prob) dist + uniform_prob / n`.
+//!
+//! One deviation, for a sampler that draws few arms per interval: Syllabus counts a task not
+//! played in the interval as a success rate of 0, which drags its EMAs down and so fakes
+//! progress for every arm that happened not to be drawn. Here only arms played in the interval
+//! are updated. (Syllabus's `normalize_success` uses a baseline measured at the first update,
+//! which online happens before any episode and is therefore 0: it changes nothing, so it is
+//! left out.)
+
+use envdist_core::{EnvSpec, EpisodeOutcome, HarnessLevel, SamplerStateError, Task, TaskSampler};
+use serde::{Deserialize, Serialize};
+
+use super::{
+    ArmSpace, Core, CurriculumSampler, EnvSnapshot, Located, bad, check_levels, check_rate,
+    config_hash, draw_index, h4_only,
+};
+use crate::error::CurriculumError;
+
+/// Parameters of [`LearningProgressSampler`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LearningProgressConfig {
+    /// Harness levels of the arms, strictly increasing. Default `[H4]` (not modelled: the
+    /// evaluation level).
+    pub harness_levels: Vec<HarnessLevel>,
+    /// One arm per scale (default true).
+    pub per_scale: bool,
+    /// EMA rate of the fast, slow and true estimates. Default 0.1: Syllabus `ema_alpha`.
+    pub ema_alpha: f32,
+    /// Reweighting parameter `theta` in (0, 1). Default 0.1: Syllabus `p_theta`.
+    pub p_theta: f32,
+    /// Outcomes (counted on arms) between two updates of the estimates. Default 256 (ours):
+    /// Syllabus's Procgen example updates every 25 PPO batches of 64 x 256 steps; a batch of
+    /// our trainer's CPU preset (32 x 32 steps) ends a few dozen episodes, so 256 episodes is
+    /// several batches while keeping a few outcomes per arm in each interval.
+    pub update_interval: u32,
+    /// Share of the uniform distribution in the mix. Default 0.25: Syllabus online learning
+    /// progress `uniform_prob`.
+    pub uniform_prob: f32,
+}
+
+impl Default for LearningProgressConfig {
+    fn default() -> Self {
+        Self {
+            harness_levels: h4_only(),
+            per_scale: true,
+            ema_alpha: 0.1,
+            p_theta: 0.1,
+            update_interval: 256,
+            uniform_prob: 0.25,
+        }
+    }
+}
+
+impl LearningProgressConfig {
+    /// Check every field once; the error names the first bad field and what it accepts.
+    pub fn validate(&self) -> Result<(), CurriculumError> {
+        check_levels("harness_levels", &self.harness_levels)?;
+        check_rate("ema_alpha", self.ema_alpha, true)?;
+        let t = self.p_theta;
+        if !(t.is_finite() && t > 0.0 && t < 1.0) {
+            return Err(bad("p_theta", "a value in (0, 1)", t));
+        }
+        if self.update_interval == 0 {
+            return Err(bad("update_interval", "at least 1", self.update_interval));
+        }
+        check_rate("uniform_prob", self.uniform_prob, false)?;
+        Ok(())
+    }
+}
+
+/// One arm's estimates.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgressArm {
+    /// Fast EMA of the interval success rates.
+    pub fast: f32,
+    /// Slow EMA (of `fast`).
+    pub slow: f32,
+    /// EMA of the interval success rates (Syllabus `_p_true`).
+    pub p_true: f32,
+    /// Intervals in which the arm was played.
+    pub measured: u64,
+    /// Outcomes in the current interval.
+    pub interval_n: u32,
+    /// Successes in the current interval.
+    pub interval_successes: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Body {
+    arms: Vec<ProgressArm>,
+    interval_count: u32,
+    intervals: u64,
+}
+
+/// Learning progress sampling (Syllabus online learning progress).
+#[derive(Debug, Clone)]
+pub struct LearningProgressSampler {
+    config: LearningProgressConfig,
+    core: Core,
+    arms: Vec<ProgressArm>,
+    interval_count: u32,
+    intervals: u64,
+    cache: Option<Vec<f64>>,
+}
+
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+impl LearningProgressSampler {
+    /// Name in configs and saved states.
+    pub const KIND: &'static str = "learning_progress";
+
+    /// A sampler over `envs`, seeded. Errors name a bad config field or environment list.
+    pub fn new(
+        envs: &[EnvSpec],
+        config: LearningProgressConfig,
+        seed: u64,
+    ) -> Result<Self, CurriculumError> {
+        config.validate()?;
+        let space = ArmSpace::new(envs, &config.harness_levels, config.per_scale)?;
+        Ok(Self {
+            arms: vec![ProgressArm::default(); space.len()],
+            core: Core::new(space, config_hash(&config), seed),
+            config,
+            interval_count: 0,
+            intervals: 0,
+            cache: None,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LearningProgressConfig {
+        &self.config
+    }
+
+    /// The arms.
+    pub fn arm_space(&self) -> &ArmSpace {
+        &self.core.space
+    }
+
+    /// The estimates of arm `a`.
+    pub fn arm_state(&self, a: usize) -> Option<&ProgressArm> {
+        self.arms.get(a)
+    }
+
+    /// Completed update intervals.
+    pub fn intervals(&self) -> u64 {
+        self.intervals
+    }
+
+    /// The reweighting `r(p) = p (1 - theta) / (p + theta (1 - 2p))`.
+    pub fn reweight(&self, p: f64) -> f64 {
+        let t = self.config.p_theta as f64;
+        p * (1.0 - t) / (p + t * (1.0 - 2.0 * p))
+    }
+
+    /// Learning progress `|r(fast) - r(slow)|` of every arm.
+    pub fn progress(&self) -> Vec<f64> {
+        self.arms
+            .iter()
+            .map(|s| (self.reweight(s.fast as f64) - self.reweight(s.slow as f64)).abs())
+            .collect()
+    }
+
+    /// The probability of each arm being drawn next (sums to 1).
+    pub fn arm_probabilities(&self) -> Vec<f64> {
+        let lp = self.progress();
+        let n = lp.len();
+        let pos: Vec<usize> = (0..n)
+            .filter(|&a| lp[a] > 0.0 || self.arms[a].p_true > 0.0)
+            .collect();
+        let idx: Vec<usize> = if pos.is_empty() {
+            (0..n).collect()
+        } else {
+            pos
+        };
+        let m = idx.len() as f64;
+        let mean = idx.iter().map(|&a| lp[a]).sum::<f64>() / m;
+        let std = (idx.iter().map(|&a| (lp[a] - mean).powi(2)).sum::<f64>() / m).sqrt();
+        let scale = if std > 0.0 { std } else { 1.0 };
+        let sub: Vec<f64> = idx
+            .iter()
+            .map(|&a| sigmoid((lp[a] - mean) / scale))
+            .collect();
+        let z: f64 = sub.iter().sum();
+        let u = self.config.uniform_prob as f64;
+        let mut p = vec![u / n as f64; n];
+        for (&a, s) in idx.iter().zip(&sub) {
+            p[a] += (1.0 - u) * s / z;
+        }
+        p
+    }
+
+    /// Draw the next task from [`LearningProgressSampler::arm_probabilities`].
+    pub fn sample_task(&mut self) -> Task {
+        if self.cache.is_none() {
+            self.cache = Some(self.arm_probabilities());
+        }
+        let p = self.cache.as_deref().unwrap_or_default();
+        let a = draw_index(&mut self.core.rng, p);
+        self.core.samples += 1;
+        self.core.space.draw(a, &mut self.core.rng)
+    }
+
+    /// Report an outcome: it counts in its arm's interval; the interval's end updates the
+    /// estimates of every arm played in it.
+    pub fn record(&mut self, outcome: &EpisodeOutcome) {
+        let Located::Arm(_, a) = self.core.record(outcome) else {
+            return;
+        };
+        let s = &mut self.arms[a];
+        s.interval_n += 1;
+        s.interval_successes += outcome.success as u32;
+        self.interval_count += 1;
+        if self.interval_count < self.config.update_interval {
+            return;
+        }
+        let al = self.config.ema_alpha;
+        for s in self.arms.iter_mut().filter(|s| s.interval_n > 0) {
+            let rate = s.interval_successes as f32 / s.interval_n as f32;
+            s.fast = rate * al + s.fast * (1.0 - al);
+            s.slow = s.fast * al + s.slow * (1.0 - al);
+            s.p_true = rate * al + s.p_true * (1.0 - al);
+            s.measured += 1;
+            s.interval_n = 0;
+            s.interval_successes = 0;
+        }
+        self.interval_count = 0;
+        self.intervals += 1;
+        self.cache = None;
+    }
+
+    fn check_body(&self, b: &Body) -> Result<(), String> {
+        if b.arms.len() != self.arms.len() {
+            return Err(format!(
+                "body.arms: expected {} entries (one per arm), found {}",
+                self.arms.len(),
+                b.arms.len()
+            ));
+        }
+        if b.interval_count >= self.config.update_interval {
+            return Err(format!(
+                "body.interval_count: expected below update_interval ({}), found {}",
+                self.config.update_interval, b.interval_count
+            ));
+        }
+        for (k, s) in b.arms.iter().enumerate() {
+            for (name, v) in [("fast", s.fast), ("slow", s.slow), ("p_true", s.p_true)] {
+                if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
+                    return Err(format!(
+                        "body.arms[{k}].{name}: expected a value in [0, 1], found {v}"
+                    ));
+                }
+            }
+            if s.interval_successes > s.interval_n {
+                return Err(format!(
+                    "body.arms[{k}].interval_successes: expected at most interval_n ({}), found {}",
+                    s.interval_n, s.interval_successes
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TaskSampler for LearningProgressSampler {
+    fn sample(&mut self) -> Task {
+        self.sample_task()
+    }
+
+    fn update(&mut self, outcome: &EpisodeOutcome) {
+        self.record(outcome);
+    }
+
+    fn state(&self) -> serde_json::Value {
+        let body = Body {
+            arms: self.arms.clone(),
+            interval_count: self.interval_count,
+            intervals: self.intervals,
+        };
+        self.core.encode(Self::KIND, &self.config, &body)
+    }
+
+    fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError> {
+        let d = self
+            .core
+            .decode::<LearningProgressConfig, Body>(Self::KIND, &self.config, state)
+            .map_err(SamplerStateError)?;
+        self.check_body(&d.body).map_err(SamplerStateError)?;
+        let b = self.core.apply(d);
+        self.arms = b.arms;
+        self.interval_count = b.interval_count;
+        self.intervals = b.intervals;
+        self.cache = None;
+        Ok(())
+    }
+}
+
+impl CurriculumSampler for LearningProgressSampler {
+    fn kind(&self) -> &'static str {
+        Self::KIND
+    }
+
+    /// Score: learning progress; success: `p_true` of measured arms.
+    fn snapshot(&self) -> Vec<EnvSnapshot> {
+        let p = self.arm_probabilities();
+        let space = &self.core.space;
+        let score = space.env_mean(&p, &self.progress());
+        let measured: Vec<f64> = self
+            .arms
+            .iter()
+            .map(|s| {
+                if s.measured > 0 {
+                    s.p_true as f64
+                } else {
+                    f64::NAN
+                }
+            })
+            .collect();
+        let success = space.env_mean(&p, &measured);
+        space.snapshot(&p, &score, &success, &self.core.totals)
+    }
+
+    fn samples(&self) -> u64 {
+        self.core.samples
+    }
+
+    fn updates(&self) -> u64 {
+        self.core.updates
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{outcome, specs};
+    use envdist_core::EnvId;
+
+    #[test]
+    fn fast_slow_emas_and_the_squashed_distribution_follow_syllabus() {
+        // Two arms (scales 1, 2 at H4), interval of 2 outcomes, alpha 0.1, theta 0.1.
+        let cfg = LearningProgressConfig {
+            update_interval: 2,
+            ..Default::default()
+        };
+        let mut s = LearningProgressSampler::new(&specs(1, 1, 2), cfg, 0).unwrap();
+        let id = EnvId::new("fam/v0");
+        let h4 = HarnessLevel::H4;
+        // Before any interval: every estimate 0, no arm qualifies -> uniform.
+        assert_eq!(s.arm_probabilities(), vec![0.5, 0.5]);
+        // Interval 1: arm 0 wins twice (rate 1), arm 1 unplayed.
+        // fast0 = 0.1 x 1 = 0.1; slow0 = 0.1 x 0.1 = 0.01; p_true0 = 0.1.
+        s.record(&outcome(&id, h4, 1, true));
+        s.record(&outcome(&id, h4, 1, true));
+        let a0 = s.arms[0];
+        assert!((a0.fast - 0.1).abs() < 1e-6 && (a0.slow - 0.01).abs() < 1e-6);
+        // r(0.1) = 0.09 / (0.1 + 0.1 x 0.8) = 0.5; r(0.01) = 0.009 / 0.108 = 0.083333;
+        // LP0 = 0.416667. Arm 1 (LP 0, p_true 0) is left out: dist = [1, 0], mixed with a
+        // quarter uniform: [0.75 + 0.125, 0.125].
+        assert!((s.progress()[0] - (0.5 - 0.009 / 0.108)).abs() < 1e-6);
+        let p = s.arm_probabilities();
+        assert!((p[0] - 0.875).abs() < 1e-6 && (p[1] - 0.125).abs() < 1e-6);
+        // Interval 2: arm 1 fails then wins (rate 0.5); arm 0 unplayed keeps its estimates.
+        // fast1 = 0.05, slow1 = 0.005; r(0.05) = 0.045 / 0.14, r(0.005) = 0.0045 / 0.104;
+        // LP1 = 0.278159. z-scores of [0.416667, 0.278159] are [+1, -1]: the squashed
+        // distribution is [sigmoid(1), sigmoid(-1)] = [0.731059, 0.268941], mixed:
+        // 0.75 x that + 0.125 = [0.673294, 0.326706].
+        s.record(&outcome(&id, h4, 2, false));
+        s.record(&outcome(&id, h4, 2, true));
+        assert_eq!(s.arms[0], a0);
+        assert!((s.progress()[1] - (0.045 / 0.14 - 0.0045 / 0.104)).abs() < 1e-6);
+        let p = s.arm_probabilities();
+        let sig1 = 1.0 / (1.0 + (-1.0f64).exp());
+        assert!((p[0] - (0.75 * sig1 + 0.125)).abs() < 1e-6, "{p:?}");
+        assert!((p[1] - (0.75 * (1.0 - sig1) + 0.125)).abs() < 1e-6, "{p:?}");
+        assert_eq!(s.intervals(), 2);
+    }
+
+    #[test]
+    fn config_errors_name_the_field() {
+        LearningProgressConfig::default().validate().unwrap();
+        for (cfg, field) in [
+            (
+                LearningProgressConfig {
+                    p_theta: 1.0,
+                    ..Default::default()
+                },
+                "p_theta",
+            ),
+            (
+                LearningProgressConfig {
+                    update_interval: 0,
+                    ..Default::default()
+                },
+                "update_interval",
+            ),
+            (
+                LearningProgressConfig {
+                    uniform_prob: -0.1,
+                    ..Default::default()
+                },
+                "uniform_prob",
+            ),
+        ] {
+            let e = cfg.validate().unwrap_err().to_string();
+            assert!(e.contains(&format!("`{field}`")), "{field}: {e}");
+        }
+    }
+}

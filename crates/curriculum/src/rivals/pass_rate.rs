@@ -1,0 +1,593 @@
+//! Online pass-rate filtering over the whole pool: draw only tasks that are neither solved
+//! every time nor failed every time.
+//!
+//! References: DAPO's dynamic sampling keeps a prompt's group of `n` responses only when the
+//! group's accuracies are not all equal, i.e. `0 < mean < 1` (verl-recipe
+//! `dapo/dapo_ray_trainer.py`, `filter_groups`; `n_resp_per_prompt=16` in
+//! `dapo/run_dapo_qwen2.5_32b.sh`). prime-rl turns that into a sampler: each example's latest
+//! group mean classifies it as easy (`>= easy_threshold`), hard (`<= hard_threshold`) or
+//! normal, only normal examples are drawn, and when the easy (hard) pool holds more than
+//! `max_easy_fraction` (`max_hard_fraction`) of the tasks its oldest member is recycled back to
+//! normal (prime-rl `src/prime_rl/orchestrator/buffer.py` and `BufferConfig` at commit
+//! 5bda4731f; `easy_threshold = 1.0`, `hard_threshold = 0.0` in its `configs/*/rl.toml`).
+//!
+//! Here: an *arm* (environment x harness level x scale by default, see [`PassRateConfig`])
+//! plays the role of an example. Its outcomes are cut into consecutive groups of
+//! `group_size`; each completed group's mean is the arm's pass rate and classifies it. A
+//! filtered arm is not drawn until it is recycled, by either of two re-probing rules, after
+//! which its next group classifies it afresh:
+//! - prime-rl's: the oldest filtered arm comes back whenever its pool exceeds its cap;
+//! - DAPO's: DAPO filters per batch and meets every prompt again the next epoch, so here a
+//!   filtered arm comes back once `reprobe_epochs` epochs have passed since it was filed,
+//!   an epoch being one group per arm (`arms x group_size` reported outcomes). Without it,
+//!   an arm filed as hard while the learner was weak would stay filed for as long as the hard
+//!   pool stays under its cap (prime-rl alone), however much the learner improves.
+//!
+//! Caps are over all arms of the pool, not per environment as in prime-rl,
+//! because one environment holds only a handful of arms (a cap of `floor(0.5 x 1)` would
+//! forbid filtering a one-scale environment at all). The two caps sum below 1, so at least one
+//! arm is always drawable. An environment is drawn uniformly among those with a drawable arm
+//! (prime-rl with equal environment ratios), then an arm uniformly among its drawable arms.
+
+use envdist_core::{EnvSpec, EpisodeOutcome, HarnessLevel, SamplerStateError, Task, TaskSampler};
+use serde::{Deserialize, Serialize};
+
+use super::{
+    ArmSpace, Core, CurriculumSampler, EnvSnapshot, Located, bad, check_levels, config_hash,
+    h4_only,
+};
+use crate::error::CurriculumError;
+
+/// Parameters of [`PassRateSampler`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PassRateConfig {
+    /// Harness levels of the arms, strictly increasing. Default `[H4]`: this sampler does
+    /// not model the harness, so it trains at the evaluation level.
+    pub harness_levels: Vec<HarnessLevel>,
+    /// One arm per scale (default true), the finest replayable category short of a seed, as
+    /// DAPO and prime-rl filter per prompt. False: one arm per (env, level), scale uniform.
+    pub per_scale: bool,
+    /// Outcomes per group; a completed group's mean is the arm's pass rate. Default 16:
+    /// DAPO's `n_resp_per_prompt=16` (verl-recipe `dapo/run_dapo_qwen2.5_32b.sh`).
+    pub group_size: u32,
+    /// A group mean `<= low` files the arm as too hard. Default 0.0: prime-rl's
+    /// `hard_threshold = 0.0` (its `configs/*/rl.toml`), DAPO's "all failed". A value below
+    /// 0 turns this side off.
+    pub low: f32,
+    /// A group mean `>= high` files the arm as too easy. Default 1.0: prime-rl's
+    /// `easy_threshold = 1.0`, DAPO's "all solved". A value above 1 turns this side off.
+    pub high: f32,
+    /// Largest share of arms filed as easy; beyond it the oldest easy arm is recycled.
+    /// Default 0.5: prime-rl `BufferConfig.max_easy_fraction`.
+    pub max_easy_fraction: f32,
+    /// Largest share of arms filed as hard; beyond it the oldest hard arm is recycled.
+    /// Default 0.4: prime-rl `BufferConfig.max_hard_fraction`.
+    pub max_hard_fraction: f32,
+    /// Epochs (one group per arm: `arms x group_size` reported outcomes) after which a
+    /// filtered arm returns to the pool. Default 1.0: DAPO meets every prompt again each
+    /// epoch. 0 turns it off (prime-rl: only the caps recycle).
+    pub reprobe_epochs: f32,
+}
+
+impl Default for PassRateConfig {
+    fn default() -> Self {
+        Self {
+            harness_levels: h4_only(),
+            per_scale: true,
+            group_size: 16,
+            low: 0.0,
+            high: 1.0,
+            max_easy_fraction: 0.5,
+            max_hard_fraction: 0.4,
+            reprobe_epochs: 1.0,
+        }
+    }
+}
+
+impl PassRateConfig {
+    /// Check every field once; the error names the first bad field and what it accepts.
+    pub fn validate(&self) -> Result<(), CurriculumError> {
+        check_levels("harness_levels", &self.harness_levels)?;
+        if self.group_size == 0 {
+            return Err(bad("group_size", "at least 1", self.group_size));
+        }
+        if !self.low.is_finite() {
+            return Err(bad("low", "a finite value", self.low));
+        }
+        if !(self.high.is_finite() && self.high > self.low) {
+            return Err(bad(
+                "high",
+                &format!("a finite value above low ({})", self.low),
+                self.high,
+            ));
+        }
+        for (field, v) in [
+            ("max_easy_fraction", self.max_easy_fraction),
+            ("max_hard_fraction", self.max_hard_fraction),
+        ] {
+            if !(v.is_finite() && (0.0..1.0).contains(&v)) {
+                return Err(bad(field, "a value in [0, 1)", v));
+            }
+        }
+        if !(self.reprobe_epochs.is_finite() && self.reprobe_epochs >= 0.0) {
+            return Err(bad(
+                "reprobe_epochs",
+                "a finite value >= 0",
+                self.reprobe_epochs,
+            ));
+        }
+        let sum = self.max_easy_fraction + self.max_hard_fraction;
+        if sum >= 1.0 {
+            return Err(bad(
+                "max_hard_fraction",
+                "max_easy_fraction + max_hard_fraction < 1, so one arm always stays drawable",
+                format!("a sum of {sum}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The pool an arm is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Pool {
+    /// Drawable.
+    #[default]
+    Normal,
+    /// Filtered: its latest group was solved (mean `>= high`).
+    Easy,
+    /// Filtered: its latest group failed (mean `<= low`).
+    Hard,
+}
+
+/// The state of one arm.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PassArm {
+    /// Its pool.
+    pub pool: Pool,
+    /// Mean of its latest completed group (the pass-rate estimate), if any.
+    pub pass_rate: Option<f32>,
+    /// Outcomes in the group being filled.
+    pub group_n: u32,
+    /// Successes in the group being filled.
+    pub group_successes: u32,
+    /// When it was filed: the sampler's count of reported outcomes then (smaller is older;
+    /// one filing per outcome, so unique). Meaningless in `Normal`.
+    pub filed_at: u64,
+    /// Completed groups.
+    pub groups: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Body {
+    arms: Vec<PassArm>,
+    recycled: u64,
+    reprobed: u64,
+}
+
+/// Online pass-rate filtering (DAPO dynamic sampling as a prime-rl style sampler).
+#[derive(Debug, Clone)]
+pub struct PassRateSampler {
+    config: PassRateConfig,
+    core: Core,
+    arms: Vec<PassArm>,
+    recycled: u64,
+    reprobed: u64,
+}
+
+impl PassRateSampler {
+    /// Name in configs and saved states.
+    pub const KIND: &'static str = "pass_rate";
+
+    /// A sampler over `envs`, seeded. Errors name a bad config field or environment list.
+    pub fn new(
+        envs: &[EnvSpec],
+        config: PassRateConfig,
+        seed: u64,
+    ) -> Result<Self, CurriculumError> {
+        config.validate()?;
+        let space = ArmSpace::new(envs, &config.harness_levels, config.per_scale)?;
+        let n = space.len();
+        Ok(Self {
+            core: Core::new(space, config_hash(&config), seed),
+            config,
+            arms: vec![PassArm::default(); n],
+            recycled: 0,
+            reprobed: 0,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &PassRateConfig {
+        &self.config
+    }
+
+    /// The arms.
+    pub fn arm_space(&self) -> &ArmSpace {
+        &self.core.space
+    }
+
+    /// The state of arm `a`.
+    pub fn arm_state(&self, a: usize) -> Option<&PassArm> {
+        self.arms.get(a)
+    }
+
+    /// Filtered arms returned to the pool so far: by the caps, and by `reprobe_epochs`.
+    pub fn recycled(&self) -> (u64, u64) {
+        (self.recycled, self.reprobed)
+    }
+
+    /// Reported outcomes after which a filtered arm returns (`None`: never).
+    pub fn reprobe_period(&self) -> Option<u64> {
+        let e = self.config.reprobe_epochs as f64;
+        (e > 0.0).then(|| {
+            (e * self.arms.len() as f64 * self.config.group_size as f64)
+                .ceil()
+                .max(1.0) as u64
+        })
+    }
+
+    /// Whether `task`'s arm is filtered now (false for tasks no arm holds).
+    pub fn is_filtered(&self, task: &Task) -> bool {
+        match self.core.space.locate(task) {
+            Located::Arm(_, a) => self.arms[a].pool != Pool::Normal,
+            _ => false,
+        }
+    }
+
+    /// Per env, its drawable arms (possibly none).
+    fn drawable(&self) -> Vec<Vec<usize>> {
+        (0..self.core.space.envs().len())
+            .map(|e| {
+                self.core
+                    .space
+                    .arms_of(e)
+                    .filter(|&a| self.arms[a].pool == Pool::Normal)
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The probability of each arm being drawn next (sums to 1; 0 for filtered arms).
+    pub fn arm_probabilities(&self) -> Vec<f64> {
+        let mut p = vec![0.0; self.arms.len()];
+        let drawable = self.drawable();
+        let envs = drawable.iter().filter(|d| !d.is_empty()).count();
+        if envs == 0 {
+            // Unreachable with valid caps; stay a distribution regardless.
+            return vec![1.0 / p.len() as f64; p.len()];
+        }
+        for d in drawable.iter().filter(|d| !d.is_empty()) {
+            for &a in d {
+                p[a] = 1.0 / envs as f64 / d.len() as f64;
+            }
+        }
+        p
+    }
+
+    /// Draw the next task: an environment with a drawable arm, uniformly; one of its drawable
+    /// arms, uniformly; a fresh seed.
+    pub fn sample_task(&mut self) -> Task {
+        let drawable = self.drawable();
+        let envs: Vec<&Vec<usize>> = drawable.iter().filter(|d| !d.is_empty()).collect();
+        let rng = &mut self.core.rng;
+        let a = if envs.is_empty() {
+            rng.index(self.arms.len())
+        } else {
+            let d = envs[rng.index(envs.len())];
+            d[rng.index(d.len())]
+        };
+        self.core.samples += 1;
+        self.core.space.draw(a, &mut self.core.rng)
+    }
+
+    fn count(&self, pool: Pool) -> usize {
+        self.arms.iter().filter(|s| s.pool == pool).count()
+    }
+
+    /// Return the oldest members of `pool` to the drawable pool until it fits its cap.
+    fn recycle(&mut self, pool: Pool) {
+        let frac = match pool {
+            Pool::Easy => self.config.max_easy_fraction,
+            Pool::Hard => self.config.max_hard_fraction,
+            Pool::Normal => return,
+        };
+        // floor, as prime-rl: with the two fractions summing below 1 one arm stays drawable.
+        let cap = (self.arms.len() as f64 * frac as f64).floor() as usize;
+        while self.count(pool) > cap {
+            let Some(oldest) = self
+                .arms
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.pool == pool)
+                .min_by_key(|(i, s)| (s.filed_at, *i))
+                .map(|(i, _)| i)
+            else {
+                return;
+            };
+            Self::unfile(&mut self.arms[oldest]);
+            self.recycled += 1;
+        }
+    }
+
+    /// Back to the drawable pool; a fresh group re-probes it.
+    fn unfile(s: &mut PassArm) {
+        s.pool = Pool::Normal;
+        s.group_n = 0;
+        s.group_successes = 0;
+    }
+
+    /// Return every arm filtered for a full re-probe period.
+    fn reprobe(&mut self) {
+        let Some(period) = self.reprobe_period() else {
+            return;
+        };
+        let now = self.core.updates;
+        for s in &mut self.arms {
+            if s.pool != Pool::Normal && s.filed_at + period <= now {
+                Self::unfile(s);
+                self.reprobed += 1;
+            }
+        }
+    }
+
+    /// Report an outcome: it joins its arm's current group; a completed group classifies the
+    /// arm (easy first, then hard, else normal, as prime-rl's `_classify`). A filtered arm
+    /// whose straggling outcomes complete a mixed group returns to the pool.
+    pub fn record(&mut self, outcome: &EpisodeOutcome) {
+        let at = self.core.record(outcome);
+        self.reprobe();
+        let Located::Arm(_, a) = at else {
+            return;
+        };
+        let g = self.config.group_size;
+        let s = &mut self.arms[a];
+        s.group_n += 1;
+        s.group_successes += outcome.success as u32;
+        if s.group_n < g {
+            return;
+        }
+        let mean = s.group_successes as f32 / s.group_n as f32;
+        s.pass_rate = Some(mean);
+        s.groups += 1;
+        s.group_n = 0;
+        s.group_successes = 0;
+        let class = if mean >= self.config.high {
+            Pool::Easy
+        } else if mean <= self.config.low {
+            Pool::Hard
+        } else {
+            Pool::Normal
+        };
+        if class == s.pool {
+            return;
+        }
+        s.pool = class;
+        if class != Pool::Normal {
+            s.filed_at = self.core.updates;
+            self.recycle(class);
+        }
+    }
+
+    fn body(&self) -> Body {
+        Body {
+            arms: self.arms.clone(),
+            recycled: self.recycled,
+            reprobed: self.reprobed,
+        }
+    }
+
+    fn check_body(&self, b: &Body) -> Result<(), String> {
+        if b.arms.len() != self.arms.len() {
+            return Err(format!(
+                "body.arms: expected {} entries (one per arm), found {}",
+                self.arms.len(),
+                b.arms.len()
+            ));
+        }
+        for (k, s) in b.arms.iter().enumerate() {
+            if s.group_n >= self.config.group_size || s.group_successes > s.group_n {
+                return Err(format!(
+                    "body.arms[{k}]: expected group_successes <= group_n < group_size ({}), found {} of {}",
+                    self.config.group_size, s.group_successes, s.group_n
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TaskSampler for PassRateSampler {
+    fn sample(&mut self) -> Task {
+        self.sample_task()
+    }
+
+    fn update(&mut self, outcome: &EpisodeOutcome) {
+        self.record(outcome);
+    }
+
+    fn state(&self) -> serde_json::Value {
+        self.core.encode(Self::KIND, &self.config, &self.body())
+    }
+
+    fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError> {
+        let d = self
+            .core
+            .decode::<PassRateConfig, Body>(Self::KIND, &self.config, state)
+            .map_err(SamplerStateError)?;
+        self.check_body(&d.body).map_err(SamplerStateError)?;
+        let b = self.core.apply(d);
+        self.arms = b.arms;
+        self.recycled = b.recycled;
+        self.reprobed = b.reprobed;
+        Ok(())
+    }
+}
+
+impl CurriculumSampler for PassRateSampler {
+    fn kind(&self) -> &'static str {
+        Self::KIND
+    }
+
+    /// Score: the share of the environment's arms that are drawable. Success: the mean pass
+    /// rate of its arms that completed a group.
+    fn snapshot(&self) -> Vec<EnvSnapshot> {
+        let p = self.arm_probabilities();
+        let space = &self.core.space;
+        let score: Vec<f64> = (0..space.envs().len())
+            .map(|e| {
+                let arms = space.arms_of(e);
+                let n = arms.len() as f64;
+                arms.filter(|&a| self.arms[a].pool == Pool::Normal).count() as f64 / n
+            })
+            .collect();
+        let rates: Vec<f64> = self
+            .arms
+            .iter()
+            .map(|s| s.pass_rate.map_or(f64::NAN, f64::from))
+            .collect();
+        let uniform = vec![1.0; p.len()];
+        let success = space.env_mean(&uniform, &rates);
+        space.snapshot(&p, &score, &success, &self.core.totals)
+    }
+
+    fn samples(&self) -> u64 {
+        self.core.samples
+    }
+
+    fn updates(&self) -> u64 {
+        self.core.updates
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{outcome, specs};
+    use envdist_core::EnvId;
+
+    /// Four arms (2 envs x scales 1..=2 at H4), groups of 4, caps 0.25 easy / 0.5 hard.
+    fn small() -> PassRateSampler {
+        let cfg = PassRateConfig {
+            group_size: 4,
+            max_easy_fraction: 0.25,
+            max_hard_fraction: 0.5,
+            ..Default::default()
+        };
+        PassRateSampler::new(&specs(2, 1, 2), cfg, 3).unwrap()
+    }
+
+    #[test]
+    fn groups_classify_and_the_oldest_filtered_arm_is_recycled() {
+        let mut s = small();
+        let (a, b) = (EnvId::new("fam/v0"), EnvId::new("fam/v1"));
+        let h4 = HarnessLevel::H4;
+        // Arm 0 (v0, scale 1): 4 successes -> mean 1.0 >= high -> easy.
+        for _ in 0..4 {
+            s.record(&outcome(&a, h4, 1, true));
+        }
+        assert_eq!(s.arms[0].pool, Pool::Easy);
+        assert_eq!(s.arms[0].pass_rate, Some(1.0));
+        // Arm 1 (v0, scale 2): 1 of 4 -> mean 0.25, strictly inside (0, 1): stays normal.
+        for k in 0..4 {
+            s.record(&outcome(&a, h4, 2, k == 0));
+        }
+        assert_eq!(
+            (s.arms[1].pool, s.arms[1].pass_rate),
+            (Pool::Normal, Some(0.25))
+        );
+        // The only drawable arm of v0 is arm 1: P = 1/2 (env) x 1/1; v1's arms 1/2 x 1/2.
+        assert_eq!(s.arm_probabilities(), vec![0.0, 0.5, 0.25, 0.25]);
+        // Arm 2 (v1, scale 1): easy too. Easy cap = floor(4 x 0.25) = 1, so the oldest easy
+        // arm, arm 0 (filed at outcome 4, arm 2 at 12), is recycled with an empty group.
+        for _ in 0..4 {
+            s.record(&outcome(&b, h4, 1, true));
+        }
+        assert_eq!(
+            (s.arms[0].pool, s.arms[2].pool, s.recycled()),
+            (Pool::Normal, Pool::Easy, (1, 0))
+        );
+        // Hard: 0 of 4 -> mean 0 <= low. Cap floor(4 x 0.5) = 2 holds one.
+        for _ in 0..4 {
+            s.record(&outcome(&b, h4, 2, false));
+        }
+        assert_eq!(s.arms[3].pool, Pool::Hard);
+        assert!(s.is_filtered(&outcome(&b, h4, 2, false).task));
+        // Every filtered arm of v1 -> v1 cannot be drawn; v0 takes all the mass.
+        assert_eq!(s.arm_probabilities(), vec![0.5, 0.5, 0.0, 0.0]);
+        for _ in 0..200 {
+            assert_eq!(s.sample_task().env, a);
+        }
+        // Outcomes at another level or of unknown envs touch no arm.
+        s.record(&outcome(&a, HarnessLevel::H0, 1, true));
+        s.record(&outcome(&EnvId::new("x/y"), h4, 1, true));
+        assert_eq!(s.arms[0].group_n, 0);
+        let snap = s.snapshot();
+        assert_eq!((snap[0].episodes, snap[1].episodes), (9, 8));
+        assert_eq!(snap[1].score, 0.0);
+        assert!((snap.iter().map(|e| e.probability).sum::<f64>() - 1.0).abs() < 1e-12);
+        // Re-probing: one epoch = 4 arms x 4 = 16 outcomes. Arm 2 (filed at 12) returns at
+        // outcome 28, arm 3 (filed at 16) at 32; 17 outcomes are reported so far.
+        assert_eq!(s.reprobe_period(), Some(16));
+        for _ in 17..27 {
+            s.record(&outcome(&a, HarnessLevel::H0, 1, true));
+        }
+        assert_eq!(s.arms[2].pool, Pool::Easy);
+        s.record(&outcome(&a, HarnessLevel::H0, 1, true));
+        assert_eq!((s.arms[2].pool, s.arms[3].pool), (Pool::Normal, Pool::Hard));
+        for _ in 28..32 {
+            s.record(&outcome(&a, HarnessLevel::H0, 1, true));
+        }
+        assert_eq!((s.arms[3].pool, s.recycled()), (Pool::Normal, (1, 2)));
+    }
+
+    #[test]
+    fn config_errors_name_the_field() {
+        PassRateConfig::default().validate().unwrap();
+        let cases = [
+            (
+                PassRateConfig {
+                    group_size: 0,
+                    ..Default::default()
+                },
+                "group_size",
+            ),
+            (
+                PassRateConfig {
+                    high: 0.0,
+                    ..Default::default()
+                },
+                "high",
+            ),
+            (
+                PassRateConfig {
+                    max_easy_fraction: 0.6,
+                    ..Default::default()
+                },
+                "max_hard_fraction",
+            ),
+            (
+                PassRateConfig {
+                    max_easy_fraction: 1.0,
+                    ..Default::default()
+                },
+                "max_easy_fraction",
+            ),
+            (
+                PassRateConfig {
+                    harness_levels: vec![],
+                    ..Default::default()
+                },
+                "harness_levels",
+            ),
+        ];
+        for (cfg, field) in cases {
+            let e = cfg.validate().unwrap_err().to_string();
+            assert!(e.contains(&format!("`{field}`")), "{field}: {e}");
+        }
+    }
+}

@@ -1,0 +1,454 @@
+//! SEC, the Self-Evolving Curriculum: a non-stationary bandit over task categories whose
+//! reward is the learning signal the category just produced.
+//!
+//! Reference: Chen et al. 2025, "Self-Evolving Curriculum for LLM Reasoning" (arXiv
+//! 2505.14970) and its released scripts (`trainer.sec.bandit.lr=0.5`, temperature 1.0 for
+//! Countdown, 0.4 for math, 0.2 for the 2-D runs). Each arm (category) keeps a value `Q`,
+//! initially 0. At every training step the categories are drawn from `softmax(Q / tau)`; after
+//! the step each category drawn gets the reward `r` = the mean absolute advantage of its
+//! samples, and `Q <- alpha r + (1 - alpha) Q` (TD(0) with learning rate alpha).
+//!
+//! Here the arms are (environment, harness level, scale), all five levels by default, so the
+//! bandit also decides how much harness text to give. A "training step" is `batch_episodes`
+//! reported outcomes. [`envdist_core::EpisodeOutcome`] carries success, not advantages, so the
+//! absolute advantage of an outcome is derived from it against the arm's current success
+//! estimate `p` (an EMA of its earlier outcomes, taken before the outcome joins it):
+//! - `group_normalized` (default): `|x - p| / sqrt(p (1 - p))`, `p` clamped to
+//!   `[1/G, 1 - 1/G]`. For binary rewards this is GRPO's group-normalised advantage with the
+//!   group mean replaced by `p`: its mean over outcomes is `2 sqrt(p (1 - p))`, GRPO's mean
+//!   `|A|` of a group with success rate `p`, largest (1) at `p = 1/2`; the clamp bounds it by
+//!   `sqrt(G - 1)` as a group of `G` bounds GRPO's.
+//! - `centered`: `|x - p|`, the unnormalised (Dr. GRPO) advantage, mean `2 p (1 - p)`: the
+//!   same ranking of arms on half the scale, so it needs about half the temperature.
+
+use envdist_core::{EnvSpec, EpisodeOutcome, HarnessLevel, SamplerStateError, Task, TaskSampler};
+use serde::{Deserialize, Serialize};
+
+use super::{
+    ArmSpace, Core, CurriculumSampler, EnvSnapshot, Located, bad, check_levels, check_rate,
+    config_hash, draw_index,
+};
+use crate::error::CurriculumError;
+
+/// How an outcome's absolute advantage is derived (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum AdvantageEstimate {
+    /// `|x - p| / sqrt(p (1 - p))`, GRPO's normalisation.
+    #[default]
+    GroupNormalized,
+    /// `|x - p|`.
+    Centered,
+}
+
+/// Parameters of [`SecSampler`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SecConfig {
+    /// Harness levels of the arms, strictly increasing. Default all five: the bandit picks
+    /// the harness as HDC does (its arms are environment x level x scale).
+    pub harness_levels: Vec<HarnessLevel>,
+    /// One arm per scale (default true).
+    pub per_scale: bool,
+    /// TD(0) learning rate of `Q`. Default 0.5: SEC's `trainer.sec.bandit.lr=0.5`.
+    pub alpha: f32,
+    /// Softmax temperature. Default 1.0: SEC's Countdown runs (0.4 for math, 0.2 for 2-D).
+    pub temperature: f32,
+    /// Outcomes per bandit update (SEC updates once per training step). Default 256 (ours):
+    /// several batches of episodes of our trainer's CPU preset, so most drawn arms have a
+    /// few outcomes to average.
+    pub batch_episodes: u32,
+    /// Advantage derivation. Default `group_normalized` (GRPO, as in SEC's runs).
+    pub advantage: AdvantageEstimate,
+    /// Group size `G` whose resolution bounds the success estimate in the normalisation,
+    /// `p in [1/G, 1 - 1/G]`. Default 16: DAPO's and RLVE's responses per prompt.
+    pub group_size: u32,
+    /// EMA rate of each arm's success estimate `p`. Default 0.1 (ours, as the learnability
+    /// and learning-progress samplers).
+    pub estimate_rate: f32,
+    /// Success estimate of an unplayed arm. Default 0.5 (ours).
+    pub prior: f32,
+}
+
+impl Default for SecConfig {
+    fn default() -> Self {
+        Self {
+            harness_levels: HarnessLevel::ALL.to_vec(),
+            per_scale: true,
+            alpha: 0.5,
+            temperature: 1.0,
+            batch_episodes: 256,
+            advantage: AdvantageEstimate::GroupNormalized,
+            group_size: 16,
+            estimate_rate: 0.1,
+            prior: 0.5,
+        }
+    }
+}
+
+impl SecConfig {
+    /// Check every field once; the error names the first bad field and what it accepts.
+    pub fn validate(&self) -> Result<(), CurriculumError> {
+        check_levels("harness_levels", &self.harness_levels)?;
+        check_rate("alpha", self.alpha, true)?;
+        let t = self.temperature;
+        if !(t.is_finite() && t > 0.0) {
+            return Err(bad("temperature", "a finite value > 0", t));
+        }
+        if self.batch_episodes == 0 {
+            return Err(bad("batch_episodes", "at least 1", self.batch_episodes));
+        }
+        if self.group_size < 2 {
+            return Err(bad("group_size", "at least 2", self.group_size));
+        }
+        check_rate("estimate_rate", self.estimate_rate, true)?;
+        check_rate("prior", self.prior, false)?;
+        Ok(())
+    }
+}
+
+/// One arm of the bandit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecArm {
+    /// The bandit value.
+    pub q: f32,
+    /// Success estimate (EMA, from the prior).
+    pub p: f32,
+    /// Outcomes in the current batch.
+    pub batch_n: u32,
+    /// Sum of their absolute advantages.
+    pub batch_abs_adv: f32,
+    /// Updates of `q` so far.
+    pub updates: u64,
+    /// Outcomes counted.
+    pub episodes: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Body {
+    arms: Vec<SecArm>,
+    batch_count: u32,
+    batches: u64,
+}
+
+/// The SEC bandit over (environment, harness level, scale).
+#[derive(Debug, Clone)]
+pub struct SecSampler {
+    config: SecConfig,
+    core: Core,
+    arms: Vec<SecArm>,
+    batch_count: u32,
+    batches: u64,
+    cache: Option<Vec<f64>>,
+}
+
+impl SecSampler {
+    /// Name in configs and saved states.
+    pub const KIND: &'static str = "sec";
+
+    /// A sampler over `envs`, seeded. Errors name a bad config field or environment list.
+    pub fn new(envs: &[EnvSpec], config: SecConfig, seed: u64) -> Result<Self, CurriculumError> {
+        config.validate()?;
+        let space = ArmSpace::new(envs, &config.harness_levels, config.per_scale)?;
+        let arm = SecArm {
+            q: 0.0,
+            p: config.prior,
+            batch_n: 0,
+            batch_abs_adv: 0.0,
+            updates: 0,
+            episodes: 0,
+        };
+        Ok(Self {
+            arms: vec![arm; space.len()],
+            core: Core::new(space, config_hash(&config), seed),
+            config,
+            batch_count: 0,
+            batches: 0,
+            cache: None,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SecConfig {
+        &self.config
+    }
+
+    /// The arms.
+    pub fn arm_space(&self) -> &ArmSpace {
+        &self.core.space
+    }
+
+    /// The state of arm `a`.
+    pub fn arm_state(&self, a: usize) -> Option<&SecArm> {
+        self.arms.get(a)
+    }
+
+    /// Completed bandit updates (batches).
+    pub fn batches(&self) -> u64 {
+        self.batches
+    }
+
+    /// The absolute advantage of an outcome `success` on an arm whose estimate is `p`.
+    pub fn abs_advantage(&self, p: f32, success: bool) -> f32 {
+        let x = if success { 1.0 } else { 0.0 };
+        match self.config.advantage {
+            AdvantageEstimate::Centered => (x - p).abs(),
+            AdvantageEstimate::GroupNormalized => {
+                let g = 1.0 / self.config.group_size as f32;
+                let p = p.clamp(g, 1.0 - g);
+                (x - p).abs() / (p * (1.0 - p)).sqrt()
+            }
+        }
+    }
+
+    /// `softmax(Q / tau)` over the arms (sums to 1).
+    pub fn arm_probabilities(&self) -> Vec<f64> {
+        let t = self.config.temperature as f64;
+        let max = self
+            .arms
+            .iter()
+            .map(|s| s.q as f64)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let w: Vec<f64> = self
+            .arms
+            .iter()
+            .map(|s| ((s.q as f64 - max) / t).exp())
+            .collect();
+        let z: f64 = w.iter().sum();
+        w.into_iter().map(|x| x / z).collect()
+    }
+
+    /// Draw the next task from `softmax(Q / tau)`.
+    pub fn sample_task(&mut self) -> Task {
+        if self.cache.is_none() {
+            self.cache = Some(self.arm_probabilities());
+        }
+        let p = self.cache.as_deref().unwrap_or_default();
+        let a = draw_index(&mut self.core.rng, p);
+        self.core.samples += 1;
+        self.core.space.draw(a, &mut self.core.rng)
+    }
+
+    /// Report an outcome: its absolute advantage joins its arm's batch and its success the
+    /// arm's estimate; the batch's end updates `Q` of every arm drawn in it.
+    pub fn record(&mut self, outcome: &EpisodeOutcome) {
+        let Located::Arm(_, a) = self.core.record(outcome) else {
+            return;
+        };
+        let adv = self.abs_advantage(self.arms[a].p, outcome.success);
+        let x = if outcome.success { 1.0 } else { 0.0 };
+        let rate = self.config.estimate_rate;
+        let s = &mut self.arms[a];
+        s.batch_n += 1;
+        s.batch_abs_adv += adv;
+        s.p += rate * (x - s.p);
+        s.episodes += 1;
+        self.batch_count += 1;
+        if self.batch_count < self.config.batch_episodes {
+            return;
+        }
+        let al = self.config.alpha;
+        for s in self.arms.iter_mut().filter(|s| s.batch_n > 0) {
+            let r = s.batch_abs_adv / s.batch_n as f32;
+            s.q = al * r + (1.0 - al) * s.q;
+            s.updates += 1;
+            s.batch_n = 0;
+            s.batch_abs_adv = 0.0;
+        }
+        self.batch_count = 0;
+        self.batches += 1;
+        self.cache = None;
+    }
+
+    fn check_body(&self, b: &Body) -> Result<(), String> {
+        if b.arms.len() != self.arms.len() {
+            return Err(format!(
+                "body.arms: expected {} entries (one per arm), found {}",
+                self.arms.len(),
+                b.arms.len()
+            ));
+        }
+        if b.batch_count >= self.config.batch_episodes {
+            return Err(format!(
+                "body.batch_count: expected below batch_episodes ({}), found {}",
+                self.config.batch_episodes, b.batch_count
+            ));
+        }
+        for (k, s) in b.arms.iter().enumerate() {
+            if !(s.q.is_finite() && s.q >= 0.0) {
+                return Err(format!(
+                    "body.arms[{k}].q: expected a finite value >= 0, found {}",
+                    s.q
+                ));
+            }
+            if !(s.p.is_finite() && (0.0..=1.0).contains(&s.p)) {
+                return Err(format!(
+                    "body.arms[{k}].p: expected a value in [0, 1], found {}",
+                    s.p
+                ));
+            }
+            if !(s.batch_abs_adv.is_finite() && s.batch_abs_adv >= 0.0) {
+                return Err(format!(
+                    "body.arms[{k}].batch_abs_adv: expected a finite value >= 0, found {}",
+                    s.batch_abs_adv
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TaskSampler for SecSampler {
+    fn sample(&mut self) -> Task {
+        self.sample_task()
+    }
+
+    fn update(&mut self, outcome: &EpisodeOutcome) {
+        self.record(outcome);
+    }
+
+    fn state(&self) -> serde_json::Value {
+        let body = Body {
+            arms: self.arms.clone(),
+            batch_count: self.batch_count,
+            batches: self.batches,
+        };
+        self.core.encode(Self::KIND, &self.config, &body)
+    }
+
+    fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError> {
+        let d = self
+            .core
+            .decode::<SecConfig, Body>(Self::KIND, &self.config, state)
+            .map_err(SamplerStateError)?;
+        self.check_body(&d.body).map_err(SamplerStateError)?;
+        let b = self.core.apply(d);
+        self.arms = b.arms;
+        self.batch_count = b.batch_count;
+        self.batches = b.batches;
+        self.cache = None;
+        Ok(())
+    }
+}
+
+impl CurriculumSampler for SecSampler {
+    fn kind(&self) -> &'static str {
+        Self::KIND
+    }
+
+    /// Score: `Q`; success: the estimate `p` of played arms.
+    fn snapshot(&self) -> Vec<EnvSnapshot> {
+        let p = self.arm_probabilities();
+        let space = &self.core.space;
+        let q: Vec<f64> = self.arms.iter().map(|s| s.q as f64).collect();
+        let score = space.env_mean(&p, &q);
+        let played: Vec<f64> = self
+            .arms
+            .iter()
+            .map(|s| if s.episodes > 0 { s.p as f64 } else { f64::NAN })
+            .collect();
+        let success = space.env_mean(&p, &played);
+        space.snapshot(&p, &score, &success, &self.core.totals)
+    }
+
+    fn samples(&self) -> u64 {
+        self.core.samples
+    }
+
+    fn updates(&self) -> u64 {
+        self.core.updates
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{outcome, specs};
+    use envdist_core::EnvId;
+
+    #[test]
+    fn q_follows_td0_on_the_mean_absolute_advantage() {
+        // Two arms (scales 1, 2 at H4), batches of 3, alpha 0.5, tau 1, centred advantage,
+        // estimate EMA 0.1 from 0.5.
+        let cfg = SecConfig {
+            harness_levels: vec![HarnessLevel::H4],
+            batch_episodes: 3,
+            advantage: AdvantageEstimate::Centered,
+            ..Default::default()
+        };
+        let mut s = SecSampler::new(&specs(1, 1, 2), cfg, 0).unwrap();
+        let id = EnvId::new("fam/v0");
+        let h4 = HarnessLevel::H4;
+        assert_eq!(s.arm_probabilities(), vec![0.5, 0.5]);
+        // arm 0 wins:  |1 - 0.5| = 0.5,   p0 = 0.55.
+        // arm 0 loses: |0 - 0.55| = 0.55, p0 = 0.55 - 0.055 = 0.495.
+        // arm 1 loses: |0 - 0.5| = 0.5,   p1 = 0.45.   (batch complete)
+        s.record(&outcome(&id, h4, 1, true));
+        s.record(&outcome(&id, h4, 1, false));
+        assert_eq!(s.arms[0].q, 0.0, "Q moves only at the batch's end");
+        s.record(&outcome(&id, h4, 2, false));
+        // r0 = (0.5 + 0.55) / 2 = 0.525 -> Q0 = 0.5 x 0.525 + 0.5 x 0 = 0.2625; Q1 = 0.25.
+        assert!((s.arms[0].q - 0.2625).abs() < 1e-6 && (s.arms[1].q - 0.25).abs() < 1e-6);
+        assert!((s.arms[0].p - 0.495).abs() < 1e-6 && (s.arms[1].p - 0.45).abs() < 1e-6);
+        // softmax([0.2625, 0.25] / 1): P0 = 1 / (1 + e^-0.0125).
+        let p = s.arm_probabilities();
+        assert!((p[0] - 1.0 / (1.0 + (-0.0125f64).exp())).abs() < 1e-6);
+        // Next batch: arm 1 wins three times: |1 - 0.45| = 0.55, then p = 0.505 -> 0.495,
+        // then p = 0.5545 -> 0.4455. r1 = (0.55 + 0.495 + 0.4455) / 3 = 0.4968333;
+        // Q1 = 0.5 x 0.4968333 + 0.5 x 0.25 = 0.3734167. Arm 0 was not drawn: Q0 stays.
+        for _ in 0..3 {
+            s.record(&outcome(&id, h4, 2, true));
+        }
+        let r1: f32 = (0.55 + 0.495 + 0.4455) / 3.0;
+        assert!((s.arms[1].q - (0.5 * r1 + 0.125)).abs() < 1e-6);
+        assert!((s.arms[0].q - 0.2625).abs() < 1e-6);
+        assert_eq!(s.batches(), 2);
+        // The GRPO-normalised advantage: at p = 0.5 a win is 0.5 / 0.5 = 1; at p = 0.55 a
+        // loss is 0.55 / sqrt(0.2475); p is clamped to [1/16, 15/16] (max sqrt(15)).
+        let mut g = s.clone();
+        g.config.advantage = AdvantageEstimate::GroupNormalized;
+        assert!((g.abs_advantage(0.5, true) - 1.0).abs() < 1e-6);
+        assert!((g.abs_advantage(0.55, false) - 0.55 / 0.2475f32.sqrt()).abs() < 1e-6);
+        assert!((g.abs_advantage(0.0, true) - 15f32.sqrt()).abs() < 1e-6);
+    }
+
+    #[test]
+    fn config_errors_name_the_field() {
+        SecConfig::default().validate().unwrap();
+        for (cfg, field) in [
+            (
+                SecConfig {
+                    alpha: 0.0,
+                    ..Default::default()
+                },
+                "alpha",
+            ),
+            (
+                SecConfig {
+                    temperature: 0.0,
+                    ..Default::default()
+                },
+                "temperature",
+            ),
+            (
+                SecConfig {
+                    batch_episodes: 0,
+                    ..Default::default()
+                },
+                "batch_episodes",
+            ),
+            (
+                SecConfig {
+                    group_size: 1,
+                    ..Default::default()
+                },
+                "group_size",
+            ),
+        ] {
+            let e = cfg.validate().unwrap_err().to_string();
+            assert!(e.contains(&format!("`{field}`")), "{field}: {e}");
+        }
+    }
+}

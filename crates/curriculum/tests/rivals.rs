@@ -1,0 +1,628 @@
+//! The rival samplers through the registry: resume identity, refusal of foreign states, and
+//! each rule's invariants along random runs.
+
+mod common;
+
+use std::collections::HashSet;
+
+use envdist_core::{EnvSpec, HarnessLevel, Task, TaskSampler};
+use envdist_curriculum::rivals::plr::BufferPriority;
+use envdist_curriculum::{
+    AdvantageEstimate, CurriculumSampler, HdcConfig, LadderConfig, LadderSampler,
+    LearnabilityConfig, LearnabilitySampler, LearnabilitySampling, LearningProgressConfig,
+    LearningProgressSampler, PassRateConfig, PassRateSampler, PlrConfig, PlrSampler, PlrScore,
+    ReplaySchedule, SamplerConfig, ScoreTransform, SecConfig, SecSampler,
+};
+use proptest::prelude::*;
+
+fn ranges() -> impl Strategy<Value = Vec<(u32, u32)>> {
+    prop::collection::vec((0u32..6, 0u32..6).prop_map(|(a, len)| (a, a + len)), 1..5)
+}
+
+fn levels() -> impl Strategy<Value = Vec<HarnessLevel>> {
+    prop::sample::subsequence(HarnessLevel::ALL.to_vec(), 1..=5)
+}
+
+fn pass_rate() -> impl Strategy<Value = PassRateConfig> {
+    (
+        levels(),
+        any::<bool>(),
+        1u32..6,
+        -0.1f32..0.5,
+        0.5f32..1.1,
+        0.0f32..0.5,
+        0.0f32..0.45,
+        prop_oneof![Just(0.0f32), 0.01f32..3.0],
+    )
+        .prop_map(
+            |(harness_levels, per_scale, group_size, low, high, e, h, reprobe_epochs)| {
+                PassRateConfig {
+                    harness_levels,
+                    per_scale,
+                    group_size,
+                    low,
+                    high,
+                    max_easy_fraction: e,
+                    max_hard_fraction: h,
+                    reprobe_epochs,
+                }
+            },
+        )
+}
+
+fn learnability() -> impl Strategy<Value = LearnabilityConfig> {
+    (
+        levels(),
+        any::<bool>(),
+        any::<bool>(),
+        1u32..12,
+        0.0f32..=1.0,
+        0.01f32..=1.0,
+        0.0f32..=1.0,
+    )
+        .prop_map(
+            |(harness_levels, per_scale, prop, top_k, lp, ema_rate, prior)| LearnabilityConfig {
+                harness_levels,
+                per_scale,
+                sampling: if prop {
+                    LearnabilitySampling::Proportional
+                } else {
+                    LearnabilitySampling::TopK
+                },
+                top_k,
+                learnable_prob: lp,
+                ema_rate,
+                prior,
+            },
+        )
+}
+
+fn learning_progress() -> impl Strategy<Value = LearningProgressConfig> {
+    (
+        levels(),
+        any::<bool>(),
+        0.01f32..=1.0,
+        0.01f32..0.99,
+        1u32..40,
+        0.0f32..=1.0,
+    )
+        .prop_map(
+            |(harness_levels, per_scale, ema_alpha, p_theta, update_interval, uniform_prob)| {
+                LearningProgressConfig {
+                    harness_levels,
+                    per_scale,
+                    ema_alpha,
+                    p_theta,
+                    update_interval,
+                    uniform_prob,
+                }
+            },
+        )
+}
+
+fn sec() -> impl Strategy<Value = SecConfig> {
+    (
+        levels(),
+        any::<bool>(),
+        0.01f32..=1.0,
+        0.05f32..3.0,
+        1u32..40,
+        any::<bool>(),
+        2u32..32,
+        0.01f32..=1.0,
+        0.0f32..=1.0,
+    )
+        .prop_map(
+            |(
+                harness_levels,
+                per_scale,
+                alpha,
+                temperature,
+                batch,
+                centred,
+                group_size,
+                rate,
+                prior,
+            )| {
+                SecConfig {
+                    harness_levels,
+                    per_scale,
+                    alpha,
+                    temperature,
+                    batch_episodes: batch,
+                    advantage: if centred {
+                        AdvantageEstimate::Centered
+                    } else {
+                        AdvantageEstimate::GroupNormalized
+                    },
+                    group_size,
+                    estimate_rate: rate,
+                    prior,
+                }
+            },
+        )
+}
+
+fn ladder() -> impl Strategy<Value = LadderConfig> {
+    (levels(), 1u32..6, 0.1f32..=1.0, 1u32..20, 0u32..10).prop_map(
+        |(harness_levels, window, threshold, check_episodes, initial_rung)| LadderConfig {
+            harness_levels,
+            window,
+            threshold,
+            check_episodes,
+            initial_rung,
+        },
+    )
+}
+
+fn plr() -> impl Strategy<Value = PlrConfig> {
+    (
+        (
+            levels(),
+            1u32..40,
+            0.0f32..=1.0,
+            0.0f32..=1.0,
+            any::<bool>(),
+            0u8..3,
+        ),
+        (
+            0.05f32..2.0,
+            0.0f32..=1.0,
+            0.5f32..2.0,
+            0.01f32..=1.0,
+            any::<bool>(),
+        ),
+        (any::<bool>(), 0.01f32..=1.0, 0.0f32..=1.0, any::<bool>()),
+    )
+        .prop_map(
+            |(
+                (harness_levels, buffer_size, replay_prob, rho, fixed, transform),
+                (temperature, staleness_coef, staleness_temperature, alpha, by_score),
+                (pvl, value_rate, value_prior, robust),
+            )| PlrConfig {
+                harness_levels,
+                buffer_size,
+                replay_prob,
+                rho,
+                schedule: if fixed {
+                    ReplaySchedule::Fixed
+                } else {
+                    ReplaySchedule::Proportionate
+                },
+                score_transform: [
+                    ScoreTransform::Rank,
+                    ScoreTransform::Power,
+                    ScoreTransform::Softmax,
+                ][transform as usize],
+                temperature,
+                staleness_coef,
+                staleness_temperature,
+                alpha,
+                buffer_priority: if by_score {
+                    BufferPriority::Score
+                } else {
+                    BufferPriority::ReplaySupport
+                },
+                score: if pvl {
+                    PlrScore::PositiveValueLoss
+                } else {
+                    PlrScore::ValueL1
+                },
+                value_rate,
+                value_prior,
+                robust,
+            },
+        )
+}
+
+fn any_config() -> impl Strategy<Value = SamplerConfig> {
+    prop_oneof![
+        Just(SamplerConfig::Hdc(HdcConfig {
+            min_episodes: 3,
+            ..Default::default()
+        })),
+        pass_rate().prop_map(SamplerConfig::PassRate),
+        learnability().prop_map(SamplerConfig::Learnability),
+        learning_progress().prop_map(SamplerConfig::LearningProgress),
+        sec().prop_map(SamplerConfig::Sec),
+        ladder().prop_map(SamplerConfig::Ladder),
+        plr().prop_map(SamplerConfig::Plr),
+    ]
+}
+
+/// Play `n` draw-and-report rounds.
+fn run(s: &mut dyn CurriculumSampler, n: usize, p_percent: u64) {
+    for _ in 0..n {
+        let t = s.sample();
+        s.update(&common::play(t, p_percent));
+    }
+}
+
+/// A task is in an environment's range and at one of the configured levels.
+fn task_ok(envs: &[EnvSpec], levels: &[HarnessLevel], t: &Task) -> bool {
+    envs.iter()
+        .any(|e| e.id == t.env && e.scale.contains(t.scale))
+        && levels.contains(&t.harness)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// Saving at a random point (with tasks still in flight) and restoring into a fresh
+    /// sampler built with another seed continues with identical tasks and ends identical.
+    #[test]
+    fn every_sampler_resumes_bit_identically(
+        config in any_config(),
+        ranges in ranges(),
+        seed in any::<u64>(),
+        p_percent in 0u64..=100,
+        before in 0usize..400,
+        in_flight in 0usize..4,
+        after in 1usize..200,
+    ) {
+        let envs = common::specs(&ranges);
+        let mut a = config.build(&envs, seed).unwrap();
+        run(a.as_mut(), before, p_percent);
+        let flying: Vec<Task> = (0..in_flight).map(|_| a.sample()).collect();
+        let text = serde_json::to_string(&a.state()).unwrap();
+        let mut b = config.build(&envs, seed.wrapping_add(1)).unwrap();
+        b.restore(&serde_json::from_str(&text).unwrap()).unwrap();
+        prop_assert_eq!(a.state(), b.state());
+        for t in flying {
+            prop_assert_eq!(a.trains_on(&t), b.trains_on(&t));
+            a.update(&common::play(t.clone(), p_percent));
+            b.update(&common::play(t, p_percent));
+        }
+        for _ in 0..after {
+            let (ta, tb) = (a.sample(), b.sample());
+            prop_assert_eq!(&ta, &tb);
+            a.update(&common::play(ta, p_percent));
+            b.update(&common::play(tb, p_percent));
+        }
+        prop_assert_eq!(a.state(), b.state());
+    }
+
+    /// Every sampler draws tasks in range at its levels, and its snapshot is a distribution
+    /// whose windows hold the drawn scales.
+    #[test]
+    fn snapshots_are_distributions_and_tasks_are_in_range(
+        config in any_config(),
+        ranges in ranges(),
+        seed in any::<u64>(),
+        p_percent in 0u64..=100,
+        steps in 1usize..400,
+    ) {
+        let envs = common::specs(&ranges);
+        let levels: Vec<HarnessLevel> = match &config {
+            SamplerConfig::Hdc(_) => HarnessLevel::ALL.to_vec(),
+            SamplerConfig::PassRate(c) => c.harness_levels.clone(),
+            SamplerConfig::Learnability(c) => c.harness_levels.clone(),
+            SamplerConfig::LearningProgress(c) => c.harness_levels.clone(),
+            SamplerConfig::Sec(c) => c.harness_levels.clone(),
+            SamplerConfig::Ladder(c) => c.harness_levels.clone(),
+            SamplerConfig::Plr(c) => c.harness_levels.clone(),
+        };
+        let mut s = config.build(&envs, seed).unwrap();
+        for _ in 0..steps {
+            let snap = s.snapshot();
+            let total: f64 = snap.iter().map(|e| e.probability).sum();
+            prop_assert!((total - 1.0).abs() < 1e-9, "{}: {}", s.kind(), total);
+            let t = s.sample();
+            prop_assert!(task_ok(&envs, &levels, &t), "{}: {:?}", s.kind(), t);
+            let e = snap.iter().find(|e| e.env == t.env).unwrap();
+            prop_assert!(e.probability > 0.0, "{}: drew {:?} at probability 0", s.kind(), t);
+            prop_assert!(e.scale_lo <= t.scale && t.scale <= e.scale_hi,
+                "{}: scale {} outside {}..={}", s.kind(), t.scale, e.scale_lo, e.scale_hi);
+            s.update(&common::play(t, p_percent));
+        }
+        prop_assert_eq!(s.samples(), steps as u64);
+    }
+
+    /// Pass-rate filtering: a filtered arm is never drawn while filtered, and at least one
+    /// arm is always drawable.
+    #[test]
+    fn filtered_arms_are_never_drawn(
+        config in pass_rate(),
+        ranges in ranges(),
+        seed in any::<u64>(),
+        p_percent in 0u64..=100,
+        steps in 1usize..600,
+    ) {
+        let envs = common::specs(&ranges);
+        let mut s = PassRateSampler::new(&envs, config, seed).unwrap();
+        for _ in 0..steps {
+            let p = s.arm_probabilities();
+            prop_assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+            prop_assert!(p.iter().any(|&x| x > 0.0));
+            let t = s.sample();
+            prop_assert!(!s.is_filtered(&t), "drew filtered {:?}", t);
+            s.update(&common::play(t, p_percent));
+        }
+    }
+
+    /// The ladder's top stays in range, never falls, rises by one at a time, and only right
+    /// after `check_episodes` top-rung outcomes whose success rate reached the threshold.
+    #[test]
+    fn the_ladder_only_rises_on_success(
+        config in ladder(),
+        ranges in ranges(),
+        seed in any::<u64>(),
+        p_percent in 0u64..=100,
+        steps in 1usize..800,
+    ) {
+        let envs = common::specs(&ranges);
+        let threshold = config.threshold as f64;
+        let check = config.check_episodes as usize;
+        let mut s = LadderSampler::new(&envs, config, seed).unwrap();
+        // Outcomes at each env's top since its last check, as the test sees them.
+        let mut at_top: Vec<Vec<bool>> = vec![Vec::new(); envs.len()];
+        for _ in 0..steps {
+            let t = s.sample();
+            let e = s.arm_space().env_index(&t.env).unwrap();
+            let before = s.rungs(e).unwrap().top;
+            let (lo, hi) = s.window(e);
+            let rung = s.arm_space().arm_at(e, t.harness, t.scale).unwrap()
+                - s.arm_space().arms_of(e).start;
+            prop_assert!(lo as usize <= rung && rung <= hi as usize);
+            let o = common::play(t, p_percent);
+            if rung == before as usize {
+                at_top[e].push(o.success);
+            }
+            let rose = s.record(&o);
+            let after = s.rungs(e).unwrap().top;
+            prop_assert!(after < s.rung_count(e));
+            if at_top[e].len() == check {
+                let acc = at_top[e].iter().filter(|&&x| x).count() as f64 / check as f64;
+                prop_assert_eq!(rose, acc >= threshold && before + 1 < s.rung_count(e));
+                at_top[e].clear();
+            } else {
+                prop_assert!(!rose);
+            }
+            prop_assert_eq!(after, before + rose as u32);
+        }
+    }
+
+    /// SEC draws from softmax(Q / tau), Q stays within the bounds of the advantage.
+    #[test]
+    fn sec_probabilities_are_the_softmax_of_q(
+        config in sec(),
+        ranges in ranges(),
+        seed in any::<u64>(),
+        p_percent in 0u64..=100,
+        steps in 1usize..400,
+    ) {
+        let envs = common::specs(&ranges);
+        let tau = config.temperature as f64;
+        let bound = match config.advantage {
+            AdvantageEstimate::Centered => 1.0,
+            AdvantageEstimate::GroupNormalized => ((config.group_size - 1) as f64).sqrt(),
+        };
+        let mut s = SecSampler::new(&envs, config, seed).unwrap();
+        run(&mut s, steps, p_percent);
+        let p = s.arm_probabilities();
+        let q: Vec<f64> = (0..p.len()).map(|a| s.arm_state(a).unwrap().q as f64).collect();
+        for a in 0..p.len() {
+            // Q is f32: allow its rounding.
+            prop_assert!(q[a] >= 0.0 && q[a] <= bound * (1.0 + 1e-6), "Q {} > {}", q[a], bound);
+            for b in 0..p.len() {
+                let ratio = (p[a] / p[b]).ln();
+                prop_assert!((ratio - (q[a] - q[b]) / tau).abs() < 1e-6);
+            }
+        }
+        prop_assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    }
+
+    /// Learnability and learning progress keep their mixing floors: every arm keeps at least
+    /// the uniform share.
+    #[test]
+    fn uniform_shares_are_floors(
+        lc in learnability(),
+        pc in learning_progress(),
+        ranges in ranges(),
+        seed in any::<u64>(),
+        p_percent in 0u64..=100,
+        steps in 1usize..400,
+    ) {
+        let envs = common::specs(&ranges);
+        let mut l = LearnabilitySampler::new(&envs, lc.clone(), seed).unwrap();
+        let mut g = LearningProgressSampler::new(&envs, pc.clone(), seed).unwrap();
+        run(&mut l, steps, p_percent);
+        run(&mut g, steps, p_percent);
+        let p = l.arm_probabilities();
+        let n = p.len() as f64;
+        prop_assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        if lc.sampling == LearnabilitySampling::TopK {
+            let top: HashSet<usize> = l.top_arms().into_iter().collect();
+            let k = top.len() as f64;
+            for (a, &x) in p.iter().enumerate() {
+                let want = (1.0 - lc.learnable_prob as f64) / n
+                    + if top.contains(&a) { lc.learnable_prob as f64 / k } else { 0.0 };
+                prop_assert!((x - want).abs() < 1e-9);
+            }
+        }
+        let p = g.arm_probabilities();
+        prop_assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        let floor = pc.uniform_prob as f64 / p.len() as f64;
+        prop_assert!(p.iter().all(|&x| x >= floor - 1e-12));
+    }
+
+    /// Robust PLR: the buffer stays within capacity; new levels are not trained on, replays
+    /// are, and a replay is always a level reported before.
+    #[test]
+    fn plr_replays_only_reported_levels(
+        config in plr(),
+        ranges in ranges(),
+        seed in any::<u64>(),
+        p_percent in 0u64..=100,
+        steps in 1usize..600,
+    ) {
+        let envs = common::specs(&ranges);
+        let capacity = config.buffer_size as usize;
+        let robust = config.robust;
+        let mut s = PlrSampler::new(&envs, config, seed).unwrap();
+        let mut reported: HashSet<Task> = HashSet::new();
+        for _ in 0..steps {
+            let (replays, news, _, _) = s.counts();
+            let t = s.sample();
+            let replay = s.counts().0 > replays;
+            prop_assert_eq!(replay || s.counts().1 == news + 1, true);
+            prop_assert_eq!(s.is_replay(&t), replay);
+            prop_assert_eq!(s.trains_on(&t), !robust || replay);
+            if replay {
+                prop_assert!(reported.contains(&t));
+            }
+            let p = s.replay_probabilities();
+            prop_assert!(p.is_empty() || (p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+            reported.insert(t.clone());
+            s.update(&common::play(t, p_percent));
+            prop_assert!(s.levels().len() <= capacity);
+        }
+    }
+}
+
+/// Each kind with one field changed: the state is refused, the error names the field, and
+/// nothing changes.
+#[test]
+fn a_state_from_another_configuration_is_refused() {
+    let envs = common::specs(&[(2, 6), (1, 3), (4, 9)]);
+    let changed: Vec<(SamplerConfig, SamplerConfig, &str)> = vec![
+        (
+            SamplerConfig::default_for("pass_rate").unwrap(),
+            SamplerConfig::PassRate(PassRateConfig {
+                group_size: 8,
+                ..Default::default()
+            }),
+            "group_size: 16 -> 8",
+        ),
+        (
+            SamplerConfig::default_for("learnability").unwrap(),
+            SamplerConfig::Learnability(LearnabilityConfig {
+                top_k: 3,
+                ..Default::default()
+            }),
+            "top_k: 10 -> 3",
+        ),
+        (
+            SamplerConfig::default_for("learning_progress").unwrap(),
+            SamplerConfig::LearningProgress(LearningProgressConfig {
+                update_interval: 100,
+                ..Default::default()
+            }),
+            "update_interval: 256 -> 100",
+        ),
+        (
+            SamplerConfig::default_for("sec").unwrap(),
+            SamplerConfig::Sec(SecConfig {
+                temperature: 0.4,
+                ..Default::default()
+            }),
+            "temperature: 1.0 -> 0.4",
+        ),
+        (
+            SamplerConfig::default_for("ladder").unwrap(),
+            SamplerConfig::Ladder(LadderConfig {
+                window: 2,
+                ..Default::default()
+            }),
+            "window: 4 -> 2",
+        ),
+        (
+            SamplerConfig::default_for("plr").unwrap(),
+            SamplerConfig::Plr(PlrConfig {
+                staleness_coef: 0.1,
+                ..Default::default()
+            }),
+            "staleness_coef: 0.3 -> 0.1",
+        ),
+    ];
+    for (saved, current, needle) in changed {
+        let mut a = saved.build(&envs, 1).unwrap();
+        run(a.as_mut(), 300, 60);
+        let state = a.state();
+        let mut b = current.build(&envs, 2).unwrap();
+        run(b.as_mut(), 10, 60);
+        let before = b.state();
+        let e = b.restore(&state).unwrap_err().to_string();
+        assert!(
+            e.contains("different configuration"),
+            "{}: {e}",
+            saved.kind()
+        );
+        assert!(e.contains(needle), "{}: {e}", saved.kind());
+        assert_eq!(
+            b.state(),
+            before,
+            "{}: a refused restore changes nothing",
+            saved.kind()
+        );
+        // Other environments are refused too.
+        let mut c = saved.build(&common::specs(&[(2, 6), (1, 3)]), 2).unwrap();
+        let e = c.restore(&state).unwrap_err().to_string();
+        assert!(e.contains("envs"), "{}: {e}", saved.kind());
+    }
+}
+
+/// A state of one sampler is refused by another, and edited or corrupt states are refused
+/// with the field named.
+#[test]
+fn foreign_and_corrupt_states_are_refused() {
+    let envs = common::specs(&[(2, 6), (1, 3)]);
+    let kinds = SamplerConfig::KINDS;
+    for from in kinds.iter().skip(1) {
+        let mut a = SamplerConfig::default_for(from)
+            .unwrap()
+            .build(&envs, 3)
+            .unwrap();
+        run(a.as_mut(), 200, 50);
+        let state = a.state();
+        for to in kinds.iter().skip(1).filter(|k| *k != from) {
+            let mut b = SamplerConfig::default_for(to)
+                .unwrap()
+                .build(&envs, 3)
+                .unwrap();
+            let e = b.restore(&state).unwrap_err().to_string();
+            assert!(e.contains("another sampler"), "{from} -> {to}: {e}");
+        }
+        let mut edited = state.clone();
+        edited["config_hash"] = serde_json::json!("0000000000000000");
+        let e = a.restore(&edited).unwrap_err().to_string();
+        assert!(e.contains("config_hash"), "{from}: {e}");
+        let mut old = state.clone();
+        old["schema_version"] = serde_json::json!(9);
+        let e = a.restore(&old).unwrap_err().to_string();
+        assert!(e.contains("schema_version"), "{from}: {e}");
+        let mut bad = state.clone();
+        bad["body"] = serde_json::json!({});
+        let e = a.restore(&bad).unwrap_err().to_string();
+        assert!(e.contains("body"), "{from}: {e}");
+        assert_eq!(a.state(), state, "{from}: refusals change nothing");
+    }
+}
+
+/// The state file helpers of the trait name the file on refusal.
+#[test]
+fn state_files_round_trip_and_name_the_file() {
+    let dir = std::env::temp_dir().join(format!("envdist-rivals-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let envs = common::specs(&[(2, 6), (1, 3)]);
+    let cfg = SamplerConfig::default_for("sec").unwrap();
+    let mut a = cfg.build(&envs, 4).unwrap();
+    run(a.as_mut(), 500, 40);
+    let path = dir.join("sec.json");
+    a.save_state_file(&path).unwrap();
+    let mut b = cfg.build(&envs, 5).unwrap();
+    b.load_state_file(&path).unwrap();
+    for _ in 0..50 {
+        assert_eq!(a.sample(), b.sample());
+    }
+    let mut c = SamplerConfig::default_for("plr")
+        .unwrap()
+        .build(&envs, 4)
+        .unwrap();
+    let e = c.load_state_file(&path).unwrap_err().to_string();
+    assert!(
+        e.contains("sec.json") && e.contains("another sampler"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
