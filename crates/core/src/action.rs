@@ -325,7 +325,10 @@ mod tests {
             ("  LEFT ", ActionId::LEFT),
             ("Left.", ActionId::LEFT),
             ("I will move left.", ActionId::LEFT),
-            ("<think>right or left?</think><answer>left</answer>", ActionId::LEFT),
+            (
+                "<think>right or left?</think><answer>left</answer>",
+                ActionId::LEFT,
+            ),
             ("Action: go north", ActionId::UP),
             ("answer_3", ActionId::answer(3).unwrap()),
             ("Answer: 3", ActionId::answer(3).unwrap()),
@@ -337,9 +340,16 @@ mod tests {
         for (text, want) in ok {
             assert_eq!(ActionId::parse_text(text).unwrap(), want, "{text:?}");
         }
-        let e = ActionId::parse_text("jump over it").unwrap_err().to_string();
-        assert!(e.contains("names no action") && e.contains("answer_0"), "{e}");
-        let e = ActionId::parse_text("left then right").unwrap_err().to_string();
+        let e = ActionId::parse_text("jump over it")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("names no action") && e.contains("answer_0"),
+            "{e}"
+        );
+        let e = ActionId::parse_text("left then right")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("several") && e.contains("left, right"), "{e}");
         let e = ActionId::parse_text("answer 16").unwrap_err().to_string();
         assert!(e.contains("out of range"), "{e}");

@@ -222,7 +222,10 @@ pub fn read_log(path: impl AsRef<Path>) -> Result<LogRead, FileError> {
         }
         if value.get("messages").is_some() {
             let chat: ChatRecord = from_value(path, line, value)?;
-            let key = (chat.env.clone(), format!("chat:{}", chat.episode.as_string()));
+            let key = (
+                chat.env.clone(),
+                format!("chat:{}", chat.episode.as_string()),
+            );
             match episode_index.get(&key) {
                 Some(&k) => {
                     let Entry::Chat(parts) = &mut entries[k] else {
@@ -613,7 +616,8 @@ mod tests {
 
     /// A chat episode line as a VLM trainer dumps it.
     fn chat_line(env: &str, episode: u32, turns: &[&str], extra: &str) -> String {
-        let mut messages = vec![serde_json::json!({"role": "system", "content": "You play a grid game."})];
+        let mut messages =
+            vec![serde_json::json!({"role": "system", "content": "You play a grid game."})];
         for t in turns {
             messages.push(serde_json::json!({"role": "user", "content": [
                 {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
@@ -650,7 +654,10 @@ mod tests {
         assert_eq!(read.unreadable_turns, 3);
         assert_eq!(read.dropped_episodes, ["toy/mirror / 4"]);
         let walk = &read.trajectories[0];
-        assert_eq!((walk.task.scale, walk.policy.as_str(), walk.success), (4, "vlm", true));
+        assert_eq!(
+            (walk.task.scale, walk.policy.as_str(), walk.success),
+            (4, "vlm", true)
+        );
         let actions: Vec<ActionId> = walk.steps.iter().map(|s| s.action).collect();
         assert_eq!(actions, [ActionId::RIGHT; 3]);
         assert!(walk.steps.iter().all(|s| s.abilities.is_empty()));
@@ -681,7 +688,11 @@ mod tests {
         let d = tmp_dir("log-empty");
         for (name, text, what) in [
             ("empty.jsonl", String::new(), "none in 0 non-empty lines"),
-            ("blank.jsonl", "\n  \n".to_string(), "none in 0 non-empty lines"),
+            (
+                "blank.jsonl",
+                "\n  \n".to_string(),
+                "none in 0 non-empty lines",
+            ),
             (
                 "garbage-chat.jsonl",
                 chat_line("toy/walk", 1, &["no idea"], ""),

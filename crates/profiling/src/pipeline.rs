@@ -134,8 +134,9 @@ pub fn check_usable(
         return Ok(());
     }
     let hint = match replay {
-        None => "; log each step's `abilities`, or replay the actions in their environments"
-            .to_string(),
+        None => {
+            "; log each step's `abilities`, or replay the actions in their environments".to_string()
+        }
         Some(r) if r.unknown_env > 0 => format!(
             "; {} trajectories are of environments the replay does not know",
             r.unknown_env
@@ -317,7 +318,10 @@ mod tests {
         let e = profile_log(&other, &seg, &meta, Some(&ToyFactory))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("other.jsonl") && e.contains("does not know"), "{e}");
+        assert!(
+            e.contains("other.jsonl") && e.contains("does not know"),
+            "{e}"
+        );
         let _ = std::fs::remove_dir_all(&d);
     }
 
