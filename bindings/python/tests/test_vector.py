@@ -84,6 +84,14 @@ def test_frames_are_handed_over_without_a_copy():
     assert not np.shares_memory(c1["image"], c2["image"])
 
 
+def test_gymnasium_make_vec_builds_it():
+    envs = gym.make_vec(envdist.gym_id("maze/classic"), num_envs=3, harness="H2")
+    assert isinstance(envs, envdist.vector.EnvdistVectorEnv) and envs.num_envs == 3
+    obs, _ = envs.reset(seed=0)
+    assert obs["image"].shape == (3, 64, 64, 3)
+    assert {e[1] for e in envs.episodes()} == {"H2"}
+
+
 def test_gymnasium_vector_wrappers_run_on_it():
     env = gym.wrappers.vector.RecordEpisodeStatistics(envdist.vector.make(["count-objects/classic"], 3))
     env.reset(seed=0)

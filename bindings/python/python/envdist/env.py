@@ -133,14 +133,16 @@ class EnvdistEnv(gym.Env):
             self._seeded = True
         image, legal, _ = self._env.reset(seed)
         self._image = image
-        return self._observation(image), self._info(legal, success=False, abilities=[])
+        text = self.harness_text()
+        return self._observation(image, text), self._info(legal, False, [], text)
 
     def step(self, action):
         a = action_index(action)
         image, reward, terminated, truncated, success, abilities, legal = self._env.step(a)
         self._image = image
-        info = self._info(legal, success=success, abilities=abilities)
-        return self._observation(image), float(reward), terminated, truncated, info
+        text = self.harness_text()
+        info = self._info(legal, success, abilities, text)
+        return self._observation(image, text), float(reward), terminated, truncated, info
 
     def render(self):
         if self.render_mode == "rgb_array" and self._image is not None:
@@ -157,14 +159,16 @@ class EnvdistEnv(gym.Env):
         """The built-in solver's action now (``None`` once the episode is over)."""
         return self._env.oracle_action()
 
-    def _observation(self, image: np.ndarray) -> dict:
+    def _observation(self, image: np.ndarray, text: dict[str, str | None] | None = None) -> dict:
         return {
             "image": image,
             "instruction": self.spec_dict["instruction"],
-            "text": join_channels(self.harness_text()),
+            "text": join_channels(self.harness_text() if text is None else text),
         }
 
-    def _info(self, legal: int, success: bool, abilities: list[str]) -> dict:
+    def _info(
+        self, legal: int, success: bool, abilities: list[str], text: dict[str, str | None] | None = None
+    ) -> dict:
         harness, scale, seed, steps, horizon = self._env.episode()
         return {
             "success": bool(success),
@@ -176,7 +180,7 @@ class EnvdistEnv(gym.Env):
             "steps": steps,
             "horizon": horizon,
             "action_mask": mask_array(legal),
-            "harness_text": self.harness_text(),
+            "harness_text": self.harness_text() if text is None else text,
         }
 
 

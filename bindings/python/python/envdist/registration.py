@@ -14,7 +14,8 @@ def gym_id(env_id: str) -> str:
 
 def register_envs() -> list[str]:
     """Register every pool and held-out env with Gymnasium (done on ``import envdist``).
-    ``gymnasium.make(id, harness="H2", scale=5)`` passes the keywords on."""
+    ``gymnasium.make(id, harness="H2", scale=5)`` passes the keywords on;
+    ``gymnasium.make_vec(id, num_envs)`` builds :class:`envdist.vector.EnvdistVectorEnv`."""
     import envdist
 
     ids = []
@@ -28,6 +29,8 @@ def register_envs() -> list[str]:
         gymnasium.register(
             id=gid,
             entry_point="envdist.env:EnvdistEnv",
+            # gymnasium.make_vec(id, num_envs) gives the threaded Rust vector env.
+            vector_entry_point="envdist.vector:make_registered",
             kwargs={"env_id": env_id},
             # The env truncates at its own horizon; info["horizon"] says where.
             max_episode_steps=None,

@@ -166,4 +166,10 @@ def make(
     return EnvdistVectorEnv(env_ids, num_envs, harness, scale, canvas, copy, render_mode)
 
 
-__all__ = ["EnvdistVectorEnv", "make"]
+def make_registered(num_envs: int = 1, env_id: str = "", **kwargs) -> EnvdistVectorEnv:
+    """The ``vector_entry_point`` of the registered Gymnasium ids (``gymnasium.make_vec``)."""
+    kwargs.pop("max_episode_steps", None)
+    return EnvdistVectorEnv(env_id, num_envs, **kwargs)
+
+
+__all__ = ["EnvdistVectorEnv", "make", "make_registered"]

@@ -89,6 +89,10 @@ class EnvdistCurriculumSampler(AbstractCurriculumSampler):
         self.success_key = settings.get("success_key", "acc")
         self.success_threshold = float(settings.get("success_threshold", 1.0))
         rows = getattr(data_source, "dataframe", data_source)
+        if hasattr(rows, "column_names") and "extra_info" in rows.column_names:
+            # A HF datasets.Dataset (verl's RLHFDataset.dataframe): read one column, not every
+            # row (rows may hold images).
+            rows = [{"extra_info": e} for e in rows["extra_info"]]
         self._cells: dict[tuple[str, str, int], list[int]] = defaultdict(list)
         self._row_ticket: list[Ticket] = []
         for i in range(len(data_source)):
