@@ -10,7 +10,8 @@
 Workload (as `cargo xtask envs bench`): the classic variant of every pool family, mid scale,
 H4, batch 64 x threads; actions uniform over the action space, drawn before timing; finished
 episodes reset (NEXT_STEP autoreset in the vector envs). Steps/s = env steps / wall time,
-median of --repeats runs after a warm-up.
+median of --repeats runs after a warm-up; the Python and native runs alternate, so that load
+from other processes falls on both alike.
 
 Build the extension in release first:  cd bindings/python && python -m maturin develop --release
 Then:                                   python bench/bench_vector.py [--rounds 300] [--json out.json]
@@ -85,7 +86,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=300, help="batch steps per timed run")
     ap.add_argument("--sync-rounds", type=int, default=150, help="batch steps per SyncVectorEnv run")
     ap.add_argument("--sync-envs", type=int, default=16)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
     threads = os.cpu_count() or 1
@@ -102,8 +103,15 @@ def main():
             "loadavg_start": os.getloadavg(),
         }
     }
-    py, py_runs = median_rate(lambda: bench_python_vector(ids, n, args.rounds), args.repeats)
-    native, native_runs = median_rate(lambda: bench_native(ids, n, args.rounds), args.repeats)
+    # Interleaved (python, native, python, native, ...) so that load from other processes
+    # falls on both alike.
+    bench_python_vector(ids, n, args.rounds)
+    bench_native(ids, n, args.rounds)
+    py_runs, native_runs = [], []
+    for _ in range(args.repeats):
+        py_runs.append(bench_python_vector(ids, n, args.rounds))
+        native_runs.append(bench_native(ids, n, args.rounds))
+    py, native = statistics.median(py_runs), statistics.median(native_runs)
     res["envdist_vector_python"] = {"steps_per_s": round(py), "runs": [round(r) for r in py_runs]}
     res["envdist_vecenv_native"] = {"steps_per_s": round(native), "runs": [round(r) for r in native_runs]}
     res["python_over_native"] = round(py / native, 3)

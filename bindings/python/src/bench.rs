@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use envdist_core::{ActionId, EnvId, NUM_ACTIONS, Rng, Task};
+use envdist_core::{ActionId, NUM_ACTIONS, Rng, Task};
 use envdist_envs::VecEnv;
 use pyo3::prelude::*;
 
@@ -36,7 +36,7 @@ pub fn bench_native(
     for i in 0..num_envs {
         let (spec, env) = suite::make(&s, &env_ids[i % env_ids.len()])?;
         tasks.push(Task {
-            env: EnvId(spec.id.0.clone()),
+            env: spec.id.clone(),
             seed: seed + i as u64,
             harness,
             scale: spec.scale.mid(),
