@@ -16,8 +16,8 @@ use envdist_core::{EnvId, EnvSpec, HarnessLevel, Trajectory};
 use envdist_envs::{Suite, SuiteConfig};
 use envdist_profiling::{
     Explorer, LlmConfig, LlmSegmenter, LogCheck, MetaConfig, NoisyOracle, PolicyMaker, PoolProfile,
-    RolloutConfig, Segmenter, TagSegmenter, check_trajectories, coverage_cosine,
-    profile_trajectories, read_trajectory_log, rollout_pool, write_outputs,
+    RolloutConfig, Segmenter, TagSegmenter, check_trajectories, check_usable, coverage_cosine,
+    profile_trajectories, read_trajectory_log, replay_abilities, rollout_pool, write_outputs,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
@@ -258,8 +258,14 @@ fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
     }
 
     let t0 = Instant::now();
+    let mut replay = None;
     let trajectories: Vec<Trajectory> = match &trajectories_source {
-        Source::Log(file) => read_trajectory_log(file)?,
+        Source::Log(file) => {
+            // Untagged trajectories (a trainer's chat log) get their tags by replay in the suite.
+            let mut log = read_trajectory_log(file)?;
+            replay = Some(replay_abilities(&mut log, &suite));
+            log
+        }
         Source::Pool(specs, rollout) => {
             let bar = if args.json {
                 ProgressBar::hidden()
@@ -291,6 +297,9 @@ fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
 
     let t1 = Instant::now();
     let profile = profile_trajectories(&trajectories, segmenter.as_ref(), &meta)?;
+    if let Source::Log(file) = &trajectories_source {
+        check_usable(file, &profile, trajectories.len(), replay.as_ref())?;
+    }
     write_outputs(&profile, &args.out)?;
     let profile_seconds = t1.elapsed().as_secs_f64();
 

@@ -2,7 +2,9 @@
 //! - sibling library crates never depend on each other (they meet only through envdist-core);
 //! - only `envdist-trainer` (and xtask/benches, which see everything) pulls in burn;
 //! - only `envdist-profiling` (and xtask/benches) pulls in petgraph;
-//! - no workspace member enables the `cuda` feature by default.
+//! - no workspace member enables the `cuda` feature by default;
+//! - the Python binding (`envdist-python`), a composition root like xtask, never reaches the
+//!   trainer or burn: the wheel carries no burn.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
@@ -14,7 +16,7 @@ const SIBLINGS: [&str; 5] = [
     "envdist-curriculum",
     "envdist-trainer",
 ];
-const COMPOSITION_ROOTS: [&str; 2] = ["xtask", "envdist-benches"];
+const COMPOSITION_ROOTS: [&str; 3] = ["xtask", "envdist-benches", "envdist-python"];
 
 struct Graph {
     names: BTreeMap<String, String>,
@@ -98,11 +100,11 @@ impl Graph {
 }
 
 #[test]
-fn workspace_has_the_eight_members() {
+fn workspace_has_the_nine_members() {
     let g = Graph::load();
     let mut names: Vec<&str> = g.members.iter().map(|id| g.names[id].as_str()).collect();
     names.sort_unstable();
-    let mut expected = vec!["envdist-core", "xtask", "envdist-benches"];
+    let mut expected = vec!["envdist-core", "xtask", "envdist-benches", "envdist-python"];
     expected.extend(SIBLINGS);
     expected.sort_unstable();
     assert_eq!(names, expected);
@@ -171,6 +173,33 @@ fn only_profiling_knows_petgraph() {
     assert!(
         broken.is_empty(),
         "petgraph outside envdist-profiling: {broken:?}"
+    );
+}
+
+#[test]
+fn python_binding_sees_the_libraries_but_not_the_trainer() {
+    let g = Graph::load();
+    let direct = g.direct("envdist-python");
+    for lib in [
+        "envdist-core",
+        "envdist-envs",
+        "envdist-profiling",
+        "envdist-selection",
+        "envdist-curriculum",
+    ] {
+        assert!(
+            direct.contains(lib),
+            "envdist-python should depend on {lib}"
+        );
+    }
+    let reach: Vec<String> = g
+        .closure("envdist-python")
+        .into_iter()
+        .filter(|p| p == "envdist-trainer" || p == "burn" || p.starts_with("burn-"))
+        .collect();
+    assert!(
+        reach.is_empty(),
+        "envdist-python reaches {reach:?}: no burn in the wheel"
     );
 }
 

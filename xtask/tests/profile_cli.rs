@@ -124,5 +124,31 @@ fn log_mode_reports_unknowns_and_names_malformed_lines() {
     let (ok, _, err) = profile(&["--from-jsonl", log_arg], &out);
     assert!(!ok);
     assert!(err.contains("agent.jsonl line 2"), "{err}");
+
+    // Nothing to profile is an error naming the file, not an empty profile.
+    let empty = d.join("empty.jsonl");
+    std::fs::write(&empty, "\n").unwrap();
+    let (ok, _, err) = profile(
+        &["--from-jsonl", empty.to_str().unwrap()],
+        &d.join("out-empty"),
+    );
+    assert!(!ok);
+    assert!(
+        err.contains("empty.jsonl") && err.contains("at least one trajectory"),
+        "{err}"
+    );
+    assert!(!d.join("out-empty/profiles.json").exists());
+    let own = d.join("own.jsonl");
+    std::fs::write(
+        &own,
+        "{\"schema_version\":1,\"env\":\"my/own-env\",\"episode\":1,\"action\":\"up\"}\n",
+    )
+    .unwrap();
+    let (ok, _, err) = profile(&["--from-jsonl", own.to_str().unwrap()], &d.join("out-own"));
+    assert!(!ok);
+    assert!(
+        err.contains("own.jsonl: no usable trajectory") && err.contains("does not know"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -24,11 +24,44 @@ fn readme_test_command() -> String {
 fn ci_runs_the_readme_test_command() {
     let command = readme_test_command();
     assert!(command.starts_with("cargo test"), "{command}");
+    // One command for both halves: the Rust tests and the Python tests.
+    assert!(
+        command.contains("bash bindings/python/test.sh"),
+        "the README's test command must run the Python tests too: {command}"
+    );
     let ci = std::fs::read_to_string(repo_root().join(".ci/run")).unwrap();
     assert!(
         ci.lines().any(|l| l.trim() == command),
         ".ci/run must run the README's test command `{command}` verbatim"
     );
+}
+
+#[test]
+fn ci_installs_what_the_python_tests_need_before_running_them() {
+    let ci = std::fs::read_to_string(repo_root().join(".ci/run")).unwrap();
+    let install = ci
+        .lines()
+        .position(|l| {
+            l.contains("pip install") && l.contains("bindings/python/requirements-test.txt")
+        })
+        .expect(".ci/run must pip install -r bindings/python/requirements-test.txt");
+    let command = readme_test_command();
+    let test = ci
+        .lines()
+        .position(|l| l.trim() == command)
+        .expect(".ci/run runs the README's test command");
+    assert!(
+        install < test,
+        "install the Python test requirements before the tests"
+    );
+    let reqs =
+        std::fs::read_to_string(repo_root().join("bindings/python/requirements-test.txt")).unwrap();
+    for pkg in ["maturin", "numpy", "gymnasium", "syllabus-rl", "pytest"] {
+        assert!(
+            reqs.lines().any(|l| l.trim_start().starts_with(pkg)),
+            "requirements-test.txt must pin {pkg}"
+        );
+    }
 }
 
 #[test]

@@ -123,6 +123,118 @@ impl FromStr for ActionId {
     }
 }
 
+/// Error reading an action out of free text ([`ActionId::parse_text`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "cannot read an action from {text:?}: {reason}; expected one of up, down, left, right, interact, wait, answer_0..answer_15 (e.g. `left`, `answer_3`, `<answer>left</answer>`)"
+)]
+pub struct ParseActionTextError {
+    /// The text (cut to 120 characters).
+    pub text: String,
+    /// What was wrong: no action named, or several different ones.
+    pub reason: String,
+}
+
+/// The action a single word names, if any (`north` = `up`, ...).
+fn word_action(word: &str) -> Option<ActionId> {
+    Some(match word {
+        "up" | "north" => ActionId::UP,
+        "down" | "south" => ActionId::DOWN,
+        "left" | "west" => ActionId::LEFT,
+        "right" | "east" => ActionId::RIGHT,
+        "interact" => ActionId::INTERACT,
+        "wait" | "noop" => ActionId::WAIT,
+        _ => {
+            let k = word.strip_prefix("answer_")?.parse().ok()?;
+            return ActionId::answer(k);
+        }
+    })
+}
+
+/// The text inside the last `<tag>...</tag>` for the tags VLM prompts use, or after the last
+/// `action:` / `answer:` marker.
+fn focus(lower: &str) -> Option<&str> {
+    for tag in ["answer", "action"] {
+        let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
+        if let Some(end) = lower.rfind(&close)
+            && let Some(start) = lower[..end].rfind(&open)
+        {
+            return Some(&lower[start + open.len()..end]);
+        }
+    }
+    if let Some(start) = lower.rfind("\\boxed{")
+        && let Some(len) = lower[start..].find('}')
+    {
+        return Some(&lower[start + 7..start + len]);
+    }
+    ["action:", "answer:"]
+        .iter()
+        .filter_map(|m| lower.rfind(m).map(|i| i + m.len()))
+        .max()
+        .map(|i| &lower[i..])
+}
+
+impl ActionId {
+    /// Read an action out of text the way a VLM writes it. In order: the canonical names and
+    /// aliases ([`FromStr`]); else the inside of the last `<answer>..</answer>` or
+    /// `<action>..</action>` tag, of `\boxed{..}`, or what follows the last `Action:` /
+    /// `Answer:`; else the whole text. In that part, words naming actions are collected
+    /// (`move left`, `answer 3`, `option 3`, and a bare number when the part is that number):
+    /// exactly one distinct action is accepted; none or several different ones are an error
+    /// that says which.
+    pub fn parse_text(text: &str) -> Result<Self, ParseActionTextError> {
+        if let Ok(a) = text.parse() {
+            return Ok(a);
+        }
+        let lower = text.to_lowercase();
+        let part = focus(&lower).unwrap_or(&lower);
+        let words: Vec<&str> = part
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let mut found: Vec<ActionId> = Vec::new();
+        let mut bad_answer = None;
+        for (i, w) in words.iter().enumerate() {
+            let numbered = matches!(*w, "answer" | "option" | "choice")
+                .then(|| words.get(i + 1))
+                .flatten()
+                .filter(|n| n.bytes().all(|b| b.is_ascii_digit()));
+            let a = match numbered {
+                Some(n) => {
+                    let a = n.parse().ok().and_then(ActionId::answer);
+                    if a.is_none() {
+                        bad_answer = Some(format!("answer {n} is out of range"));
+                    }
+                    a
+                }
+                None if words.len() == 1 && w.bytes().all(|b| b.is_ascii_digit()) => {
+                    w.parse().ok().and_then(ActionId::answer)
+                }
+                None => word_action(w),
+            };
+            if let Some(a) = a
+                && !found.contains(&a)
+            {
+                found.push(a);
+            }
+        }
+        let err = |reason: String| ParseActionTextError {
+            text: text.chars().take(120).collect(),
+            reason,
+        };
+        match found.as_slice() {
+            [a] => Ok(*a),
+            [] => Err(err(
+                bad_answer.unwrap_or_else(|| "it names no action".to_string())
+            )),
+            many => Err(err(format!(
+                "it names several different actions ({})",
+                many.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
+            ))),
+        }
+    }
+}
+
 impl Serialize for ActionId {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.name())
@@ -204,6 +316,46 @@ mod tests {
         );
         assert!("answer_16".parse::<ActionId>().is_err());
         assert!("jump".parse::<ActionId>().is_err());
+    }
+
+    #[test]
+    fn text_is_read_the_way_a_vlm_writes_it() {
+        let ok = [
+            ("left", ActionId::LEFT),
+            ("  LEFT ", ActionId::LEFT),
+            ("Left.", ActionId::LEFT),
+            ("I will move left.", ActionId::LEFT),
+            (
+                "<think>right or left?</think><answer>left</answer>",
+                ActionId::LEFT,
+            ),
+            ("Action: go north", ActionId::UP),
+            ("answer_3", ActionId::answer(3).unwrap()),
+            ("Answer: 3", ActionId::answer(3).unwrap()),
+            ("<answer> option 7 </answer>", ActionId::answer(7).unwrap()),
+            ("12", ActionId::answer(12).unwrap()),
+            ("\\boxed{answer_2}", ActionId::answer(2).unwrap()),
+            ("`interact`", ActionId::INTERACT),
+        ];
+        for (text, want) in ok {
+            assert_eq!(ActionId::parse_text(text).unwrap(), want, "{text:?}");
+        }
+        let e = ActionId::parse_text("jump over it")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("names no action") && e.contains("answer_0"),
+            "{e}"
+        );
+        let e = ActionId::parse_text("left then right")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("several") && e.contains("left, right"), "{e}");
+        let e = ActionId::parse_text("answer 16").unwrap_err().to_string();
+        assert!(e.contains("out of range"), "{e}");
+        let long = "x".repeat(500);
+        let e = ActionId::parse_text(&long).unwrap_err();
+        assert_eq!(e.text.len(), 120);
     }
 
     #[test]

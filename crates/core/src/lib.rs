@@ -36,7 +36,9 @@ pub mod io;
 pub mod policy;
 pub mod rng;
 
-pub use action::{ActionId, ActionMask, NUM_ACTIONS, NUM_ANSWERS, ParseActionError};
+pub use action::{
+    ActionId, ActionMask, NUM_ACTIONS, NUM_ANSWERS, ParseActionError, ParseActionTextError,
+};
 pub use data::{
     AbilityProfile, AbilityTransition, GRADIENT_SCHEMA_VERSION, GradientSet, MetaAbility,
     PROFILE_SCHEMA_VERSION, ProfileSet, TRAJECTORY_SCHEMA_VERSION, Trajectory, TrajectoryStep,

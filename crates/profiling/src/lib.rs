@@ -57,11 +57,14 @@ mod toy;
 
 pub use graph::{AbilityEdge, AbilityGraph, AbilityNode};
 pub use llm::{LlmConfig, LlmSegmenter, SYSTEM_PROMPT, SegmentError};
-pub use log::{LogCheck, StepRecord, check_trajectories, read_trajectory_log};
+pub use log::{
+    ChatMessage, ChatRecord, EpisodeKey, LogCheck, LogRead, ReplayReport, StepRecord,
+    check_trajectories, read_log, read_trajectory_log, replay_abilities,
+};
 pub use meta::{MetaConfig, cluster, coverage, meta_of, similarity_matrix};
 pub use pipeline::{
-    OutputFiles, PoolProfile, SVG_MIN_EDGE_PROBABILITY, coverage_cosine, profile_sequences,
-    profile_trajectories, segment_all, write_outputs,
+    LogProfile, OutputFiles, PoolProfile, SVG_MIN_EDGE_PROBABILITY, check_usable, coverage_cosine,
+    profile_log, profile_sequences, profile_trajectories, segment_all, write_outputs,
 };
 pub use policy::{Explorer, NoisyOracle};
 pub use rollout::{PolicyMaker, RolloutConfig, rollout, rollout_env, rollout_pool};
@@ -88,6 +91,16 @@ pub enum ProfilingError {
         expected: String,
         /// What was given.
         found: String,
+    },
+    /// A log whose trajectories exercise no ability at all: nothing to profile.
+    #[error("{}: no usable trajectory: none of its {trajectories} trajectories has an ability tag after segmentation{hint}", path.display())]
+    NoUsableTrajectory {
+        /// The log file.
+        path: std::path::PathBuf,
+        /// Trajectories read from it.
+        trajectories: usize,
+        /// What would help (starts with `; ` when not empty).
+        hint: String,
     },
     /// A trajectory could not be segmented.
     #[error("segmenting trajectory {index} (environment {env}): {source}")]

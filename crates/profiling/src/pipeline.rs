@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use envdist_core::env::EnvFactory;
 use envdist_core::{
     AbilityProfile, EnvId, FileError, MetaAbility, PROFILE_SCHEMA_VERSION, ProfileSet, Trajectory,
 };
@@ -10,6 +11,7 @@ use rayon::prelude::*;
 
 use crate::ProfilingError;
 use crate::graph::AbilityGraph;
+use crate::log::{ReplayReport, read_log, replay_abilities};
 use crate::meta::{MetaConfig, cluster, coverage, meta_of};
 use crate::segment::Segmenter;
 use crate::stats::EnvAbilityStats;
@@ -119,6 +121,72 @@ pub fn profile_trajectories(
     profile_sequences(&pairs, segmenter.name(), meta)
 }
 
+/// Refuse a profile of the log at `path` in which no trajectory exercised any ability (the
+/// log has no tags and was not, or could not be, replayed): an empty profile would select
+/// nothing. `replay` says what a replay did, for the hint.
+pub fn check_usable(
+    path: &Path,
+    profile: &PoolProfile,
+    trajectories: usize,
+    replay: Option<&ReplayReport>,
+) -> Result<(), ProfilingError> {
+    if profile.atomic_abilities() > 0 {
+        return Ok(());
+    }
+    let hint = match replay {
+        None => {
+            "; log each step's `abilities`, or replay the actions in their environments".to_string()
+        }
+        Some(r) if r.unknown_env > 0 => format!(
+            "; {} trajectories are of environments the replay does not know",
+            r.unknown_env
+        ),
+        Some(_) => String::new(),
+    };
+    Err(ProfilingError::NoUsableTrajectory {
+        path: path.to_path_buf(),
+        trajectories,
+        hint,
+    })
+}
+
+/// A log's profile and how it was read.
+#[derive(Debug, Clone)]
+pub struct LogProfile {
+    /// The profile.
+    pub profile: PoolProfile,
+    /// Trajectories profiled.
+    pub trajectories: usize,
+    /// Chat turns skipped because their text names no single action.
+    pub unreadable_turns: u64,
+    /// Chat episodes dropped because none of their turns named an action.
+    pub dropped_episodes: Vec<String>,
+    /// What the replay did, when a factory was given.
+    pub replay: Option<ReplayReport>,
+}
+
+/// Profile a trajectory log ([`crate::read_log`]'s formats, a trainer's chat log included):
+/// read it, replay untagged trajectories in the environments `replay_with` makes (when
+/// given), segment and profile. A log with no usable trajectory is an error naming the file.
+pub fn profile_log(
+    path: &Path,
+    segmenter: &dyn Segmenter,
+    meta: &MetaConfig,
+    replay_with: Option<&dyn EnvFactory>,
+) -> Result<LogProfile, ProfilingError> {
+    let mut read = read_log(path)?;
+    let replay = replay_with.map(|f| replay_abilities(&mut read.trajectories, f));
+    let profile = profile_trajectories(&read.trajectories, segmenter, meta)?;
+    check_usable(path, &profile, read.trajectories.len(), replay.as_ref())?;
+    Ok(LogProfile {
+        profile,
+        trajectories: read.trajectories.len(),
+        unreadable_turns: read.unreadable_turns,
+        dropped_episodes: read.dropped_episodes,
+        replay,
+    })
+}
+
 /// Cosine similarity of two profiles' coverage vectors (0 when either is empty).
 pub fn coverage_cosine(a: &AbilityProfile, b: &AbilityProfile) -> f32 {
     let dot: f32 = a
@@ -223,6 +291,36 @@ mod tests {
             std::fs::read_to_string(&files.graph_svg)
                 .unwrap()
                 .starts_with("<svg")
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_log_without_abilities_is_refused_unless_replayed() {
+        let d = tmp_dir("pipeline-log");
+        let p = d.join("steps.jsonl");
+        let line = "{\"schema_version\":1,\"env\":\"toy/walk\",\"episode\":1,\"action\":\"right\",\"scale\":3}\n";
+        std::fs::write(&p, line.repeat(2)).unwrap();
+        let seg = TagSegmenter::default();
+        let meta = MetaConfig::default();
+        let e = profile_log(&p, &seg, &meta, None).unwrap_err().to_string();
+        assert!(
+            e.contains("steps.jsonl") && e.contains("no usable trajectory"),
+            "{e}"
+        );
+        let got = profile_log(&p, &seg, &meta, Some(&ToyFactory)).unwrap();
+        assert_eq!(got.trajectories, 1);
+        assert_eq!(got.replay.unwrap().replayed, 1);
+        let walk = got.profile.profile(&EnvId::new("toy/walk")).unwrap();
+        assert!(walk.atomic_counts.contains_key("navigate"), "{walk:?}");
+        let other = d.join("other.jsonl");
+        std::fs::write(&other, line.replace("toy/walk", "zzz/unknown")).unwrap();
+        let e = profile_log(&other, &seg, &meta, Some(&ToyFactory))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("other.jsonl") && e.contains("does not know"),
+            "{e}"
         );
         let _ = std::fs::remove_dir_all(&d);
     }

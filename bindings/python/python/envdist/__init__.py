@@ -1,0 +1,76 @@
+"""envdist for Python trainers: the environment suite as Gymnasium envs and vector envs, the
+HDC curriculum as a ticket sampler, AES selection on numpy arrays, and ability profiles from a
+trainer's own chat logs.
+
+>>> import envdist
+>>> env = envdist.make("maze/classic", harness="H0")
+>>> obs, info = env.reset(seed=0)
+>>> obs["image"].shape
+(64, 64, 3)
+>>> obs, reward, terminated, truncated, info = env.step("move left")
+
+The adapters for verl, Syllabus and VAGEN-style loops live in ``envdist.adapters`` and are
+imported only when used.
+"""
+
+from __future__ import annotations
+
+import json as _json
+
+from . import _envdist
+from .curriculum import HDC, Ticket
+from .env import ACTION_NAMES, NUM_ACTIONS, EnvdistEnv, make, parse_action
+from .profiling import profile_log
+from .registration import gym_id, register_envs
+from .selection import Selection, select
+
+__all__ = [
+    "ACTION_NAMES",
+    "HDC",
+    "NUM_ACTIONS",
+    "EnvdistEnv",
+    "Selection",
+    "Ticket",
+    "env_ids",
+    "gym_id",
+    "make",
+    "ood_ids",
+    "parse_action",
+    "pool_ids",
+    "profile_log",
+    "select",
+    "spec",
+    "vector",
+]
+
+_SPECS = {s["id"]: s for s in _json.loads(_envdist.specs_json())}
+
+
+def env_ids() -> list[str]:
+    """Every environment id: the 200 of the pool, then the held-out (OOD) ones."""
+    return list(_SPECS)
+
+
+def pool_ids() -> list[str]:
+    """The 200 pool environment ids."""
+    return [i for i, s in _SPECS.items() if s["split"] == "pool"]
+
+
+def ood_ids() -> list[str]:
+    """The held-out (OOD) environment ids."""
+    return [i for i, s in _SPECS.items() if s["split"] == "ood"]
+
+
+def spec(env_id: str) -> dict:
+    """The spec of one environment (family, variant, turn, scale range, abilities, ...)."""
+    try:
+        return dict(_SPECS[env_id])
+    except KeyError:
+        # The Rust side words the error (and suggests ids).
+        _envdist.Env(env_id)
+        raise
+
+
+from . import vector  # noqa: E402  (needs the names above)
+
+register_envs()

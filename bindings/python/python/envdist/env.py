@@ -1,0 +1,224 @@
+"""One environment as a Gymnasium ``Env``."""
+
+from __future__ import annotations
+
+import json
+import string
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from . import _envdist
+
+NUM_ACTIONS: int = _envdist.NUM_ACTIONS
+#: The shared action space by index: up, down, left, right, interact, wait, answer_0..15.
+ACTION_NAMES: tuple[str, ...] = tuple(_envdist.action_names())
+#: Harness channels in the order they are joined into ``obs["text"]``.
+CHANNELS = ("rules", "observation", "state", "hints")
+#: Characters the text observations use (printable ASCII).
+CHARSET = frozenset(string.printable)
+#: Longest text observation the spaces admit.
+MAX_TEXT = 1 << 16
+
+
+def parse_action(text: str) -> int:
+    """The action index a text names, read the way a VLM writes it: ``"left"``,
+    ``"Action: move left"``, ``"<answer>answer_3</answer>"``, ``"3"``. ``ValueError`` when
+    the text names no action or several different ones."""
+    if not isinstance(text, str):
+        raise TypeError(f"action text: expected str, found {type(text).__name__}")
+    return _envdist.parse_action(text)
+
+
+def action_index(action: Any) -> int:
+    """An action index from an int, a numpy integer (or 0-d array) or a text."""
+    if isinstance(action, str):
+        return parse_action(action)
+    if isinstance(action, (bool, np.bool_)):
+        raise TypeError("action: expected an int index or an action name, found bool")
+    if isinstance(action, (int, np.integer)):
+        a = int(action)
+    elif isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+        a = int(action)
+    else:
+        raise TypeError(
+            f"action: expected an int index in 0..{NUM_ACTIONS} or an action name, "
+            f"found {type(action).__name__}"
+        )
+    if not 0 <= a < NUM_ACTIONS:
+        raise ValueError(f"action: expected an index in 0..{NUM_ACTIONS} or an action name, found {a}")
+    return a
+
+
+def mask_array(mask: int | np.ndarray) -> np.ndarray:
+    """Legal-action bit masks as uint8 arrays of length ``NUM_ACTIONS`` (last axis)."""
+    bits = np.arange(NUM_ACTIONS, dtype=np.uint32)
+    return ((np.asarray(mask, dtype=np.uint32)[..., None] >> bits) & 1).astype(np.int8)
+
+
+def text_space() -> spaces.Text:
+    return spaces.Text(max_length=MAX_TEXT, min_length=0, charset=CHARSET)
+
+
+def join_channels(channels: dict[str, str | None]) -> str:
+    """The present channels as one text: ``Rules:\\n...\\n\\nState:\\n...`` ("" at H4)."""
+    return "\n\n".join(f"{c.capitalize()}:\n{channels[c]}" for c in CHANNELS if channels.get(c) is not None)
+
+
+class EnvdistEnv(gym.Env):
+    """An envdist environment with Gymnasium's API.
+
+    Observation: ``{"image": uint8 HxWx3, "instruction": the task statement, "text": the
+    harness channels present at this level, joined (empty at H4)}``. Actions: an index of the
+    shared space (``Discrete(22)``) or a text (``"left"``, ``"answer_3"``, read the way a VLM
+    writes it; ``ValueError`` on text naming no action). ``info``: ``success``, ``abilities``
+    (atomic ability tags of the step), ``harness``, ``scale``, ``seed``, ``env_id``,
+    ``action_mask`` (legal actions) and ``harness_text`` (the channels one by one).
+
+    Single-turn envs (one question, step limit 1) end as ``terminated`` when the step limit is
+    reached without an answer (a failed episode: the limit is part of the task); multi-turn envs
+    report their step limit as ``truncated``.
+
+    ``reset(seed=s)`` plays the episode with task seed ``s`` (a ticket's seed replays its
+    episode); ``reset()`` plays the next seed of a stream derived from the last seed.
+    ``reset(options={"harness": "H2", "scale": 5})`` changes the level or scale from that
+    episode on.
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
+
+    def __init__(
+        self,
+        env_id: str,
+        harness: str | int = "H4",
+        scale: int | None = None,
+        canvas: int = 64,
+        render_mode: str | None = None,
+    ):
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode: expected None or 'rgb_array', found {render_mode!r}")
+        self._env = _envdist.Env(env_id, _level(harness), _scale(scale), canvas)
+        self.spec_dict: dict = json.loads(self._env.spec_json())
+        self.env_id = env_id
+        self.render_mode = render_mode
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = spaces.Dict(
+            {
+                "image": spaces.Box(0, 255, (canvas, canvas, 3), np.uint8),
+                "instruction": text_space(),
+                "text": text_space(),
+            }
+        )
+        self._image: np.ndarray | None = None
+        self._seeded = False
+
+    # Gymnasium API -------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if seed is not None:
+            seed = _seed(seed)
+        super().reset(seed=seed)
+        if options:
+            unknown = set(options) - {"harness", "scale"}
+            if unknown:
+                raise ValueError(f"reset options: expected keys harness, scale; found {sorted(unknown)}")
+            self._env.configure(
+                _level(options["harness"]) if "harness" in options else None,
+                _scale(options.get("scale")),
+            )
+        if seed is None and not self._seeded:
+            seed = int(self.np_random.integers(0, 2**63))
+        if seed is not None:
+            self._seeded = True
+        image, legal, _ = self._env.reset(seed)
+        self._image = image
+        text = self.harness_text()
+        return self._observation(image, text), self._info(legal, False, [], text)
+
+    def step(self, action):
+        a = action_index(action)
+        image, reward, terminated, truncated, success, abilities, legal = self._env.step(a)
+        self._image = image
+        text = self.harness_text()
+        info = self._info(legal, success, abilities, text)
+        return self._observation(image, text), float(reward), terminated, truncated, info
+
+    def render(self):
+        if self.render_mode == "rgb_array" and self._image is not None:
+            return self._image.copy()
+        return None
+
+    # envdist extras ---------------------------------------------------------------------
+    def harness_text(self) -> dict[str, str | None]:
+        """The harness channels of the current state; ``None`` for a dropped channel."""
+        o, s, h, r = self._env.harness_text()
+        return {"observation": o, "state": s, "hints": h, "rules": r}
+
+    def oracle_action(self) -> int | None:
+        """The built-in solver's action now (``None`` once the episode is over)."""
+        return self._env.oracle_action()
+
+    def _observation(self, image: np.ndarray, text: dict[str, str | None] | None = None) -> dict:
+        return {
+            "image": image,
+            "instruction": self.spec_dict["instruction"],
+            "text": join_channels(self.harness_text() if text is None else text),
+        }
+
+    def _info(
+        self, legal: int, success: bool, abilities: list[str], text: dict[str, str | None] | None = None
+    ) -> dict:
+        harness, scale, seed, steps, horizon = self._env.episode()
+        return {
+            "success": bool(success),
+            "abilities": list(abilities),
+            "harness": harness,
+            "scale": scale,
+            "seed": seed,
+            "env_id": self.env_id,
+            "steps": steps,
+            "horizon": horizon,
+            "action_mask": mask_array(legal),
+            "harness_text": self.harness_text() if text is None else text,
+        }
+
+
+def _level(harness: str | int) -> str:
+    if isinstance(harness, (int, np.integer)) and not isinstance(harness, bool):
+        return f"H{int(harness)}"
+    if isinstance(harness, str):
+        return harness
+    raise TypeError(f"harness: expected 'H0'..'H4' or 0..4, found {type(harness).__name__}")
+
+
+def _scale(scale: Any) -> int | None:
+    if scale is None:
+        return None
+    if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, (int, np.integer)):
+        raise TypeError(f"scale: expected an int or None, found {type(scale).__name__}")
+    if scale < 0:
+        raise ValueError(f"scale: expected a non-negative int, found {scale}")
+    return int(scale)
+
+
+def _seed(seed: Any) -> int:
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed: expected an int, found {type(seed).__name__}")
+    if not 0 <= seed < 2**64:
+        raise ValueError(f"seed: expected 0 <= seed < 2**64, found {seed}")
+    return int(seed)
+
+
+def make(
+    env_id: str,
+    harness: str | int = "H4",
+    scale: int | None = None,
+    canvas: int = 64,
+    render_mode: str | None = None,
+) -> EnvdistEnv:
+    """An envdist environment as a Gymnasium ``Env`` (see :class:`EnvdistEnv`). ``scale=None``
+    plays the middle of the env's scale range. Unknown ids are a ``KeyError`` that suggests
+    ids; ``gymnasium.make(envdist.gym_id(env_id))`` gives the same env with Gymnasium's
+    wrappers."""
+    return EnvdistEnv(env_id, harness=harness, scale=scale, canvas=canvas, render_mode=render_mode)

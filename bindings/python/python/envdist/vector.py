@@ -1,0 +1,175 @@
+"""Many environments as one Gymnasium ``VectorEnv``, stepped in Rust across threads."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from . import _envdist
+from .env import NUM_ACTIONS, _level, _scale, _seed, mask_array, parse_action
+
+
+class EnvdistVectorEnv(VectorEnv):
+    """``num_envs`` envdist environments stepped together in Rust, on all cores, without
+    holding the GIL. Sub-env ``i`` plays ``env_ids[i % len(env_ids)]``.
+
+    Observations are ``{"image": uint8 (num_envs, H, W, 3)}``. With ``copy=False`` (the
+    default) the image array is the buffer Rust writes into: no copy is made, and the next
+    ``step``/``reset`` overwrites it (copy it to keep it). Rewards, terminations and infos are
+    fresh arrays. Autoreset follows Gymnasium's NEXT_STEP mode: the step after an episode ends
+    resets that sub-env (its action is ignored, reward 0). ``reset(seed=s)`` seeds sub-env
+    ``i`` with ``s + i``, exactly like ``SyncVectorEnv`` over ``envdist.make`` envs, so both
+    play the same episodes. ``info``: ``success`` and ``action_mask`` (legal actions), each
+    with its ``_``-prefixed mask. Actions: an int array, or a sequence of action texts.
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": ["rgb_array"]}
+
+    def __init__(
+        self,
+        env_ids: str | Sequence[str],
+        num_envs: int | None = None,
+        harness: str | int | Sequence[str | int] = "H4",
+        scale: int | None | Sequence[int | None] = None,
+        canvas: int = 64,
+        copy: bool = False,
+        render_mode: str | None = None,
+    ):
+        ids = [env_ids] if isinstance(env_ids, str) else list(env_ids)
+        if not ids:
+            raise ValueError("env_ids: expected at least one environment id, found none")
+        n = len(ids) if num_envs is None else int(num_envs)
+        if n < 1:
+            raise ValueError(f"num_envs: expected at least 1, found {num_envs}")
+        per_env = lambda v: [v[i % len(v)] for i in range(n)]  # noqa: E731
+        harness_list = per_env(harness) if _is_seq(harness) else [harness] * n
+        scale_list = per_env(scale) if _is_seq(scale) else [scale] * n
+        self.env_ids = per_env(ids)
+        self._vec = _envdist.VectorEnv(
+            self.env_ids, [_level(h) for h in harness_list], [_scale(s) for s in scale_list], canvas
+        )
+        self.num_envs = n
+        self.copy = copy
+        self.render_mode = render_mode
+        self.single_observation_space = spaces.Dict(
+            {"image": spaces.Box(0, 255, (canvas, canvas, 3), np.uint8)}
+        )
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, n)
+        self.action_space = batch_space(self.single_action_space, n)
+        self._frames = np.zeros((n, canvas, canvas, 3), dtype=np.uint8)
+        self._rewards = np.zeros(n, dtype=np.float64)
+        self._terminated = np.zeros(n, dtype=np.bool_)
+        self._truncated = np.zeros(n, dtype=np.bool_)
+        self._success = np.zeros(n, dtype=np.bool_)
+        self._legal = np.zeros(n, dtype=np.uint32)
+        self._seeded = False
+        self._ones = np.ones(n, dtype=np.bool_)
+
+    def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict | None = None):
+        super().reset(seed=seed if isinstance(seed, int) else None)
+        if options:
+            raise ValueError("reset options: the vector env takes none (configure it at make)")
+        n = self.num_envs
+        if seed is None:
+            if self._seeded:
+                seeds = [None] * n
+            else:
+                seeds = [int(s) for s in self.np_random.integers(0, 2**63, size=n)]
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            seeds = [_seed(int(seed) + i) for i in range(n)]
+        else:
+            seeds = list(seed)
+            if len(seeds) != n:
+                raise ValueError(f"seed: expected {n} seeds (one per env), found {len(seeds)}")
+            seeds = [None if s is None else _seed(s) for s in seeds]
+        self._seeded = self._seeded or any(s is not None for s in seeds)
+        self._vec.reset(seeds, self._frames, self._legal)
+        self._success[:] = False
+        return self._obs(), self._info()
+
+    def step(self, actions):
+        acts = self._actions(actions)
+        self._vec.step(
+            acts,
+            self._frames,
+            self._rewards,
+            self._terminated,
+            self._truncated,
+            self._success,
+            self._legal,
+        )
+        return (
+            self._obs(),
+            self._rewards.copy(),
+            self._terminated.copy(),
+            self._truncated.copy(),
+            self._info(),
+        )
+
+    def render(self):
+        if self.render_mode == "rgb_array":
+            return tuple(self._frames.copy())
+        return None
+
+    def episodes(self) -> list[tuple[str, str, int, int]]:
+        """Per sub-env ``(env_id, harness, scale, seed)`` of the current episode."""
+        return self._vec.episodes()
+
+    def harness_text(self, i: int) -> dict[str, str | None]:
+        """The harness channels of sub-env ``i`` now (built on request, not at every step)."""
+        o, s, h, r = self._vec.harness_text(i)
+        return {"observation": o, "state": s, "hints": h, "rules": r}
+
+    def _obs(self) -> dict:
+        return {"image": self._frames.copy() if self.copy else self._frames}
+
+    def _info(self) -> dict:
+        return {
+            "success": self._success.copy(),
+            "_success": self._ones.copy(),
+            "action_mask": mask_array(self._legal),
+            "_action_mask": self._ones.copy(),
+        }
+
+    def _actions(self, actions) -> np.ndarray:
+        if isinstance(actions, (list, tuple)) and actions and all(isinstance(a, str) for a in actions):
+            actions = [parse_action(a) for a in actions]
+        a = np.asarray(actions)
+        if a.dtype.kind not in "iu":
+            raise TypeError(
+                f"actions: expected integer indices (or action texts), found dtype {a.dtype}"
+            )
+        if a.shape != (self.num_envs,):
+            raise ValueError(f"actions: expected shape ({self.num_envs},), found {a.shape}")
+        return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def _is_seq(v) -> bool:
+    return isinstance(v, Sequence) and not isinstance(v, str)
+
+
+def make(
+    env_ids: str | Sequence[str],
+    num_envs: int | None = None,
+    harness: str | int | Sequence[str | int] = "H4",
+    scale: int | None | Sequence[int | None] = None,
+    canvas: int = 64,
+    copy: bool = False,
+    render_mode: str | None = None,
+) -> EnvdistVectorEnv:
+    """A Gymnasium ``VectorEnv`` over envdist envs (see :class:`EnvdistVectorEnv`)."""
+    return EnvdistVectorEnv(env_ids, num_envs, harness, scale, canvas, copy, render_mode)
+
+
+def make_registered(num_envs: int = 1, env_id: str = "", **kwargs) -> EnvdistVectorEnv:
+    """The ``vector_entry_point`` of the registered Gymnasium ids (``gymnasium.make_vec``)."""
+    kwargs.pop("max_episode_steps", None)
+    return EnvdistVectorEnv(env_id, num_envs, **kwargs)
+
+
+__all__ = ["EnvdistVectorEnv", "make", "make_registered"]

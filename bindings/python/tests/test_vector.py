@@ -1,0 +1,124 @@
+"""envdist.vector.make: the same episodes as Gymnasium's SyncVectorEnv / AsyncVectorEnv over
+envdist.make envs (NEXT_STEP autoreset), spaces, zero-copy frames, Gymnasium's vector
+wrappers, and bad input."""
+
+from functools import partial
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import data_equivalence
+from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
+
+import envdist
+import envdist.vector
+
+IDS = ["maze/classic", "count-objects/classic", "sokoban/classic", "lights-out/classic"]
+# Small scales so that episodes end (and autoreset happens) within the test's steps.
+SCALES = [envdist.spec(i)["scale"]["min"] for i in IDS]
+
+
+def reference(vectoriser, n):
+    fns = [partial(envdist.make, IDS[i % len(IDS)], "H4", SCALES[i % len(IDS)]) for i in range(n)]
+    return vectoriser(fns, autoreset_mode=AutoresetMode.NEXT_STEP)
+
+
+@pytest.mark.parametrize(
+    "vectoriser",
+    [SyncVectorEnv, partial(AsyncVectorEnv, shared_memory=False)],
+    ids=["Sync", "Async"],
+)
+def test_same_episodes_as_gymnasium_vector_envs(vectoriser):
+    """Gymnasium's test_vector_env_equal, with our vector env against its reference ones."""
+    n, steps = 6, 300
+    ours = envdist.vector.make(IDS, n, harness="H4", scale=SCALES)
+    ref = reference(vectoriser, n)
+    assert ours.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    assert ours.action_space == ref.action_space
+    assert ours.single_observation_space["image"] == ref.single_observation_space["image"]
+    o1, _ = ours.reset(seed=42)
+    o2, _ = ref.reset(seed=42)
+    assert np.array_equal(o1["image"], o2["image"])
+    ours.action_space.seed(0)
+    ended = 0
+    for _ in range(steps):
+        actions = ours.action_space.sample()
+        assert actions in ref.action_space
+        a = ours.step(actions)
+        b = ref.step(actions)
+        assert a[0] in ours.observation_space
+        assert np.array_equal(a[0]["image"], b[0]["image"])
+        assert np.array_equal(a[1], b[1]) and a[1].dtype == b[1].dtype
+        assert np.array_equal(a[2], b[2]) and np.array_equal(a[3], b[3])
+        assert np.array_equal(a[4]["success"], b[4]["success"])
+        ended += int(np.sum(a[2] | a[3]))
+    assert ended > 0, "no episode ended: autoreset was not exercised"
+    ours.close()
+    ref.close()
+
+
+def test_next_step_autoreset():
+    """Gymnasium's test_autoreset_next_step semantics on one sub-env."""
+    env = envdist.vector.make(["count-objects/classic"], 2)
+    obs, _ = env.reset(seed=3)
+    single = envdist.make("count-objects/classic")
+    first, _ = single.reset(seed=3)
+    assert np.array_equal(obs["image"][0], first["image"])
+    # A single-turn env ends at the first answer.
+    _, r, term, trunc, info = env.step([envdist.parse_action("answer_0")] * 2)
+    assert np.all(term | trunc)
+    obs, r, term, trunc, info = env.step([0, 0])
+    assert np.all(r == 0) and not np.any(term | trunc)
+    nxt, _ = single.reset()
+    assert np.array_equal(obs["image"][0], nxt["image"])
+
+
+def test_frames_are_handed_over_without_a_copy():
+    env = envdist.vector.make(IDS, 4)
+    o1, _ = env.reset(seed=0)
+    o2, *_ = env.step(np.zeros(4, dtype=np.int64))
+    assert o1["image"] is o2["image"] and o1["image"].flags["C_CONTIGUOUS"]
+    copying = envdist.vector.make(IDS, 4, copy=True)
+    c1, _ = copying.reset(seed=0)
+    c2, *_ = copying.step([0, 0, 0, 0])
+    assert not np.shares_memory(c1["image"], c2["image"])
+
+
+def test_gymnasium_make_vec_builds_it():
+    envs = gym.make_vec(envdist.gym_id("maze/classic"), num_envs=3, harness="H2")
+    assert isinstance(envs, envdist.vector.EnvdistVectorEnv) and envs.num_envs == 3
+    obs, _ = envs.reset(seed=0)
+    assert obs["image"].shape == (3, 64, 64, 3)
+    assert {e[1] for e in envs.episodes()} == {"H2"}
+
+
+def test_gymnasium_vector_wrappers_run_on_it():
+    env = gym.wrappers.vector.RecordEpisodeStatistics(envdist.vector.make(["count-objects/classic"], 3))
+    env.reset(seed=0)
+    episodes = 0
+    for _ in range(4):
+        _, _, term, trunc, info = env.step(env.action_space.sample())
+        if "episode" in info:
+            episodes += int(info["_episode"].sum())
+    assert episodes >= 3
+
+
+def test_text_actions_and_bad_input():
+    env = envdist.vector.make(IDS, 4)
+    env.reset(seed=0)
+    env.step(["left", "answer_1", "<answer>up</answer>", "interact"])
+    with pytest.raises(ValueError, match="names no action"):
+        env.step(["left", "jump", "up", "up"])
+    with pytest.raises(TypeError, match="dtype float64"):
+        env.step(np.zeros(4))
+    with pytest.raises(ValueError, match=r"expected shape \(4,\), found \(3,\)"):
+        env.step([0, 0, 0])
+    with pytest.raises(ValueError, match=r"actions\[2\].*found 99"):
+        env.step([0, 0, 99, 0])
+    with pytest.raises(KeyError, match="unknown environment"):
+        envdist.vector.make(["maze/classic", "nope/x"], 2)
+    with pytest.raises(ValueError, match="num_envs"):
+        envdist.vector.make(IDS, 0)
+    with pytest.raises(ValueError, match="expected 4 seeds"):
+        env.reset(seed=[1, 2])
+    env.step([0, 0, 0, 0])
