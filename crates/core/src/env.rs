@@ -191,8 +191,8 @@ pub trait Env: Send {
 
 /// Error making an environment from its id.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown environment {0:?}")]
-pub struct UnknownEnv(pub String);
+#[error("unknown environment \"{0}\"")]
+pub struct UnknownEnv(pub EnvId);
 
 /// Builds environments by id: how crates that must not depend on `envdist-envs` (trainer,
 /// profiling) get environments. The implementation fixes rendering options such as the canvas.

@@ -29,6 +29,7 @@
 pub mod action;
 pub mod data;
 pub mod env;
+pub mod error;
 pub mod harness;
 pub mod hash;
 pub mod image;
@@ -47,6 +48,7 @@ pub use env::{
     Env, EnvFactory, EnvId, EnvSpec, EpisodeOutcome, Observation, ScaleRange, Split, Step, Task,
     Turn, UnknownEnv,
 };
+pub use error::{Checked, InvalidValue, Validate};
 pub use harness::{HarnessChannel, HarnessLevel, HarnessSchedule, HarnessText, ParseHarnessError};
 pub use image::Rgb8Image;
 pub use io::FileError;

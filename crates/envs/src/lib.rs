@@ -304,7 +304,7 @@ impl Suite {
             .entries
             .iter()
             .find(|e| e.spec.id == *id)
-            .ok_or_else(|| UnknownEnv(id.to_string()))?;
+            .ok_or_else(|| UnknownEnv(id.clone()))?;
         let f = &self.families[e.family];
         Ok(SuiteEnv::new(
             e.spec.clone(),

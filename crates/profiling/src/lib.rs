@@ -71,7 +71,7 @@ pub use rollout::{PolicyMaker, RolloutConfig, rollout, rollout_env, rollout_pool
 pub use segment::{Segmenter, TagSegmenter};
 pub use stats::EnvAbilityStats;
 
-use envdist_core::FileError;
+use envdist_core::{EnvId, FileError};
 
 /// Errors of profiling: bad configuration, unknown environments, segmentation and file IO.
 #[derive(Debug, thiserror::Error)]
@@ -80,8 +80,8 @@ pub enum ProfilingError {
     #[error(transparent)]
     File(#[from] FileError),
     /// The environment factory cannot make this environment.
-    #[error("unknown environment {0:?}: the environment factory cannot make it")]
-    UnknownEnv(String),
+    #[error("unknown environment \"{0}\": the environment factory cannot make it")]
+    UnknownEnv(EnvId),
     /// A configuration value is out of range.
     #[error("profiling config: field `{field}`: expected {expected}, found {found}")]
     Config {

@@ -107,7 +107,7 @@ impl EnvFactory for ToyFactory {
         let mirrored = match id.as_str() {
             "toy/walk" => false,
             "toy/mirror" => true,
-            other => return Err(UnknownEnv(other.to_string())),
+            other => return Err(UnknownEnv(EnvId::new(other))),
         };
         let spec = if mirrored {
             spec("mirror", "walk")

@@ -2,6 +2,7 @@
 //! after warm-up updates (allocation, autotuning), split into rollout (batched inference and
 //! env stepping) and learning (forward, backward and Adam over the rollout's epochs).
 
+use envdist_core::InvalidValue;
 use std::sync::Arc;
 
 use envdist_core::TaskSampler;
@@ -64,11 +65,11 @@ pub fn measure_throughput(
     updates: u32,
 ) -> Result<Throughput, TrainerError> {
     if updates == 0 {
-        return Err(TrainerError::Config {
-            field: "updates".into(),
-            expected: "at least 1 timed update".into(),
-            found: "0".into(),
-        });
+        return Err(TrainerError::Config(InvalidValue::new(
+            "updates",
+            "at least 1 timed update",
+            "0",
+        )));
     }
     let mut cfg = cfg;
     // The learning-rate schedule's horizon only; the budget is the update count.

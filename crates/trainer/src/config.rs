@@ -1,6 +1,7 @@
 //! Configuration: the network's shape and the RL hyper-parameters, with `cpu` and `gpu`
 //! presets. Validated once ([`TrainConfig::validate`]) before anything is built.
 
+use envdist_core::InvalidValue;
 use serde::{Deserialize, Serialize};
 
 use crate::TrainerError;
@@ -78,11 +79,11 @@ impl ModelConfig {
 
     fn validate(&self) -> Result<(), TrainerError> {
         let bad = |field: &str, expected: &str, found: String| {
-            Err(TrainerError::Config {
-                field: format!("model.{field}"),
-                expected: expected.into(),
+            Err(TrainerError::Config(InvalidValue::new(
+                format!("model.{field}"),
+                expected,
                 found,
-            })
+            )))
         };
         if self.patch == 0 || self.image_size == 0 || !self.image_size.is_multiple_of(self.patch) {
             return bad(
@@ -225,11 +226,11 @@ impl TrainConfig {
                 lr: 1e-3,
                 ..Self::cpu()
             }),
-            other => Err(TrainerError::Config {
-                field: "preset".into(),
-                expected: "cpu, gpu or tiny".into(),
-                found: other.into(),
-            }),
+            other => Err(TrainerError::Config(InvalidValue::new(
+                "preset",
+                "cpu, gpu or tiny",
+                other,
+            ))),
         }
     }
 
@@ -242,11 +243,9 @@ impl TrainConfig {
     pub fn validate(&self) -> Result<(), TrainerError> {
         self.model.validate()?;
         let bad = |field: &str, expected: &str, found: String| {
-            Err(TrainerError::Config {
-                field: field.into(),
-                expected: expected.into(),
-                found,
-            })
+            Err(TrainerError::Config(InvalidValue::new(
+                field, expected, found,
+            )))
         };
         for (name, v) in [
             ("num_envs", self.num_envs),

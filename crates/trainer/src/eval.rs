@@ -1,6 +1,7 @@
 //! Evaluation: fixed seeds, greedy actions, one harness level (H4, bare vision, by default).
 
 use burn::tensor::backend::AutodiffBackend;
+use envdist_core::InvalidValue;
 use envdist_core::env::EnvFactory;
 use envdist_core::{EnvId, EnvSpec, HarnessLevel, Split, Task, Turn};
 use serde::{Deserialize, Serialize};
@@ -46,14 +47,9 @@ impl std::str::FromStr for ScaleChoice {
             "min" => Ok(Self::Min),
             "mid" => Ok(Self::Mid),
             "max" => Ok(Self::Max),
-            n => n
-                .parse()
-                .map(Self::Fixed)
-                .map_err(|_| TrainerError::Config {
-                    field: "scale".into(),
-                    expected: "min, mid, max or an integer".into(),
-                    found: n.into(),
-                }),
+            n => n.parse().map(Self::Fixed).map_err(|_| {
+                TrainerError::Config(InvalidValue::new("scale", "min, mid, max or an integer", n))
+            }),
         }
     }
 }
@@ -127,7 +123,7 @@ pub(crate) fn specs_for(
             all.iter()
                 .find(|s| &s.id == id)
                 .cloned()
-                .ok_or_else(|| TrainerError::UnknownEnv(id.to_string()))
+                .ok_or_else(|| TrainerError::UnknownEnv(id.clone()))
         })
         .collect()
 }

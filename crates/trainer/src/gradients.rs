@@ -14,6 +14,7 @@ use burn::optim::GradientsParams;
 use burn::tensor::activation::log_softmax;
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{Int, Tensor, TensorData};
+use envdist_core::InvalidValue;
 use envdist_core::env::EnvFactory;
 use envdist_core::{EnvId, HarnessLevel, Rng, Task};
 use rayon::prelude::*;
@@ -288,11 +289,11 @@ pub(crate) fn each_env_gradient<B: AutodiffBackend>(
     on_env: &mut dyn FnMut(usize, EnvGradient) -> Result<(), TrainerError>,
 ) -> Result<(), TrainerError> {
     if gcfg.rollouts_per_env == 0 || gcfg.dim == 0 {
-        return Err(TrainerError::Config {
-            field: "gradients".into(),
-            expected: "rollouts_per_env >= 1 and dim >= 1".into(),
-            found: format!("{} rollouts, dim {}", gcfg.rollouts_per_env, gcfg.dim),
-        });
+        return Err(TrainerError::Config(InvalidValue::new(
+            "gradients",
+            "rollouts_per_env >= 1 and dim >= 1",
+            format!("{} rollouts, dim {}", gcfg.rollouts_per_env, gcfg.dim),
+        )));
     }
     let specs = specs_for(factory, envs)?;
     let m = gcfg.rollouts_per_env;

@@ -61,7 +61,7 @@ use std::time::Instant;
 
 use burn::backend::{Autodiff, Flex};
 use envdist_core::env::EnvFactory;
-use envdist_core::{EnvId, GradientSet, HarnessLevel, TaskSampler};
+use envdist_core::{EnvId, GradientSet, HarnessLevel, InvalidValue, TaskSampler};
 use serde::{Deserialize, Serialize};
 
 pub use bench::{THROUGHPUT_SCHEMA_VERSION, Throughput, measure_throughput};
@@ -78,18 +78,11 @@ use trainer::Core;
 #[derive(Debug, thiserror::Error)]
 pub enum TrainerError {
     /// A configuration field is out of range.
-    #[error("config field `{field}`: expected {expected}, found {found}")]
-    Config {
-        /// The field.
-        field: String,
-        /// What would be accepted.
-        expected: String,
-        /// What was given.
-        found: String,
-    },
+    #[error("trainer config: {0}")]
+    Config(#[from] InvalidValue),
     /// The factory does not know this environment.
-    #[error("unknown environment {0:?}")]
-    UnknownEnv(String),
+    #[error("unknown environment \"{0}\"")]
+    UnknownEnv(EnvId),
     /// A task's scale is outside its env's declared range.
     #[error("scale {scale} of {env} is outside its declared range {min}..={max}")]
     ScaleOutOfRange {
@@ -112,7 +105,7 @@ pub enum TrainerError {
     },
     /// The sampler refused the checkpoint's sampler state.
     #[error("checkpoint sampler state: {0}")]
-    Sampler(String),
+    Sampler(#[from] envdist_core::SamplerStateError),
     /// Reading or writing a file failed (the error names the file and field).
     #[error(transparent)]
     File(#[from] envdist_core::FileError),

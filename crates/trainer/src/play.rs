@@ -4,6 +4,7 @@
 use burn::module::AutodiffModule;
 use burn::tensor::Tensor;
 use burn::tensor::backend::{AutodiffBackend, Backend};
+use envdist_core::InvalidValue;
 use envdist_core::env::EnvFactory;
 use envdist_core::{ActionId, Env, EpisodeOutcome, NUM_ACTIONS, Observation, Rng, Task};
 use rayon::prelude::*;
@@ -305,11 +306,11 @@ pub(crate) fn play_episodes<B: AutodiffBackend>(
     if let Mode::Sample(rngs) = &mode
         && rngs.len() != tasks.len()
     {
-        return Err(TrainerError::Config {
-            field: "rngs".into(),
-            expected: format!("one random stream per task ({})", tasks.len()),
-            found: rngs.len().to_string(),
-        });
+        return Err(TrainerError::Config(InvalidValue::new(
+            "rngs",
+            format!("one random stream per task ({})", tasks.len()),
+            rngs.len().to_string(),
+        )));
     }
     let mut out: Vec<Option<Played>> = (0..tasks.len()).map(|_| None).collect();
     let mut bufs = BatchBuffers::default();

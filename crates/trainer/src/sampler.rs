@@ -1,6 +1,7 @@
 //! A simple task sampler for tests and baselines: uniform over a fixed env list at one harness
 //! level and scale choice. (The HDC curriculum lives in `envdist-curriculum`.)
 
+use envdist_core::InvalidValue;
 use envdist_core::env::EnvFactory;
 use envdist_core::{
     EnvId, EnvSpec, EpisodeOutcome, HarnessLevel, Rng, SamplerStateError, Task, TaskSampler,
@@ -43,11 +44,11 @@ impl UniformSampler {
         seed: u64,
     ) -> Result<Self, TrainerError> {
         if envs.is_empty() {
-            return Err(TrainerError::Config {
-                field: "envs".into(),
-                expected: "at least one environment".into(),
-                found: "none".into(),
-            });
+            return Err(TrainerError::Config(InvalidValue::new(
+                "envs",
+                "at least one environment",
+                "none",
+            )));
         }
         Ok(Self {
             envs: specs_for(factory, envs)?,

@@ -226,7 +226,7 @@ impl EnvFactory for ToyFactory {
             .strip_prefix("toy/")
             .and_then(GoalGrid::new)
             .map(|g| Box::new(g) as Box<dyn Env>)
-            .ok_or_else(|| UnknownEnv(id.to_string()))
+            .ok_or_else(|| UnknownEnv(id.clone()))
     }
 }
 

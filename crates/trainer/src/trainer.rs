@@ -476,9 +476,7 @@ impl<B: AutodiffBackend> Core<B> {
         core.update = state.update;
         core.env_steps = state.env_steps;
         if let Some(sampler) = sampler {
-            sampler
-                .restore(&state.sampler)
-                .map_err(|e| TrainerError::Sampler(e.0))?;
+            sampler.restore(&state.sampler)?;
             for s in &state.slots {
                 core.slots.push(Slot::replay(
                     core.factory.as_ref(),
@@ -497,15 +495,11 @@ pub(crate) fn read_state(dir: &Path) -> Result<CheckpointState, TrainerError> {
     let state: CheckpointState =
         envdist_core::io::read_json(&path, Some(CHECKPOINT_SCHEMA_VERSION))?;
     state.config.validate().map_err(|e| match e {
-        TrainerError::Config {
-            field,
-            expected,
-            found,
-        } => TrainerError::File(envdist_core::FileError::invalid(
+        TrainerError::Config(v) => TrainerError::File(envdist_core::FileError::invalid(
             &path,
-            format!("config.{field}"),
-            expected,
-            found,
+            format!("config.{}", v.field),
+            v.expected,
+            v.found,
         )),
         other => other,
     })?;

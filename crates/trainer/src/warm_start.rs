@@ -1,6 +1,7 @@
 //! Starting a training run from an existing policy (e.g. the experiment's warm-up model), so
 //! that every arm of a study continues from the same base weights with a fresh optimizer.
 
+use envdist_core::InvalidValue;
 use std::sync::Arc;
 
 use envdist_core::env::EnvFactory;
@@ -18,11 +19,11 @@ impl Trainer {
     ) -> Result<Self, TrainerError> {
         cfg.validate()?;
         if &cfg.model != policy.config() {
-            return Err(TrainerError::Config {
-                field: "model".into(),
-                expected: format!("the starting policy's shape {:?}", policy.config()),
-                found: format!("{:?}", cfg.model),
-            });
+            return Err(TrainerError::Config(InvalidValue::new(
+                "model",
+                format!("the starting policy's shape {:?}", policy.config()),
+                format!("{:?}", cfg.model),
+            )));
         }
         let inner = match &policy.inner {
             ModelInner::Cpu(net) => {
