@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use envdist_core::{EnvId, FileError, Rng};
 
+use crate::certificate::{Certificate, certify};
 use crate::config::{Aggregation, Checked, Optimizer, SelectConfig};
 use crate::error::SelectError;
 use crate::objective::{PickReason, StepTrace};
@@ -58,6 +59,11 @@ pub struct Selection {
     pub evaluations: u64,
     /// Anything a reader should know about this run.
     pub notes: Vec<String>,
+    /// How far the selection can be from the best one (an upper bound on the optimum, where
+    /// one is valid). `None` when the config switched it off, or in files written before
+    /// certificates existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<Certificate>,
 }
 
 impl Selection {
@@ -194,6 +200,7 @@ pub(crate) fn finish(
             g.zero_rows()
         ));
     }
+    let objective = steps.iter().map(|s| f64::from(s.gain)).sum::<f64>() as f32;
     Selection {
         schema_version: SELECTION_SCHEMA_VERSION,
         method: method.to_string(),
@@ -202,7 +209,11 @@ pub(crate) fn finish(
             .iter()
             .map(|e| problem.env_ids()[*e].clone())
             .collect(),
-        objective: steps.iter().map(|s| f64::from(s.gain)).sum::<f64>() as f32,
+        objective,
+        certificate: checked
+            .config
+            .certify
+            .then(|| certify(problem, checked, &ranking, objective)),
         covered: covered.iter().filter(|c| **c).count(),
         coverable: coverable.iter().filter(|c| **c).count(),
         abilities: problem.n_abilities(),

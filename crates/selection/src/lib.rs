@@ -34,8 +34,10 @@
 #![warn(missing_docs)]
 
 pub mod baselines;
+pub mod certificate;
 pub mod config;
 pub mod error;
+pub mod exact;
 pub mod greedy;
 pub mod npy;
 pub mod objective;
@@ -43,8 +45,10 @@ pub mod problem;
 pub mod synthetic;
 
 pub use baselines::{Baseline, baseline};
+pub use certificate::{BoundKind, Certificate};
 pub use config::{AbilityWeighting, Aggregation, Checked, Optimizer, SelectConfig, Terms, Weights};
 pub use error::SelectError;
+pub use exact::{EXACT_MAX_ENVS, ExactLimits, ExactSolution, ExactStatus, solve_exact};
 pub use greedy::{SELECTION_SCHEMA_VERSION, Selection, select, select_checked};
 pub use npy::{SparseCounts, parse_counts_npy, read_counts_npy, read_index_npy};
 pub use objective::{
