@@ -4,7 +4,8 @@
 //! Notation. `C(S)` is the weighted coverage of a set (sum of the ability weights of the
 //! abilities it covers), `W(e)` the weight of all of `e`'s abilities, `OPT_k` the best objective
 //! over selections of exactly `k` environments that honour the config's constraints
-//! (`must_include` first, `must_exclude`, full coverage). With the term weights `w_c, w_r, w_x`
+//! (`must_include` first, `must_exclude`, full coverage); where the objective depends on the
+//! pick order (max or mean conflict aggregation), over pick sequences. With the term weights `w_c, w_r, w_x`
 //! the step gains of [`Selection`](crate::Selection) add up, for any pick order, to
 //!
 //! ```text
@@ -220,6 +221,16 @@ pub(crate) fn certify(
     ranking: &[usize],
     value: f32,
 ) -> Certificate {
+    certify_with_budget(problem, checked, ranking, value, EVERY_PREFIX_BUDGET)
+}
+
+fn certify_with_budget(
+    problem: &Problem,
+    checked: &Checked,
+    ranking: &[usize],
+    value: f32,
+    every_prefix_budget: usize,
+) -> Certificate {
     let n = problem.n_envs();
     let k = checked.config.k.max(ranking.len());
     let kind = BoundKind::of(checked);
@@ -242,16 +253,21 @@ pub(crate) fn certify(
         }
     }
 
+    // Uniform weights keep integer counts only (they double as weights); otherwise f64 weights.
     let total: Vec<f64> = (0..n)
         .map(|e| {
-            problem
-                .env_abilities(e)
-                .iter()
-                .map(|a| f64::from(w[*a as usize]))
-                .sum()
+            if uniform {
+                problem.env_abilities(e).len() as f64
+            } else {
+                problem
+                    .env_abilities(e)
+                    .iter()
+                    .map(|a| f64::from(w[*a as usize]))
+                    .sum()
+            }
         })
         .collect();
-    let mut uncovered_w = total.clone();
+    let mut uncovered_w = if uniform { Vec::new() } else { total.clone() };
     let mut count: Vec<u32> = if uniform {
         (0..n)
             .map(|e| problem.env_abilities(e).len() as u32)
@@ -274,7 +290,7 @@ pub(crate) fn certify(
     let m_include: f64 = include.iter().map(|e| w_r * total[*e]).sum();
 
     let generic_objective = kind != BoundKind::Unclamped && w_r != 0.0;
-    let every = n.saturating_mul(ranking.len() + 1) <= EVERY_PREFIX_BUDGET;
+    let every = n.saturating_mul(ranking.len() + 1) <= every_prefix_budget;
     let span = ranking.len().saturating_sub(start);
     let stride = if every {
         1
@@ -313,13 +329,14 @@ pub(crate) fn certify(
                 let wa = f64::from(w[a]);
                 for &o in problem.ability_envs(a) {
                     let o = o as usize;
-                    uncovered_w[o] -= wa;
                     if uniform {
                         if allowed(o) && !in_a[o] {
                             hist[count[o] as usize] -= 1;
                             hist[count[o] as usize - 1] += 1;
                         }
                         count[o] -= 1;
+                    } else {
+                        uncovered_w[o] -= wa;
                     }
                 }
             }
@@ -367,11 +384,14 @@ pub(crate) fn certify(
         }
         // Generic bound: g(A) + max_j [−M_j + T_{k−j}].
         scratch.clear();
-        scratch.extend(
-            (0..n)
-                .filter(|e| allowed(*e) && !in_a[*e])
-                .map(|e| alpha * uncovered_w[e] - w_r * total[e]),
-        );
+        scratch.extend((0..n).filter(|e| allowed(*e) && !in_a[*e]).map(|e| {
+            let unc = if uniform {
+                f64::from(count[e])
+            } else {
+                uncovered_w[e]
+            };
+            alpha * unc - w_r * total[e]
+        }));
         debug_assert_eq!(scratch.len(), outside);
         let top = top_desc(&mut scratch, r_max);
         let mut t_sum = vec![0f64; top.len() + 1];
@@ -413,12 +433,17 @@ pub(crate) fn certify(
         .sum();
     let coverage_upper_bound = up(best_cov.min(coverable));
     if kind != BoundKind::Unclamped && start != usize::MAX {
-        let mut m: Vec<f64> = (0..n)
-            .filter(|e| allowed(*e) && include.binary_search(e).is_err())
-            .map(|e| w_r * total[e])
-            .collect();
-        m.sort_unstable_by(f64::total_cmp);
-        let cheapest: f64 = m.iter().take(r_max).sum();
+        let cheapest: f64 = if w_r == 0.0 {
+            0.0
+        } else {
+            scratch.clear();
+            scratch.extend(
+                (0..n)
+                    .filter(|e| allowed(*e) && include.binary_search(e).is_err())
+                    .map(|e| -(w_r * total[e])),
+            );
+            -top_desc(&mut scratch, r_max).iter().sum::<f64>()
+        };
         let cap = alpha * coverable - m_include - cheapest;
         if cap < best_obj {
             best_obj = cap;
@@ -436,5 +461,58 @@ pub(crate) fn certify(
         coverage_upper_bound,
         best_prefix: best_obj_at,
         prefixes_evaluated: evaluated,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{AbilityWeighting, SelectConfig};
+    use crate::select;
+    use crate::synthetic::{SyntheticConfig, generate};
+
+    #[test]
+    fn scheduled_prefixes_give_a_valid_looser_bound() {
+        let pool = generate(&SyntheticConfig {
+            n: 400,
+            abilities: 60,
+            seed: 5,
+            ..Default::default()
+        })
+        .unwrap();
+        let p = &pool.problem;
+        for cfg in [
+            SelectConfig::aes(150).without_conflict(),
+            SelectConfig {
+                ability_weighting: AbilityWeighting::Rarity,
+                ..SelectConfig::aes(150).coverage_only()
+            },
+            SelectConfig::aes(150),
+        ] {
+            let s = select(p, &cfg).unwrap();
+            let checked = cfg.validate(p).unwrap();
+            let every = certify_with_budget(p, &checked, &s.ranking, s.objective, usize::MAX);
+            let sched = certify_with_budget(p, &checked, &s.ranking, s.objective, 0);
+            assert_eq!(every.prefixes_evaluated, 151);
+            assert!(sched.prefixes_evaluated <= SCHEDULED_PREFIXES + 1);
+            assert!(sched.prefixes_evaluated >= SCHEDULED_PREFIXES / 2);
+            let (a, b) = (every.upper_bound.unwrap(), sched.upper_bound.unwrap());
+            assert!(b >= a && a >= s.objective, "{a} {b} {}", s.objective);
+            assert!(sched.coverage_upper_bound >= every.coverage_upper_bound);
+        }
+    }
+
+    #[test]
+    fn unclamped_conflict_gets_no_bound_but_a_coverage_bound() {
+        let pool = generate(&SyntheticConfig::default()).unwrap();
+        let cfg = SelectConfig {
+            clamp_conflict: false,
+            ..SelectConfig::aes(30)
+        };
+        let c = select(&pool.problem, &cfg).unwrap().certificate.unwrap();
+        assert_eq!(c.kind, BoundKind::Unclamped);
+        assert_eq!((c.upper_bound, c.gap_fraction), (None, None));
+        assert!(c.coverage_upper_bound >= c.coverage);
+        assert!(c.to_string().contains("no bound"), "{c}");
     }
 }

@@ -17,6 +17,12 @@
 //! unclamped penalties) lazy greedy runs naive instead and says so. No dense `n x n` matrix
 //! is ever formed.
 //!
+//! Every selection carries a [`Certificate`]: an upper bound on the best objective any
+//! feasible selection of `k` could reach, read off the ranking's prefixes (the classic online
+//! bound for coverage, with corrections for redundancy; [`BoundKind`] says when it holds), so a
+//! user sees "within X% of optimal" rather than greedy gains alone. On small pools
+//! [`solve_exact`] finds the optimum itself by branch and bound.
+//!
 //! ```
 //! use envdist_selection::{SelectConfig, select, synthetic};
 //!
@@ -29,6 +35,9 @@
 //! assert_eq!(aes.ranking, naive.ranking); // lazy is exact here
 //! assert!(!aes.lazy_fell_back && aes.gains_non_increasing);
 //! println!("{} of {} abilities covered; objective {}", aes.covered, aes.abilities, aes.objective);
+//! let certificate = aes.certificate.as_ref().expect("on by default");
+//! assert!(certificate.upper_bound.unwrap() >= aes.objective);
+//! println!("{certificate}"); // within X% of optimal (objective .. <= OPT <= ..); coverage ..
 //! # Ok::<(), envdist_selection::SelectError>(())
 //! ```
 #![warn(missing_docs)]
