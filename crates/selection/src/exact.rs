@@ -15,8 +15,9 @@
 //! the subset lattice and its objective the sum of the step gains. Children are tried in
 //! greedy order (highest step gain, lowest index on ties), so the first leaf is the naive
 //! greedy selection (without the full-coverage constraint) and the optimum is never below it.
-//! A node is pruned when its value plus the `r` largest optimistic gains of the remaining
-//! candidates cannot beat the best leaf. A candidate's optimistic gain is its current
+//! A node is pruned when its value plus a bound on what `r` more picks can add cannot beat the
+//! best leaf: the smaller of the `r` largest optimistic gains and (all the uncovered weight
+//! plus the `r` largest non-coverage parts). A candidate's optimistic gain is its current
 //! coverage-and-redundancy gain (which only falls as the set grows) minus a lower bound on
 //! the conflict it will pay later (the clamped max or sum over the current picks, which only
 //! grows; the current sum over `k − 1` for mean; `−1` per pair where penalties can be
@@ -174,7 +175,12 @@ struct Search<'a> {
 struct Cand {
     e: usize,
     gain: f32,
+    /// Weight of e's still uncovered abilities.
+    new_w: f64,
+    /// Optimistic gain of any later pick of e: `(w_c + w_r)·new_w + base`.
     optimistic: f64,
+    /// The part of it that does not come from new coverage: `−w_r·W(e) − w_x·floor`.
+    base: f64,
 }
 
 impl Search<'_> {
@@ -233,12 +239,27 @@ impl Search<'_> {
             };
             (x, floor)
         };
-        let f64w = |v: f32| f64::from(v);
+        let base = -f64::from(w_r) * self.total[e] - f64::from(w_x) * floor;
         Cand {
             e,
             gain: canon(c + r + x),
-            optimistic: f64w(w_c) * new_w - f64w(w_r) * (self.total[e] - new_w) - f64w(w_x) * floor,
+            new_w,
+            optimistic: (f64::from(w_c) + f64::from(w_r)) * new_w + base,
+            base,
         }
+    }
+
+    /// Weight of the coverable abilities not covered yet.
+    fn uncovered_weight(&self, covered: &[u64]) -> f64 {
+        let mut sum = 0.0;
+        for (i, (c, m)) in covered.iter().zip(&self.coverable).enumerate() {
+            let mut bits = m & !c;
+            while bits != 0 {
+                sum += f64::from(self.weights[i * 64 + bits.trailing_zeros() as usize]);
+                bits &= bits - 1;
+            }
+        }
+        sum
     }
 
     fn limit_hit(&mut self) -> bool {
@@ -326,9 +347,27 @@ impl Search<'_> {
         let mut cands: Vec<Cand> = candidates
             .map(|e| self.evaluate(e, covered, acc, depth, r))
             .collect();
-        let mut by_opt: Vec<(f64, usize)> = cands.iter().map(|c| (c.optimistic, c.e)).collect();
-        by_opt.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
-        let bound = value + by_opt[..r].iter().map(|x| x.0).sum::<f64>();
+        // Two bounds on what the `r` remaining picks add; both hold, so the smaller does:
+        // the `r` largest optimistic gains, and all the uncovered weight plus the `r` largest
+        // non-coverage parts (new coverage over the picks adds up to at most what is left).
+        let alpha = f64::from(self.w.0) + f64::from(self.w.1);
+        let uncovered = self.uncovered_weight(covered);
+        let sorted = |key: fn(&Cand) -> f64| {
+            let mut v: Vec<(f64, usize)> = cands.iter().map(|c| (key(c), c.e)).collect();
+            v.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+            v
+        };
+        let by_opt = sorted(|c| c.optimistic);
+        let by_base = sorted(|c| c.base);
+        let top = |v: &[(f64, usize)], skip: Mask, r: usize| -> f64 {
+            v.iter()
+                .filter(|(_, e)| !skip.has(*e))
+                .take(r)
+                .map(|x| x.0)
+                .sum()
+        };
+        let none = Mask::default();
+        let bound = value + top(&by_opt, none, r).min(alpha * uncovered + top(&by_base, none, r));
         if bound <= self.best {
             return;
         }
@@ -339,20 +378,18 @@ impl Search<'_> {
             let skip = if self.set_function {
                 done.with(c)
             } else {
-                Mask::default().with(c)
+                none.with(c)
             };
-            let rest: f64 = by_opt
-                .iter()
-                .filter(|(_, e)| !skip.has(*e))
-                .take(r - 1)
-                .map(|x| x.0)
-                .sum();
             let child_value = value + f64::from(cand.gain);
-            if child_value + rest <= self.best {
+            if child_value + top(&by_opt, skip, r - 1) <= self.best {
                 if self.set_function {
                     // Gains fall along `cands` and the pool shrinks: no later sibling wins.
                     break;
                 }
+                continue;
+            }
+            let capped = alpha * (uncovered - cand.new_w).max(0.0) + top(&by_base, skip, r - 1);
+            if child_value + capped <= self.best {
                 continue;
             }
             let (cov, next) = self.push(c, covered, acc, depth);
