@@ -4,11 +4,13 @@
 //! Why not an ILP crate: max coverage with a budget is a small ILP, but the AES objective
 //! with max or mean conflict aggregation is a function of the pick *order*, not of a set,
 //! and even the sum aggregation is quadratic; an ILP would need a linearisation per
-//! aggregation and clamping mode. The pure-Rust MILP solvers on crates.io (`good_lp` with
-//! its `microlp` backend, `microlp` itself) are small projects whose branch and bound is no
-//! stronger than a specialised one here, and the rest wrap C/C++ solvers (HiGHS, CBC, SCIP)
-//! that would need a C++ toolchain in CI. A search over pick sequences handles every
-//! objective the greedy optimizers do, with the same arithmetic.
+//! aggregation and clamping mode. On crates.io (checked 2026-12: `cargo info`), `good_lp` 1.15
+//! defaults to the C++ CBC solver (HiGHS, SCIP, lpsolve are C/C++ too, needing a C++
+//! toolchain in CI; `clarabel`, pure Rust, solves continuous problems only). Its pure-Rust
+//! MILP backend, `microlp` 0.7, would do for max coverage (whose LP relaxation can bound more
+//! tightly than the top-`r` gains used here), but not for the order-dependent AES objectives
+//! without a sequence model on top. One search over pick sequences handles every objective
+//! the greedy optimizers do, with their exact arithmetic, and adds no dependency.
 //!
 //! The search. Every term's marginal gain depends only on the *set* picked so far (covered
 //! abilities; the max, sum or mean of penalties over the picks), so a selection is a path in
