@@ -160,15 +160,19 @@ proptest! {
     }
 
     #[test]
-    fn constraints_keep_the_bound_valid((p, k) in pool(), pick in 0usize..64) {
+    fn constraints_keep_the_bound_valid((p, k) in pool(), pick in 0usize..64, full in any::<bool>()) {
         let n = p.n_envs();
         let id = |i: usize| EnvId::new(format!("syn/{i}"));
         for (name, cfg) in configs(k.max(2)) {
             let cfg = SelectConfig {
                 must_include: vec![id(pick % n)],
                 must_exclude: vec![id((pick + 1) % n)],
+                require_full_coverage: full,
                 ..cfg
             };
+            if full && select(&p, &cfg).is_err() {
+                continue; // greedy cannot meet full coverage within k: nothing to certify
+            }
             check(&p, name, &cfg)?;
         }
     }
