@@ -434,7 +434,8 @@ fn certify_with_budget(
         }
     }
     // Cells in the order of their gain α·c − w_r·d, and of their coverage c.
-    let (mut by_gain, mut by_count): (Vec<(usize, usize)>, Vec<(usize, usize)>) = (vec![], vec![]);
+    let mut by_gain: Vec<(usize, usize)> = Vec::new();
+    let mut by_count: Vec<(usize, usize)> = Vec::new();
     if mode == Mode::Cells {
         let all: Vec<(usize, usize)> = (0..cells)
             .flat_map(|c| (c..cells).map(move |d| (c, d)))
@@ -443,7 +444,7 @@ fn certify_with_budget(
         let v = |(c, d): (usize, usize)| alpha * c as f64 - w_r * d as f64;
         by_gain.sort_unstable_by(|a, b| v(*b).total_cmp(&v(*a)));
         by_count = all;
-        by_count.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        by_count.sort_unstable_by_key(|cell| std::cmp::Reverse(cell.0));
     }
     // Redundancy weights m(e) of the prefix's picks that are not must-includes.
     let mut m_free: Vec<f64> = Vec::new();
