@@ -48,7 +48,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Checked;
 use crate::problem::Problem;
 
-/// Evaluate the generic bound at every prefix while `n·(prefixes)` stays below this.
+/// Evaluate the bound at every prefix while (cost of one prefix)·(prefixes) stays below this.
 const EVERY_PREFIX_BUDGET: usize = 1 << 20;
 /// Otherwise evaluate it at this many evenly spaced prefixes.
 const SCHEDULED_PREFIXES: usize = 32;
@@ -138,7 +138,8 @@ pub struct Certificate {
     /// is monotone submodular whatever the other terms do.
     pub coverage_upper_bound: f32,
     /// The prefix length at which the objective bound was attained; `None` when the cap
-    /// "every coverable ability, the redundancy of the `k` cheapest environments" was lower.
+    /// "every coverable ability, the redundancy of the `k` cheapest environments" was lower
+    /// (or no prefix was evaluated: the caps alone proved the selection optimal).
     pub best_prefix: Option<usize>,
     /// How many prefixes the objective bound was evaluated at.
     pub prefixes_evaluated: usize,
@@ -150,7 +151,8 @@ impl Certificate {
         self.gap_fraction.map(|g| 100.0 * g)
     }
 
-    /// `coverage / coverage_upper_bound` as a gap, when the bound is positive.
+    /// `(coverage_upper_bound − coverage) / coverage_upper_bound` (at least 0), when the bound
+    /// is positive.
     pub fn coverage_gap_fraction(&self) -> Option<f32> {
         gap(self.coverage, self.coverage_upper_bound)
     }

@@ -85,7 +85,9 @@ const PEN_FLOOR: f64 = -1.001;
 /// When the search gives up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExactLimits {
-    /// Nodes (partial selections) to visit at most. Default 2,000,000.
+    /// Nodes (partial selections) to visit at most. Default 2,000,000. Order-dependent
+    /// objectives (max, mean conflict) keep one map entry per visited set, about 60 bytes each,
+    /// so this also bounds memory (~120 MB at the default).
     pub max_nodes: u64,
     /// Wall-clock limit. Default 10 s.
     pub max_time: Duration,
