@@ -4,10 +4,14 @@
 //!
 //! The coverage pools have the shape of the `large` / `medium` anchor pools (Zipf 1.1
 //! popularity, 5-15 abilities per environment); the AES pools add gradients.
+//!
+//! `select/*` time [`select`] as users call it, certificate included (the default).
+//! `certificate/<objective>/n=<envs>/k=<budget>/{greedy,greedy+certificate}` time the same
+//! selection without and with the certificate, so their difference is the certificate's cost.
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use envdist_selection::{Optimizer, Problem, SelectConfig, select, synthetic};
+use envdist_selection::{AbilityWeighting, Optimizer, Problem, SelectConfig, select, synthetic};
 
 fn pool(n: usize, abilities: usize, dim: usize) -> Problem {
     let cfg = synthetic::SyntheticConfig {
@@ -41,6 +45,56 @@ fn bench_one(
     c.bench_function(&id, |b| {
         b.iter(|| select(problem, &config).expect("selection runs"))
     });
+}
+
+/// The same selection timed without and with its certificate.
+fn bench_certificate(c: &mut Criterion, problem: &Problem, config: SelectConfig, objective: &str) {
+    let id = format!(
+        "certificate/{objective}/n={}/k={}",
+        problem.n_envs(),
+        config.k
+    );
+    let alone = SelectConfig {
+        certify: false,
+        ..config.clone()
+    };
+    c.bench_function(&format!("{id}/greedy"), |b| {
+        b.iter(|| select(problem, &alone).expect("selection runs"))
+    });
+    c.bench_function(&format!("{id}/greedy+certificate"), |b| {
+        b.iter(|| select(problem, &config).expect("selection runs"))
+    });
+}
+
+fn certificates(c: &mut Criterion) {
+    let large = pool(100_000, 1_000, 0);
+    let cov = SelectConfig::aes(1_000).coverage_only();
+    // Integer gains: the exact lazy path, which tracks the bound at every prefix as it runs.
+    // At k = 1000 it reaches full coverage (the caps then prove it optimal); at k = 100 it
+    // does not, and the bound is a real one.
+    bench_certificate(c, &large, cov.clone(), "coverage");
+    bench_certificate(
+        c,
+        &large,
+        SelectConfig::aes(100).coverage_only(),
+        "coverage",
+    );
+    // Weighted gains: generic lazy greedy, then a replay with the bound at 32 prefixes.
+    let rarity = SelectConfig {
+        ability_weighting: AbilityWeighting::Rarity,
+        ..cov
+    };
+    bench_certificate(c, &large, rarity, "coverage-rarity");
+    // Coverage minus redundancy: the bound with the modular correction, from histograms.
+    bench_certificate(
+        c,
+        &large,
+        SelectConfig::aes(1_000).without_conflict(),
+        "no-conflict",
+    );
+    drop(large);
+    let aes_medium = pool(10_000, 1_000, 256);
+    bench_certificate(c, &aes_medium, SelectConfig::aes(300), "aes");
 }
 
 fn selection(c: &mut Criterion) {
@@ -95,6 +149,6 @@ criterion_group! {
         .sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
-    targets = selection
+    targets = selection, certificates
 }
 criterion_main!(benches);

@@ -5,7 +5,11 @@
 //! cargo xtask select --profiles profiles.json --gradients grads.safetensors --k 30
 //! cargo xtask select --counts-npy counts.npy --k 300 --objective coverage --json
 //! cargo xtask select --synthetic n=100000,abilities=1000,dim=1024,seed=1 --k 1000
+//! cargo xtask select --counts-npy counts.npy --k 8 --objective coverage --exact
 //! ```
+//!
+//! Every selection comes with its certificate (an upper bound on the optimum where one is
+//! valid, "within X% of optimal"); `--exact` also runs the exact solver on small pools.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -13,8 +17,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use envdist_core::{EnvId, GradientSet, ProfileSet};
 use envdist_selection::{
-    AbilityWeighting, Aggregation, Baseline, Optimizer, Problem, SelectConfig, Selection, baseline,
-    read_counts_npy, read_index_npy, select, synthetic,
+    AbilityWeighting, Aggregation, Baseline, EXACT_MAX_ENVS, ExactLimits, ExactSolution,
+    ExactStatus, Optimizer, Problem, SelectConfig, Selection, baseline, read_counts_npy,
+    read_index_npy, select, solve_exact, synthetic,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -136,6 +141,62 @@ pub struct SelectArgs {
     /// Print one JSON object instead of the text summary.
     #[arg(long)]
     json: bool,
+    /// Also find the exact optimum by branch and bound (pools of at most 256 environments) and
+    /// print it beside the certificate's bound.
+    #[arg(long)]
+    exact: bool,
+    /// Time limit of `--exact`, in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    exact_seconds: f64,
+}
+
+/// Run the exact solver on the objective the selection used, if the pool is small enough.
+fn run_exact(
+    problem: &Problem,
+    selection: &Selection,
+    seconds: f64,
+) -> anyhow::Result<Option<ExactSolution>> {
+    if problem.n_envs() > EXACT_MAX_ENVS {
+        return Ok(None);
+    }
+    if !(seconds.is_finite() && seconds > 0.0) {
+        bail!("--exact-seconds: expected a positive number of seconds, found {seconds}");
+    }
+    let limits = ExactLimits {
+        max_time: Duration::from_secs_f64(seconds),
+        ..ExactLimits::default()
+    };
+    Ok(Some(solve_exact(problem, &selection.config, &limits)?))
+}
+
+fn exact_line(exact: Option<&ExactSolution>, selection: &Selection) -> String {
+    let Some(x) = exact else {
+        return format!(
+            "skipped: the pool has more than {EXACT_MAX_ENVS} environments (exact search is for small pools)"
+        );
+    };
+    let stats = format!("{} nodes, {:.3} s", x.nodes, x.seconds);
+    match (x.status, x.objective) {
+        (ExactStatus::Optimal, Some(opt)) => format!(
+            "optimum {opt:.3} ({stats}); greedy {:.3} is {} of it",
+            selection.objective,
+            if opt > 0.0 {
+                format!("{:.2}%", 100.0 * selection.objective / opt)
+            } else {
+                "n/a".into()
+            }
+        ),
+        (ExactStatus::Infeasible, _) | (_, None) => {
+            format!("no selection meets the constraints ({stats})")
+        }
+        (status, Some(best)) => format!(
+            "did not finish ({} after {stats}); best found {best:.3} is only a lower bound on the optimum",
+            match status {
+                ExactStatus::TimeLimit => "time limit",
+                _ => "node limit",
+            }
+        ),
+    }
 }
 
 fn spinner(msg: &str, quiet: bool) -> ProgressBar {
@@ -288,6 +349,14 @@ pub fn run(args: SelectArgs) -> anyhow::Result<()> {
     let selection = run_selection(&problem, &config, args.objective, args.seed)?;
     let select_seconds = t.elapsed().as_secs_f64();
     pb.finish_and_clear();
+    let exact = if args.exact {
+        let pb = spinner("exact branch and bound", args.json);
+        let x = run_exact(&problem, &selection, args.exact_seconds)?;
+        pb.finish_and_clear();
+        Some(x)
+    } else {
+        None
+    };
     let peak = peak_rss_bytes();
 
     let reference_match = match &args.reference {
@@ -327,6 +396,11 @@ pub fn run(args: SelectArgs) -> anyhow::Result<()> {
             "evaluations": selection.evaluations,
             "notes": selection.notes,
             "reference_match": reference_match.map(|(m, _)| m),
+            "certificate": selection.certificate,
+            "exact": exact.as_ref().map(|x| match x {
+                Some(x) => serde_json::json!(x),
+                None => serde_json::json!({"skipped": format!("more than {EXACT_MAX_ENVS} environments")}),
+            }),
             "load_seconds": load_seconds,
             "select_seconds": select_seconds,
             "peak_rss_bytes": peak,
@@ -378,6 +452,13 @@ pub fn run(args: SelectArgs) -> anyhow::Result<()> {
                     .collect::<Vec<_>>()
                     .join(", ")
             );
+        }
+        if let Some(c) = &selection.certificate {
+            println!("  certificate: {c}");
+            println!("    bound: {}", c.kind.explanation());
+        }
+        if let Some(x) = &exact {
+            println!("  exact: {}", exact_line(x.as_ref(), &selection));
         }
         for n in &selection.notes {
             println!("  note: {n}");

@@ -52,6 +52,67 @@ fn counts_npy_matches_the_reference_and_prints_json() {
     assert!(v["select_seconds"].as_f64().unwrap() >= 0.0);
     assert!(v["gains"].as_array().unwrap()[0].as_f64().unwrap() > 0.0);
     assert!(v["peak_rss_bytes"].as_u64().unwrap() > 0);
+    // Greedy reaches full coverage, so the certificate proves it optimal.
+    assert_eq!(v["certificate"]["kind"], "submodular");
+    assert_eq!(v["certificate"]["upper_bound"], 72.0);
+    assert_eq!(v["certificate"]["gap_fraction"], 0.0);
+    assert!(v["exact"].is_null());
+}
+
+#[test]
+fn exact_prints_the_optimum_beside_the_bound() {
+    let out = xtask(&[
+        "--synthetic",
+        "n=40,abilities=30,dim=8,seed=2,clusters=2,themes=2",
+        "--k",
+        "5",
+        "--exact",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("certificate: within"), "{text}");
+    assert!(text.contains("exact: optimum"), "{text}");
+    let out = xtask(&[
+        "--synthetic",
+        "n=40,abilities=30,dim=8,seed=2,clusters=2,themes=2",
+        "--k",
+        "5",
+        "--objective",
+        "no-conflict",
+        "--exact",
+        "--json",
+    ]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["exact"]["status"], "optimal");
+    let (opt, ub) = (
+        v["exact"]["objective"].as_f64().unwrap(),
+        v["certificate"]["upper_bound"].as_f64().unwrap(),
+    );
+    let greedy = v["objective"].as_f64().unwrap();
+    assert!(
+        greedy <= opt + 1e-4 && opt <= ub + 1e-4,
+        "{greedy} {opt} {ub}"
+    );
+    // The whole small anchor pool (200 environments) at k = 3.
+    let out = xtask(&[
+        "--counts-npy",
+        &data("small_counts.npy"),
+        "--k",
+        "3",
+        "--objective",
+        "coverage",
+        "--exact",
+        "--exact-seconds",
+        "0.5",
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("exact: optimum"), "{text}");
 }
 
 #[test]

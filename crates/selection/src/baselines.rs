@@ -6,7 +6,7 @@ use envdist_core::Rng;
 
 use crate::config::SelectConfig;
 use crate::error::SelectError;
-use crate::greedy::{Engine, Selection, finish, select_checked};
+use crate::greedy::{Engine, Selection, certified, finish, select_checked};
 use crate::objective::PickReason;
 use crate::problem::Problem;
 
@@ -96,7 +96,7 @@ pub fn baseline(
         steps.push(eng.force(e, PickReason::Baseline));
     }
     let evaluations = eng.evaluations;
-    Ok(finish(
+    let selection = finish(
         problem,
         &checked,
         &format!("baseline/{}", which.name()),
@@ -104,5 +104,6 @@ pub fn baseline(
         evaluations,
         false,
         Vec::new(),
-    ))
+    );
+    Ok(certified(selection, problem, &checked, None))
 }

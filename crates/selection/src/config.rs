@@ -133,6 +133,10 @@ pub struct SelectConfig {
     pub must_include: Vec<EnvId>,
     /// Environments that are never selected.
     pub must_exclude: Vec<EnvId>,
+    /// Attach an optimality [`Certificate`](crate::Certificate) to the selection. Default
+    /// true; it costs one replay of the ranking (see [`certificate`](crate::certificate)), so
+    /// switch it off only to time the optimizer alone.
+    pub certify: bool,
 }
 
 impl Default for SelectConfig {
@@ -148,6 +152,7 @@ impl Default for SelectConfig {
             require_full_coverage: false,
             must_include: Vec::new(),
             must_exclude: Vec::new(),
+            certify: true,
         }
     }
 }

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use envdist_core::{EnvId, FileError, Rng};
 
+use crate::certificate::{Certificate, TrackedBound, certify, top_sum_at_least};
 use crate::config::{Aggregation, Checked, Optimizer, SelectConfig};
 use crate::error::SelectError;
 use crate::objective::{PickReason, StepTrace};
@@ -58,6 +59,11 @@ pub struct Selection {
     pub evaluations: u64,
     /// Anything a reader should know about this run.
     pub notes: Vec<String>,
+    /// How far the selection can be from the best one (an upper bound on the optimum, where
+    /// one is valid). `None` when the config switched it off, or in files written before
+    /// certificates existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<Certificate>,
 }
 
 impl Selection {
@@ -145,7 +151,7 @@ pub fn select_checked(problem: &Problem, checked: &Checked) -> Result<Selection,
         (Optimizer::Stochastic { .. }, _) => "aes/stochastic",
     };
     notes.extend(out.notes);
-    Ok(finish(
+    let selection = finish(
         problem,
         checked,
         method,
@@ -153,7 +159,28 @@ pub fn select_checked(problem: &Problem, checked: &Checked) -> Result<Selection,
         out.evaluations,
         fell_back,
         notes,
-    ))
+    );
+    Ok(certified(selection, problem, checked, out.tracked))
+}
+
+/// Attach the certificate, if the config asks for one. `tracked` is the coverage bound the
+/// exact coverage greedy kept while it ran (it spares the certificate a second walk).
+pub(crate) fn certified(
+    mut selection: Selection,
+    problem: &Problem,
+    checked: &Checked,
+    tracked: Option<TrackedBound>,
+) -> Selection {
+    if checked.config.certify {
+        selection.certificate = Some(certify(
+            problem,
+            checked,
+            &selection.ranking,
+            selection.objective,
+            tracked,
+        ));
+    }
+    selection
 }
 
 /// Assemble a [`Selection`] from a trace.
@@ -194,6 +221,7 @@ pub(crate) fn finish(
             g.zero_rows()
         ));
     }
+    let objective = steps.iter().map(|s| f64::from(s.gain)).sum::<f64>() as f32;
     Selection {
         schema_version: SELECTION_SCHEMA_VERSION,
         method: method.to_string(),
@@ -202,7 +230,8 @@ pub(crate) fn finish(
             .iter()
             .map(|e| problem.env_ids()[*e].clone())
             .collect(),
-        objective: steps.iter().map(|s| f64::from(s.gain)).sum::<f64>() as f32,
+        objective,
+        certificate: None,
         covered: covered.iter().filter(|c| **c).count(),
         coverable: coverable.iter().filter(|c| **c).count(),
         abilities: problem.n_abilities(),
@@ -267,6 +296,7 @@ enum RunError {
 
 struct RunOut {
     steps: Vec<StepTrace>,
+    tracked: Option<TrackedBound>,
     evaluations: u64,
     notes: Vec<String>,
 }
@@ -725,7 +755,16 @@ fn stochastic_choose(
 /// abilities is kept exact by walking the newly covered abilities' environment lists, and the
 /// argmax (lowest index on ties) comes from lazily refreshed per-block maxima. Runs until full
 /// coverage or `k` picks; the result is the naive argmax sequence.
-fn coverage_greedy(eng: &mut Engine<'_>, k: usize, steps: &mut Vec<StepTrace>) {
+///
+/// With `track`, it also keeps `at_least[g]` (candidates gaining `≥ g`) so that the
+/// certificate's prefix bound `C(S_i) + Σ(k − |I| largest gains)` costs `O(max gain)` per
+/// pick and one extra update per walked environment, instead of a second walk afterwards.
+fn coverage_greedy(
+    eng: &mut Engine<'_>,
+    k: usize,
+    steps: &mut Vec<StepTrace>,
+    track: bool,
+) -> Option<TrackedBound> {
     const BLOCK: usize = 1024;
     const OUT: i16 = i16::MIN / 2;
     let p = eng.s.p;
@@ -749,6 +788,34 @@ fn coverage_greedy(eng: &mut Engine<'_>, k: usize, steps: &mut Vec<StepTrace>) {
         .chunks(BLOCK)
         .map(|b| b.iter().copied().max().unwrap_or(OUT))
         .collect();
+    let r_max = k.saturating_sub(eng.s.c.include.len());
+    let mut at_least: Vec<u32> = Vec::new();
+    let mut tracked = TrackedBound {
+        bound: f64::INFINITY,
+        prefix: 0,
+        prefixes: 0,
+    };
+    if track {
+        let top = gains.iter().copied().max().unwrap_or(0).max(0) as usize;
+        at_least = vec![0; top + 1];
+        for &g in gains.iter().filter(|g| **g > 0) {
+            at_least[g as usize] += 1;
+        }
+        for g in (1..=top).rev() {
+            at_least[g - 1] += at_least[g];
+        }
+    }
+    let mut record = |at_least: &[u32], picks: usize, covered: usize| {
+        let b = covered as f64 + top_sum_at_least(at_least, r_max) as f64;
+        tracked.prefixes += 1;
+        if b < tracked.bound {
+            tracked.bound = b;
+            tracked.prefix = picks;
+        }
+    };
+    if track {
+        record(&at_least, eng.n_picks(), eng.s.n_covered);
+    }
     while eng.n_picks() < k && !eng.s.coverage_complete() {
         let e = loop {
             let mut b = 0;
@@ -759,7 +826,7 @@ fn coverage_greedy(eng: &mut Engine<'_>, k: usize, steps: &mut Vec<StepTrace>) {
             }
             let m = bound[b];
             if m <= 0 {
-                return;
+                return track.then_some(tracked);
             }
             let block = &gains[b * BLOCK..((b + 1) * BLOCK).min(n)];
             let top = block.iter().copied().max().unwrap_or(OUT);
@@ -768,16 +835,35 @@ fn coverage_greedy(eng: &mut Engine<'_>, k: usize, steps: &mut Vec<StepTrace>) {
             }
             bound[b] = top;
         };
+        if track {
+            at_least[1..=gains[e] as usize]
+                .iter_mut()
+                .for_each(|c| *c -= 1);
+        }
+        gains[e] = OUT;
         for &a in p.env_abilities(e) {
             if !eng.s.covered[a as usize] {
-                for &other in p.ability_envs(a as usize) {
-                    gains[other as usize] -= 1;
+                if track {
+                    for &other in p.ability_envs(a as usize) {
+                        let g = gains[other as usize];
+                        if g > 0 {
+                            at_least[g as usize] -= 1;
+                        }
+                        gains[other as usize] = g - 1;
+                    }
+                } else {
+                    for &other in p.ability_envs(a as usize) {
+                        gains[other as usize] -= 1;
+                    }
                 }
             }
         }
-        gains[e] = OUT;
         steps.push(eng.force(e, PickReason::Greedy));
+        if track {
+            record(&at_least, eng.n_picks(), eng.s.n_covered);
+        }
     }
+    track.then_some(tracked)
 }
 
 fn run(problem: &Problem, checked: &Checked, mode: Mode) -> Result<RunOut, RunError> {
@@ -829,6 +915,7 @@ fn run(problem: &Problem, checked: &Checked, mode: Mode) -> Result<RunOut, RunEr
     }
     let mut cursor = 0usize;
     let mut shortcut_noted = false;
+    let mut tracked = None;
     // Plain max coverage (integer gains) takes the exact incremental path below.
     let mut fast_coverage = matches!(mode, Mode::Lazy)
         && coverage_only
@@ -872,7 +959,7 @@ fn run(problem: &Problem, checked: &Checked, mode: Mode) -> Result<RunOut, RunEr
         }
         if fast_coverage {
             fast_coverage = false;
-            coverage_greedy(&mut eng, k, &mut steps);
+            tracked = coverage_greedy(&mut eng, k, &mut steps, checked.config.certify);
             continue;
         }
         let chosen = match mode {
@@ -886,6 +973,7 @@ fn run(problem: &Problem, checked: &Checked, mode: Mode) -> Result<RunOut, RunEr
     }
     Ok(RunOut {
         steps,
+        tracked,
         evaluations: eng.evaluations,
         notes,
     })

@@ -17,6 +17,12 @@
 //! unclamped penalties) lazy greedy runs naive instead and says so. No dense `n x n` matrix
 //! is ever formed.
 //!
+//! Every selection carries a [`Certificate`]: an upper bound on the best objective any
+//! feasible selection of `k` could reach, read off the ranking's prefixes (the classic online
+//! bound for coverage, with corrections for redundancy; [`BoundKind`] says when it holds), so a
+//! user sees "within X% of optimal" rather than greedy gains alone. On small pools
+//! [`solve_exact`] finds the optimum itself by branch and bound.
+//!
 //! ```
 //! use envdist_selection::{SelectConfig, select, synthetic};
 //!
@@ -29,13 +35,18 @@
 //! assert_eq!(aes.ranking, naive.ranking); // lazy is exact here
 //! assert!(!aes.lazy_fell_back && aes.gains_non_increasing);
 //! println!("{} of {} abilities covered; objective {}", aes.covered, aes.abilities, aes.objective);
+//! let certificate = aes.certificate.as_ref().expect("on by default");
+//! assert!(certificate.upper_bound.unwrap() >= aes.objective);
+//! println!("{certificate}"); // within X% of optimal (objective .. <= OPT <= ..); coverage ..
 //! # Ok::<(), envdist_selection::SelectError>(())
 //! ```
 #![warn(missing_docs)]
 
 pub mod baselines;
+pub mod certificate;
 pub mod config;
 pub mod error;
+pub mod exact;
 pub mod greedy;
 pub mod npy;
 pub mod objective;
@@ -43,8 +54,10 @@ pub mod problem;
 pub mod synthetic;
 
 pub use baselines::{Baseline, baseline};
+pub use certificate::{BoundKind, Certificate};
 pub use config::{AbilityWeighting, Aggregation, Checked, Optimizer, SelectConfig, Terms, Weights};
 pub use error::SelectError;
+pub use exact::{EXACT_MAX_ENVS, ExactLimits, ExactSolution, ExactStatus, solve_exact};
 pub use greedy::{SELECTION_SCHEMA_VERSION, Selection, select, select_checked};
 pub use npy::{SparseCounts, parse_counts_npy, read_counts_npy, read_index_npy};
 pub use objective::{

@@ -97,6 +97,12 @@ proptest! {
         prop_assert!(!lazy.lazy_fell_back);
         prop_assert_eq!(&lazy.ranking, &naive.ranking);
         prop_assert_eq!(lazy.gains(), naive.gains());
+        // Lazy coverage greedy tracks its certificate while it runs; naive replays the
+        // ranking afterwards: the same bounds.
+        let bounds = |s: &envdist_selection::Selection| {
+            s.certificate.as_ref().map(|c| (c.upper_bound, c.coverage_upper_bound))
+        };
+        prop_assert_eq!(bounds(&lazy), bounds(&naive));
     }
 
     #[test]
