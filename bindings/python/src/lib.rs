@@ -31,6 +31,8 @@ fn _envdist(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(suite::specs_json, m)?)?;
     m.add_function(wrap_pyfunction!(env::parse_action, m)?)?;
     m.add_function(wrap_pyfunction!(env::action_names, m)?)?;
+    m.add_function(wrap_pyfunction!(sampler::sampler_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(sampler::default_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(select::select_json, m)?)?;
     m.add_function(wrap_pyfunction!(profile::profile_log_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench::bench_native, m)?)?;

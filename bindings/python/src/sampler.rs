@@ -1,55 +1,48 @@
-//! Task samplers for Python: HDC now; any `Box<dyn TaskSampler>` in one line (see
-//! [`Kind::Other`]), with HDC's introspection on top when the sampler is HDC.
+//! Curriculum samplers for Python: every kind of the curriculum crate's [`SamplerConfig`]
+//! registry (HDC and its rivals) behind one class, with HDC's own introspection on top when
+//! the sampler is HDC.
 
 use std::sync::{Mutex, PoisonError};
 
-use envdist_core::{EnvId, EpisodeOutcome, HarnessLevel, Task, TaskSampler};
-use envdist_curriculum::{HdcConfig, HdcSampler};
+use envdist_core::{EnvId, EpisodeOutcome, HarnessLevel, Task};
+use envdist_curriculum::{CurriculumSampler, HdcSampler, SamplerConfig};
 use pyo3::prelude::*;
 use serde::Serialize;
 
 use crate::errors::{key_error, to_json, value_error};
 use crate::suite;
 
-/// The sampler behind a [`Sampler`]. A new curriculum crate sampler is one more constructor
-/// that builds `Kind::Other(config.build(...))`.
+/// The sampler behind a [`Sampler`]. HDC is kept as itself for its introspection (harness
+/// probabilities, stage status) and its per-environment weights.
 pub enum Kind {
-    /// The HDC curriculum (with `probabilities()` and `status()`).
+    /// The HDC curriculum.
     Hdc(Box<HdcSampler>),
-    /// Any other sampler: sample / update / state / restore only.
-    #[allow(dead_code)]
-    Other(Box<dyn TaskSampler>),
+    /// Any other sampler of the registry.
+    Other(Box<dyn CurriculumSampler>),
 }
 
 impl Kind {
-    fn sampler(&mut self) -> &mut dyn TaskSampler {
+    fn get(&self) -> &dyn CurriculumSampler {
+        match self {
+            Kind::Hdc(h) => h.as_ref(),
+            Kind::Other(s) => s.as_ref(),
+        }
+    }
+
+    fn get_mut(&mut self) -> &mut dyn CurriculumSampler {
         match self {
             Kind::Hdc(h) => h.as_mut(),
             Kind::Other(s) => s.as_mut(),
         }
     }
-
-    fn state(&self) -> serde_json::Value {
-        match self {
-            Kind::Hdc(h) => h.state(),
-            Kind::Other(s) => s.state(),
-        }
-    }
-
-    fn hdc(&self) -> PyResult<&HdcSampler> {
-        match self {
-            Kind::Hdc(h) => Ok(h),
-            Kind::Other(_) => Err(pyo3::exceptions::PyNotImplementedError::new_err(
-                "this sampler is not HDC: probabilities() and status() are HDC's introspection",
-            )),
-        }
-    }
 }
 
-/// A task sampler over environments of the suite (used by `envdist.HDC`).
+/// A curriculum sampler over environments of the suite (used by `envdist.Curriculum` and
+/// `envdist.HDC`).
 #[pyclass(module = "envdist._envdist")]
 pub struct Sampler {
     kind: Mutex<Kind>,
+    config: SamplerConfig,
     env_ids: Vec<String>,
 }
 
@@ -59,49 +52,139 @@ impl Sampler {
     }
 }
 
-/// What `probabilities()` reports for HDC.
+/// What `probabilities()` reports.
 #[derive(Serialize)]
 struct Probabilities {
     env_ids: Vec<String>,
     /// Probability of drawing each environment.
     env: Vec<f64>,
-    /// Per environment, the probability of each harness level H0..H4 for its next task.
-    harness: Vec<[f64; 5]>,
-    /// Per environment, the scale window `[lo, hi]` its next task's scale is drawn from.
+    /// Per environment, the smallest and largest scale its next task can have.
     scale_window: Vec<(u32, u32)>,
+    /// HDC only: per environment, the probability of each harness level H0..H4.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    harness: Option<Vec<[f64; 5]>>,
+}
+
+/// Tickets as `(env_id, harness, scale, seed)` to tasks; `KeyError` for an environment the
+/// sampler does not know, `ValueError` for a bad harness level.
+fn tasks_of(env_ids: &[String], tickets: Vec<(String, String, u32, u64)>) -> PyResult<Vec<Task>> {
+    tickets
+        .into_iter()
+        .enumerate()
+        .map(|(i, (env, harness, scale, seed))| {
+            if !env_ids.contains(&env) {
+                return Err(key_error(format!(
+                    "ticket_ids[{i}]: environment {env:?} is not one of this sampler's {} environments",
+                    env_ids.len()
+                )));
+            }
+            let harness: HarnessLevel = harness
+                .parse()
+                .map_err(|e| value_error(format!("ticket_ids[{i}]: {e}")))?;
+            Ok(Task {
+                env: EnvId(env),
+                seed,
+                harness,
+                scale,
+            })
+        })
+        .collect()
+}
+
+/// The configuration's fields, without the `kind` tag.
+fn fields_json(config: &SamplerConfig) -> PyResult<String> {
+    // Through text, not `to_value`: a value tree widens f32 fields to f64 (0.7 would read
+    // 0.699999988079071), the text keeps their shortest form.
+    let mut v: serde_json::Value = serde_json::from_str(&to_json(config)?)
+        .map_err(|e| value_error(format!("cannot serialise the configuration: {e}")))?;
+    if let serde_json::Value::Object(map) = &mut v {
+        map.remove("kind");
+    }
+    to_json(&v)
+}
+
+/// Every sampler kind, in documentation order.
+#[pyfunction]
+pub fn sampler_kinds() -> Vec<&'static str> {
+    SamplerConfig::KINDS.to_vec()
+}
+
+/// The documented default configuration of `kind` as JSON (its fields, without `kind`).
+#[pyfunction]
+pub fn default_config_json(kind: &str) -> PyResult<String> {
+    fields_json(&SamplerConfig::default_for(kind).map_err(value_error)?)
 }
 
 #[pymethods]
 impl Sampler {
-    /// HDC over `env_ids` of the suite; `config_json` is an `HdcConfig` (unknown fields
-    /// refused), `weights` one sampling weight per env.
-    #[staticmethod]
-    #[pyo3(signature = (env_ids, config_json = None, seed = 0, weights = None))]
-    fn hdc(
+    /// A sampler of `kind` over `env_ids` of the suite. `config_json` holds the kind's
+    /// config fields (missing ones take their defaults; unknown ones, bad types and bad values
+    /// are a `ValueError` naming the field); a `kind` key in it must name the same kind.
+    /// `weights` (one per env) is HDC's alone: other kinds draw environments by their rule.
+    #[new]
+    #[pyo3(signature = (kind, env_ids, config_json = None, seed = 0, weights = None))]
+    fn new(
+        kind: &str,
         env_ids: Vec<String>,
         config_json: Option<&str>,
         seed: u64,
         weights: Option<Vec<f32>>,
     ) -> PyResult<Self> {
+        let canonical = SamplerConfig::default_for(kind)
+            .map_err(value_error)?
+            .kind();
+        let mut fields = match config_json {
+            None => serde_json::Value::Object(Default::default()),
+            Some(text) => serde_json::from_str(text)
+                .map_err(|e| value_error(format!("config: not JSON: {e}")))?,
+        };
+        let serde_json::Value::Object(map) = &mut fields else {
+            return Err(value_error(format!(
+                "config: expected an object of {canonical} fields, found {fields}"
+            )));
+        };
+        if let Some(tag) = map.remove("kind") {
+            let same = tag
+                .as_str()
+                .and_then(|t| SamplerConfig::default_for(t).ok())
+                .is_some_and(|c| c.kind() == canonical);
+            if !same {
+                return Err(value_error(format!(
+                    "config: field `kind`: expected {canonical:?} (the sampler's kind) or no `kind`, found {tag}: a configuration of another sampler"
+                )));
+            }
+        }
+        let config = SamplerConfig::from_fields(canonical, &fields).map_err(value_error)?;
         let s = suite::suite(64)?;
         let specs = env_ids
             .iter()
             .map(|id| suite::spec_of(&s, id))
             .collect::<PyResult<Vec<_>>>()?;
-        let config: HdcConfig = match config_json {
-            None => HdcConfig::default(),
-            Some(text) => {
-                let de = &mut serde_json::Deserializer::from_str(text);
-                serde_path_to_error::deserialize(de).map_err(|e| {
-                    value_error(format!("HDC config: field `{}`: {}", e.path(), e.inner()))
-                })?
+        let kind = match &config {
+            SamplerConfig::Hdc(c) => Kind::Hdc(Box::new(
+                HdcSampler::new(&specs, weights.as_deref(), c.clone(), seed)
+                    .map_err(value_error)?,
+            )),
+            other => {
+                if weights.is_some() {
+                    return Err(value_error(format!(
+                        "weights: per-environment weights are HDC's; {canonical} draws environments by its own rule (pass weights=None)"
+                    )));
+                }
+                Kind::Other(other.build(&specs, seed).map_err(value_error)?)
             }
         };
-        let hdc = HdcSampler::new(&specs, weights.as_deref(), config, seed).map_err(value_error)?;
         Ok(Self {
-            kind: Mutex::new(Kind::Hdc(Box::new(hdc))),
+            kind: Mutex::new(kind),
+            config,
             env_ids,
         })
+    }
+
+    /// The sampler's kind (`hdc`, `pass_rate`, ...).
+    #[getter(kind)]
+    fn kind_name(&self) -> &'static str {
+        self.config.kind()
     }
 
     /// The environments, in sampler order.
@@ -110,9 +193,21 @@ impl Sampler {
         self.env_ids.clone()
     }
 
+    /// Tasks drawn so far.
+    #[getter]
+    fn samples(&mut self) -> u64 {
+        self.kind().get().samples()
+    }
+
+    /// Outcomes of known environments reported so far.
+    #[getter]
+    fn updates(&mut self) -> u64 {
+        self.kind().get().updates()
+    }
+
     /// `k` tasks as `(env_id, harness, scale, seed)`.
     fn sample(&mut self, k: usize) -> Vec<(String, String, u32, u64)> {
-        let s = self.kind().sampler();
+        let s = self.kind().get_mut();
         (0..k)
             .map(|_| {
                 let t = s.sample();
@@ -135,71 +230,77 @@ impl Sampler {
                 successes.len()
             )));
         }
-        let mut outcomes = Vec::with_capacity(tasks.len());
-        for (i, ((env, harness, scale, seed), success)) in
-            tasks.into_iter().zip(successes).enumerate()
-        {
-            if !self.env_ids.contains(&env) {
-                return Err(key_error(format!(
-                    "ticket_ids[{i}]: environment {env:?} is not one of this sampler's {} environments",
-                    self.env_ids.len()
-                )));
-            }
-            let harness: HarnessLevel = harness
-                .parse()
-                .map_err(|e| value_error(format!("ticket_ids[{i}]: {e}")))?;
-            outcomes.push(EpisodeOutcome {
-                task: Task {
-                    env: EnvId(env),
-                    seed,
-                    harness,
-                    scale,
-                },
+        let tasks = tasks_of(&self.env_ids, tasks)?;
+        let s = self.kind().get_mut();
+        for (task, success) in tasks.into_iter().zip(successes) {
+            s.update(&EpisodeOutcome {
+                task,
                 success,
                 episode_return: if success { 1.0 } else { 0.0 },
                 steps: 0,
             });
         }
-        let s = self.kind().sampler();
-        for o in &outcomes {
-            s.update(o);
-        }
         Ok(())
+    }
+
+    /// Whether a trainer should take gradients from each task's episode (false only for
+    /// robust PLR's new levels); ask before reporting the outcome.
+    fn trains_on(&mut self, tasks: Vec<(String, String, u32, u64)>) -> PyResult<Vec<bool>> {
+        let tasks = tasks_of(&self.env_ids, tasks)?;
+        let s = self.kind().get();
+        Ok(tasks.iter().map(|t| s.trains_on(t)).collect())
     }
 
     /// The full state as JSON (restoring it continues bit-identically).
     fn state_json(&mut self) -> PyResult<String> {
-        to_json(&self.kind().state())
+        to_json(&self.kind().get().state())
     }
 
-    /// Restore a state from `state_json`; a state from another configuration or a corrupt
-    /// one is a `ValueError` saying what differs, and nothing changes.
+    /// Restore a state from `state_json`; a state from another sampler or configuration, or
+    /// a corrupt one, is a `ValueError` saying what differs, and nothing changes.
     fn load_state_json(&mut self, text: &str) -> PyResult<()> {
         let v: serde_json::Value = serde_json::from_str(text)
             .map_err(|e| value_error(format!("cannot restore sampler state: not JSON: {e}")))?;
-        self.kind().sampler().restore(&v).map_err(value_error)
+        let kind = self.config.kind();
+        self.kind()
+            .get_mut()
+            .restore(&v)
+            .map_err(|e| value_error(format!("cannot restore {kind} sampler state: {}", e.0)))
     }
 
-    /// HDC: where the next tasks will come from, as JSON.
+    /// Where the next tasks will come from, as JSON (HDC adds harness probabilities).
     fn probabilities_json(&mut self) -> PyResult<String> {
         let env_ids = self.env_ids.clone();
-        let h = self.kind().hdc()?;
-        let n = h.envs().len();
+        let kind = self.kind();
+        let snap = kind.get().snapshot();
+        let harness = match kind {
+            Kind::Hdc(h) => Some((0..snap.len()).map(|i| h.level_probabilities(i)).collect()),
+            Kind::Other(_) => None,
+        };
         to_json(&Probabilities {
             env_ids,
-            env: h.env_probabilities(),
-            harness: (0..n).map(|i| h.level_probabilities(i)).collect(),
-            scale_window: (0..n).map(|i| h.window(i)).collect(),
+            env: snap.iter().map(|e| e.probability).collect(),
+            scale_window: snap.iter().map(|e| (e.scale_lo, e.scale_hi)).collect(),
+            harness,
         })
     }
 
-    /// HDC: each environment's curriculum position, as JSON.
-    fn status_json(&mut self) -> PyResult<String> {
-        to_json(&self.kind().hdc()?.status())
+    /// One snapshot per environment (probability, score, success, harness, scales,
+    /// episodes), as JSON; NaN (no estimate) is `null`.
+    fn snapshot_json(&mut self) -> PyResult<String> {
+        to_json(&self.kind().get().snapshot())
     }
 
-    /// HDC: the configuration, as JSON.
-    fn config_json(&mut self) -> PyResult<String> {
-        to_json(self.kind().hdc()?.config())
+    /// Each environment's position: HDC's stage status, the snapshot for other kinds.
+    fn status_json(&mut self) -> PyResult<String> {
+        match self.kind() {
+            Kind::Hdc(h) => to_json(&h.status()),
+            Kind::Other(s) => to_json(&s.snapshot()),
+        }
+    }
+
+    /// The configuration, defaults included, as JSON (its fields, without `kind`).
+    fn config_json(&self) -> PyResult<String> {
+        fields_json(&self.config)
     }
 }

@@ -8,9 +8,19 @@ import numpy as np
 import pytest
 
 import envdist
-from envdist import HDC, Ticket
+from envdist import HDC, Curriculum, Ticket
 
 ENVS = ["count-objects/classic", "maze/classic"]
+# Small windows so that every kind moves (and PLR replays) within a few dozen episodes.
+CONFIGS = {
+    "hdc": {"min_episodes": 2, "competence_threshold": 0.5},
+    "pass_rate": {"group_size": 2},
+    "learnability": {"top_k": 2},
+    "learning_progress": {"update_interval": 8},
+    "sec": {"batch_episodes": 8, "group_size": 2},
+    "ladder": {"check_episodes": 4, "window": 2},
+    "plr": {"buffer_size": 4, "rho": 0.25},
+}
 
 
 def test_adapters_are_imported_only_when_used():
@@ -129,6 +139,77 @@ def test_verl_sampler_follows_the_interface_and_learns_from_batches():
     sampler.update(DataProto(non_tensor_batch={"extra_info": extra, "acc": np.array([0.0])}))
     with pytest.raises(ValueError, match="extra_info"):
         sampler.update(DataProto())
+
+
+@pytest.mark.parametrize("kind", envdist.sampler_kinds())
+def test_adapters_serve_every_sampler_kind(kind):
+    from envdist.adapters.syllabus import EnvdistCurriculum, EnvdistTaskWrapper
+
+    # Syllabus (single process: the queues are the test above's business).
+    cur = EnvdistCurriculum(ENVS, config=CONFIGS[kind], seed=0, kind=kind)
+    assert cur.sampler.kind == kind
+    env, flags = None, []
+    for _ in range(12):
+        task = cur.sample(1)[0]
+        flags.append(cur.trains_on(task))
+        env = EnvdistTaskWrapper(task) if env is None else env
+        obs, info = env.reset(new_task=task)
+        assert info["task"] == task
+        done = False
+        while not done:
+            obs, rew, term, trunc, info = env.step(env.unwrapped.oracle_action())
+            done = term or trunc
+        cur.update_on_episode(1.0, 1, task, info["task_completion"])
+        assert cur.trains_on(task) == flags[-1], "the report changed the recorded flag"
+    assert cur.sampler.updates == 12 and sum(s["successes"] for s in cur.sampler.snapshot()) == 12
+    dist = cur._sample_distribution()
+    assert len(dist) == len(ENVS) and abs(sum(dist) - 1) < 1e-9
+    assert all(flags) == (kind != "plr")
+
+    # verl: a grid of the cells this kind draws; each served row reports the ticket drawn.
+    rows = Curriculum(kind, ENVS, CONFIGS[kind]).grid_rows(seeds_per_cell=2, seed=1)
+    dataset = TicketDataset(rows)
+    data_config = {
+        "dataloader_num_workers": 0,
+        "sampler": {
+            "class_path": "pkg://envdist.adapters.verl",
+            "class_name": "EnvdistCurriculumSampler",
+            "envdist": {"kind": kind, "config": CONFIGS[kind], "seed": 3},
+        },
+    }
+    sampler = load_verl_sampler_as_verl_does(dataset, data_config)
+    assert sampler.sampler.kind == kind and sampler.hdc is sampler.sampler
+    from verl import DataProto
+
+    def epochs(s):  # the dataloader starts a new epoch when one ends (small grids here)
+        while True:
+            yield from s
+
+    it = epochs(sampler)
+    batch_size, n = 4, 2
+    masks = []
+    rng = np.random.default_rng(0)
+    for step in range(10):
+        idx = [next(it) for _ in range(batch_size)]
+        extra = np.array([dataset.dataframe[i]["extra_info"] for i in idx for _ in range(n)], dtype=object)
+        acc = np.repeat(rng.random(batch_size) < 0.5, n).astype(np.float64)
+        batch = DataProto(non_tensor_batch={"extra_info": extra, "acc": acc})
+        masks.append(sampler.train_mask(batch))
+        assert masks[-1].shape == (batch_size * n,) and masks[-1].dtype == bool
+        sampler.update(batch=batch)
+    assert sampler.sampler.updates == 10 * batch_size * n
+    mask = np.concatenate(masks)
+    if kind == "plr":
+        # The drawn tickets came back (a row's own seed would be no level PLR knows), so new
+        # levels entered the buffer and were replayed, and only replays train.
+        assert sampler.sampler.state_dict()["body"]["levels"]
+        assert mask.any() and not mask.all()
+    else:
+        assert mask.all()
+    twin = load_verl_sampler_as_verl_does(dataset, data_config)
+    twin.load_state_dict(sampler.state_dict())
+    assert [next(iter(twin)) for _ in range(3)] == [next(iter(sampler)) for _ in range(3)]
+    assert twin.state_dict() == sampler.state_dict()
 
 
 def test_vagen_env_plays_text_actions_and_survives_garbage():

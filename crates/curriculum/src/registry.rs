@@ -97,15 +97,59 @@ impl SamplerConfig {
         })
     }
 
-    /// Parse a configuration from JSON; errors name the offending field.
+    /// Parse a configuration from JSON (`{"kind": "sec", ...}`, the kind spelt as
+    /// [`Self::KINDS`] writes it); errors name the offending field.
     pub fn from_json(value: &serde_json::Value) -> Result<Self, CurriculumError> {
-        serde_path_to_error::deserialize(value).map_err(|e| CurriculumError::Config {
-            field: e.path().to_string(),
-            expected: format!(
-                "a sampler configuration with \"kind\" one of {}",
-                Self::KINDS.join(", ")
-            ),
-            found: e.inner().to_string(),
+        let kinds = || format!("an object with \"kind\" one of {}", Self::KINDS.join(", "));
+        let Some(map) = value.as_object() else {
+            return Err(CurriculumError::Config {
+                field: ".".into(),
+                expected: kinds(),
+                found: value.to_string(),
+            });
+        };
+        let kind = match map.get("kind") {
+            Some(serde_json::Value::String(k)) if Self::KINDS.contains(&k.as_str()) => k,
+            found => {
+                return Err(CurriculumError::Config {
+                    field: "kind".into(),
+                    expected: Self::KINDS.join(" | "),
+                    found: found.map_or_else(|| "nothing".into(), |k| k.to_string()),
+                });
+            }
+        };
+        let mut fields = map.clone();
+        fields.remove("kind");
+        Self::from_fields(kind, &serde_json::Value::Object(fields))
+    }
+
+    /// The configuration of `kind` (`-` and case forgiven, as in [`Self::default_for`]) from
+    /// its fields alone (`{"temperature": 0.4}`, no `kind`); missing fields take their
+    /// defaults. Errors name the offending field: an unknown one, or one of the wrong type.
+    /// Values are checked by [`Self::validate`] (and when the sampler is built).
+    pub fn from_fields(kind: &str, fields: &serde_json::Value) -> Result<Self, CurriculumError> {
+        fn parse<T: serde::de::DeserializeOwned>(
+            kind: &str,
+            fields: &serde_json::Value,
+        ) -> Result<T, CurriculumError> {
+            // The variant's own struct, not the tagged enum: an internally tagged enum buffers
+            // its fields first and loses the path to a bad one.
+            serde_path_to_error::deserialize(fields).map_err(|e| CurriculumError::Config {
+                field: e.path().to_string(),
+                expected: format!("a field of the {kind} configuration, of its type"),
+                found: e.inner().to_string(),
+            })
+        }
+        Ok(match Self::default_for(kind)? {
+            Self::Hdc(_) => Self::Hdc(parse("hdc", fields)?),
+            Self::PassRate(_) => Self::PassRate(parse(PassRateSampler::KIND, fields)?),
+            Self::Learnability(_) => Self::Learnability(parse(LearnabilitySampler::KIND, fields)?),
+            Self::LearningProgress(_) => {
+                Self::LearningProgress(parse(LearningProgressSampler::KIND, fields)?)
+            }
+            Self::Sec(_) => Self::Sec(parse(SecSampler::KIND, fields)?),
+            Self::Ladder(_) => Self::Ladder(parse(LadderSampler::KIND, fields)?),
+            Self::Plr(_) => Self::Plr(parse(PlrSampler::KIND, fields)?),
         })
     }
 
@@ -224,9 +268,69 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("temprature"), "{e}");
+        // Bad fields are named, whatever is wrong with them.
+        for (json, field) in [
+            (
+                serde_json::json!({"kind": "sec", "temperature": "hot"}),
+                "`temperature`",
+            ),
+            (
+                serde_json::json!({"kind": "plr", "buffer_size": -1}),
+                "`buffer_size`",
+            ),
+            (
+                serde_json::json!({"kind": "ladder", "harness_levels": ["H9"]}),
+                "`harness_levels[0]`",
+            ),
+            (serde_json::json!({"kind": "bandit"}), "`kind`"),
+            (serde_json::json!({"window": 2}), "`kind`"),
+        ] {
+            let e = SamplerConfig::from_json(&json).unwrap_err().to_string();
+            assert!(e.contains(field), "{json}: {e}");
+        }
+        let e = SamplerConfig::from_fields("pass-rate", &serde_json::json!({"lowe": 0.1}))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("lowe") && e.contains("pass_rate"), "{e}");
+        assert_eq!(
+            SamplerConfig::from_fields("Pass-Rate", &serde_json::json!({})).unwrap(),
+            SamplerConfig::default_for("pass_rate").unwrap()
+        );
         let e = SamplerConfig::default_for("bandit")
             .unwrap_err()
             .to_string();
         assert!(e.contains("`kind`") && e.contains("plr"), "{e}");
+    }
+
+    #[test]
+    fn a_state_is_refused_by_every_other_kind() {
+        let envs = specs(2, 2, 4);
+        let states: Vec<_> = SamplerConfig::KINDS
+            .iter()
+            .map(|k| {
+                let mut s = SamplerConfig::default_for(k)
+                    .unwrap()
+                    .build(&envs, 3)
+                    .unwrap();
+                s.sample();
+                s.state()
+            })
+            .collect();
+        for (i, kind) in SamplerConfig::KINDS.iter().enumerate() {
+            let mut s = SamplerConfig::default_for(kind)
+                .unwrap()
+                .build(&envs, 3)
+                .unwrap();
+            s.restore(&states[i]).unwrap();
+            for (j, other) in states.iter().enumerate().filter(|&(j, _)| j != i) {
+                let e = s.restore(other).unwrap_err().0;
+                assert!(
+                    e.contains("sampler") && e.contains("another sampler"),
+                    "{kind} <- {}: {e}",
+                    SamplerConfig::KINDS[j]
+                );
+            }
+            assert_eq!(s.state(), states[i], "{kind}: a refused state changed it");
+        }
     }
 }

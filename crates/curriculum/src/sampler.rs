@@ -750,6 +750,12 @@ impl HdcSampler {
     }
 
     fn restore_value(&mut self, v: &serde_json::Value) -> Result<(), String> {
+        // A rival's state names its sampler; HDC's does not.
+        if let Some(other) = v.get("sampler") {
+            return Err(format!(
+                "sampler: expected an HDC state (no `sampler` field), found {other}: the state belongs to another sampler"
+            ));
+        }
         let found = v.get("schema_version");
         if found.and_then(|x| x.as_u64()) != Some(STATE_SCHEMA_VERSION as u64) {
             return Err(format!(

@@ -1,6 +1,6 @@
 """envdist for Python trainers: the environment suite as Gymnasium envs and vector envs, the
-HDC curriculum as a ticket sampler, AES selection on numpy arrays, and ability profiles from a
-trainer's own chat logs.
+HDC curriculum and its rivals as ticket samplers, AES selection on numpy arrays, and ability
+profiles from a trainer's own chat logs.
 
 >>> import envdist
 >>> env = envdist.make("maze/classic", harness="H0")
@@ -18,7 +18,7 @@ from __future__ import annotations
 import json as _json
 
 from . import _envdist
-from .curriculum import HDC, Ticket
+from .curriculum import HDC, Curriculum, Ticket, default_config, sampler_kinds
 from .env import ACTION_NAMES, NUM_ACTIONS, EnvdistEnv, make, parse_action
 from .profiling import profile_log
 from .registration import gym_id, register_envs
@@ -26,11 +26,13 @@ from .selection import Selection, select
 
 __all__ = [
     "ACTION_NAMES",
+    "Curriculum",
     "HDC",
     "NUM_ACTIONS",
     "EnvdistEnv",
     "Selection",
     "Ticket",
+    "default_config",
     "env_ids",
     "gym_id",
     "make",
@@ -38,6 +40,7 @@ __all__ = [
     "parse_action",
     "pool_ids",
     "profile_log",
+    "sampler_kinds",
     "select",
     "spec",
     "vector",

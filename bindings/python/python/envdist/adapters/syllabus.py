@@ -1,14 +1,21 @@
-"""Syllabus adapters: ``EnvdistCurriculum`` (a ``syllabus.core.Curriculum`` backed by HDC)
-and ``EnvdistTaskWrapper`` (a ``syllabus.core.TaskWrapper`` that plays its tickets).
+"""Syllabus adapters: ``EnvdistCurriculum`` (a ``syllabus.core.Curriculum`` backed by any
+envdist sampler: HDC by default, ``kind="plr"`` etc. for the rivals) and ``EnvdistTaskWrapper``
+(a ``syllabus.core.TaskWrapper`` that plays its tickets).
 
 Tasks travel as ticket ids (``"maze/classic|H2|5|123"``): ``sample(k)`` hands them out,
-the env wrapper plays them (harness, scale and seed included), and
-``update_on_episode(..., task, progress)`` reports them back; progress >= 1 (or True) is
-a solved episode. Written against syllabus-rl 0.7.
+the env wrapper plays them (harness, scale and seed included, so PLR's replays replay the
+exact episode), and ``update_on_episode(..., task, progress)`` reports them back; progress
+>= 1 (or True) is a solved episode. Written against syllabus-rl 0.7.
+
+Robust PLR: updates reach the curriculum through Syllabus' queues, possibly before the
+trainer looks at the episode, so ``EnvdistCurriculum`` records at sample time whether each
+ticket's episode should train (``trains_on(task)``, e.g. with ``info["task"]``); leave the
+episodes that get False out of the loss.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,7 +25,12 @@ from syllabus.core import Curriculum, TaskWrapper
 from syllabus.task_space import TaskSpace
 
 import envdist
-from envdist.curriculum import HDC, Ticket, TaskSampler
+from envdist.curriculum import Curriculum as _Sampler
+from envdist.curriculum import TaskSampler, Ticket
+
+# Tickets whose training flag is remembered (the oldest are forgotten first); far above any
+# number of episodes in flight.
+MAX_REMEMBERED = 1 << 16
 
 
 class TicketTaskSpace(TaskSpace):
@@ -42,7 +54,9 @@ class TicketTaskSpace(TaskSpace):
 
 
 class EnvdistCurriculum(Curriculum):
-    """HDC (or any envdist sampler) as a Syllabus curriculum."""
+    """An envdist sampler as a Syllabus curriculum: ``Curriculum(kind, env_ids, config, seed,
+    weights)`` built here (``kind`` defaults to ``"hdc"``), or any envdist sampler passed as
+    ``sampler``."""
 
     def __init__(
         self,
@@ -51,6 +65,7 @@ class EnvdistCurriculum(Curriculum):
         seed: int = 0,
         weights: Sequence[float] | None = None,
         *,
+        kind: str = "hdc",
         sampler: TaskSampler | None = None,
         success_threshold: float = 1.0,
         **curriculum_kwargs: Any,
@@ -58,13 +73,29 @@ class EnvdistCurriculum(Curriculum):
         if sampler is None:
             if env_ids is None:
                 raise ValueError("EnvdistCurriculum: expected env_ids or a sampler")
-            sampler = HDC(env_ids, config=config, seed=seed, weights=weights)
+            sampler = _Sampler(kind, env_ids, config=config, seed=seed, weights=weights)
         self.sampler = sampler
         self.success_threshold = float(success_threshold)
+        self._trains: OrderedDict[str, bool] = OrderedDict()
         super().__init__(TicketTaskSpace(sampler.env_ids), **curriculum_kwargs)
 
     def sample(self, k: int = 1) -> list[str]:
-        return [t.ticket_id for t in self.sampler.sample(k)]
+        tickets = self.sampler.sample(k)
+        ids = [t.ticket_id for t in tickets]
+        for tid, flag in zip(ids, self.sampler.trains_on(tickets)):
+            self._trains[tid] = flag
+            self._trains.move_to_end(tid)
+        while len(self._trains) > MAX_REMEMBERED:
+            self._trains.popitem(last=False)
+        return ids
+
+    def trains_on(self, task: Any) -> bool:
+        """Whether the trainer should take gradients from the episode of ``task`` (a ticket
+        id): False only for robust PLR's new levels. Answered from the sample-time record,
+        so it holds whether or not the episode was already reported."""
+        tid = Ticket.parse(task).ticket_id
+        flag = self._trains.get(tid)
+        return self.sampler.trains_on(tid) if flag is None else flag
 
     def update_on_episode(self, episode_return, length, task, progress, env_id=None) -> None:
         super().update_on_episode(episode_return, length, task, progress, env_id)
@@ -72,9 +103,8 @@ class EnvdistCurriculum(Curriculum):
         self.sampler.update([task], [solved])
 
     def _sample_distribution(self) -> list[float]:
-        if isinstance(self.sampler, HDC):
-            return self.sampler.probabilities()["env"].tolist()
-        return []
+        # One nominal task per environment: the sampler's environment distribution.
+        return self.sampler.probabilities()["env"].tolist()
 
 
 class EnvdistTaskWrapper(TaskWrapper):
