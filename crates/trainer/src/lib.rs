@@ -363,6 +363,10 @@ pub fn per_env_gradients(
     Ok(per_env_gradients_report(model, factory, envs, cfg, &mut |_| {})?.set)
 }
 
+/// Environments whose full gradients are projected together (memory: 3 rows of every
+/// parameter per env).
+const PROJECT_BATCH: usize = 16;
+
 /// Projected per-env gradients and how far each can be trusted.
 #[derive(Debug, Clone)]
 pub struct GradientReport {
@@ -395,6 +399,20 @@ pub fn per_env_gradients_report(
 ) -> Result<GradientReport, TrainerError> {
     let mut values = Vec::with_capacity(envs.len() * cfg.dim);
     let mut split_half_cosine = Vec::with_capacity(envs.len());
+    // Full gradients wait here and are projected a batch at a time: the projection matrix is
+    // regenerated block by block on every call, which costs as much as projecting many rows.
+    let mut pending: Vec<Vec<f32>> = Vec::new();
+    let flush = |pending: &mut Vec<Vec<f32>>,
+                 values: &mut Vec<f32>,
+                 split_half_cosine: &mut Vec<f32>| {
+        let d = cfg.dim;
+        let p = project(pending, d, cfg.projection, cfg.seed);
+        for rows in p.chunks_exact(3 * d) {
+            values.extend_from_slice(&rows[..d]);
+            split_half_cosine.push(cosine(&rows[d..2 * d], &rows[2 * d..]));
+        }
+        pending.clear();
+    };
     with_model!(model, |net, dev| gradients::each_env_gradient(
         net,
         &model.cfg,
@@ -404,13 +422,17 @@ pub fn per_env_gradients_report(
         cfg,
         &mut |i, g| {
             let [h0, h1] = g.halves;
-            let p = project(&[g.whole, h0, h1], cfg.dim, cfg.projection, cfg.seed);
-            values.extend_from_slice(&p[..cfg.dim]);
-            split_half_cosine.push(cosine(&p[cfg.dim..2 * cfg.dim], &p[2 * cfg.dim..]));
+            pending.extend([g.whole, h0, h1]);
+            if pending.len() >= 3 * PROJECT_BATCH {
+                flush(&mut pending, &mut values, &mut split_half_cosine);
+            }
             on_env(&envs[i]);
             Ok(())
         }
     ))?;
+    if !pending.is_empty() {
+        flush(&mut pending, &mut values, &mut split_half_cosine);
+    }
     Ok(GradientReport {
         set: GradientSet {
             env_ids: envs.to_vec(),
