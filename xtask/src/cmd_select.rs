@@ -40,7 +40,8 @@ pub enum ObjectiveKind {
     Random,
 }
 
-/// Optimizer choice.
+/// Optimizer choice: the library's [`Optimizer`] carries stochastic greedy's parameters, which
+/// come from their own flags here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum OptimizerKind {
     /// Evaluate every candidate each step.
@@ -49,28 +50,6 @@ pub enum OptimizerKind {
     Lazy,
     /// Stochastic greedy (uses --epsilon and --seed).
     Stochastic,
-}
-
-/// Aggregation of pairwise conflict penalties.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum AggregationKind {
-    /// Worst conflict with any chosen environment.
-    Max,
-    /// Mean over the chosen set.
-    Mean,
-    /// Sum over the chosen set.
-    Sum,
-}
-
-/// Ability weighting for coverage and redundancy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum WeightingKind {
-    /// Every ability counts 1.
-    Uniform,
-    /// Frequent abilities count more.
-    Frequency,
-    /// Rare abilities count more.
-    Rarity,
 }
 
 /// Arguments of `cargo xtask select`.
@@ -112,13 +91,13 @@ pub struct SelectArgs {
     weights: Option<String>,
     /// Aggregation of pairwise conflict penalties.
     #[arg(long, value_enum)]
-    aggregation: Option<AggregationKind>,
+    aggregation: Option<Aggregation>,
     /// Let aligned gradients earn a bonus (do not clamp −cos at zero).
     #[arg(long)]
     no_clamp: bool,
     /// Ability weighting for coverage and redundancy.
     #[arg(long, value_enum)]
-    ability_weighting: Option<WeightingKind>,
+    ability_weighting: Option<AbilityWeighting>,
     /// Require the selection to cover every ability the allowed pool covers.
     #[arg(long)]
     full_coverage: bool,
@@ -284,18 +263,10 @@ fn build_config(args: &SelectArgs) -> anyhow::Result<SelectConfig> {
         };
     }
     if let Some(a) = args.aggregation {
-        c.aggregation = match a {
-            AggregationKind::Max => Aggregation::Max,
-            AggregationKind::Mean => Aggregation::Mean,
-            AggregationKind::Sum => Aggregation::Sum,
-        };
+        c.aggregation = a;
     }
     if let Some(w) = args.ability_weighting {
-        c.ability_weighting = match w {
-            WeightingKind::Uniform => AbilityWeighting::Uniform,
-            WeightingKind::Frequency => AbilityWeighting::Frequency,
-            WeightingKind::Rarity => AbilityWeighting::Rarity,
-        };
+        c.ability_weighting = w;
     }
     if args.no_clamp {
         c.clamp_conflict = false;

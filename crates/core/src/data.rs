@@ -171,7 +171,112 @@ pub struct GradientSet {
 
 const GRADIENT_TENSOR: &str = "gradients";
 
+/// Cosine similarity (0 when either vector is zero), accumulated in f64.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let (mut ab, mut aa, mut bb) = (0.0f64, 0.0f64, 0.0f64);
+    for (x, y) in a.iter().zip(b) {
+        ab += *x as f64 * *y as f64;
+        aa += (*x as f64).powi(2);
+        bb += (*y as f64).powi(2);
+    }
+    if aa == 0.0 || bb == 0.0 {
+        0.0
+    } else {
+        (ab / (aa.sqrt() * bb.sqrt())) as f32
+    }
+}
+
+/// Cosine below which a pair of gradients counts as conflicting in summaries.
+pub const CONFLICT_COSINE: f32 = -0.1;
+
+/// Pairwise gradient cosines of a set, summarised by kind of pair.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairSummary {
+    /// Mean cosine of the given twin pairs present in the set.
+    pub twin_mean: Option<f32>,
+    /// Mean cosine of the other pairs of the same family.
+    pub same_family_mean: Option<f32>,
+    /// Mean cosine over all pairs.
+    pub all_pairs_mean: f32,
+    /// Fraction of pairs with cosine below [`CONFLICT_COSINE`].
+    pub negative_fraction: f32,
+}
+
 impl GradientSet {
+    /// Cosine between the rows of environments `i` and `j`.
+    pub fn cosine(&self, i: usize, j: usize) -> f32 {
+        cosine(self.row(i), self.row(j))
+    }
+
+    /// Row index of `env`.
+    pub fn index_of(&self, env: &EnvId) -> Option<usize> {
+        self.env_ids.iter().position(|e| e == env)
+    }
+
+    /// Environments whose row is exactly zero: none of their episodes moved the policy (the
+    /// conflict term cannot see them, and training on them yields no reward).
+    pub fn zero_rows(&self) -> Vec<EnvId> {
+        (0..self.len())
+            .filter(|&i| self.row(i).iter().all(|v| *v == 0.0))
+            .map(|i| self.env_ids[i].clone())
+            .collect()
+    }
+
+    /// Mean pairwise cosine and conflicting pairs among `envs` (those with a row).
+    pub fn within(&self, envs: &[EnvId]) -> (Option<f32>, usize) {
+        let rows: Vec<usize> = envs.iter().filter_map(|e| self.index_of(e)).collect();
+        let mut cs = Vec::new();
+        for (a, &i) in rows.iter().enumerate() {
+            for &j in &rows[a + 1..] {
+                cs.push(self.cosine(i, j));
+            }
+        }
+        let mean = (!cs.is_empty()).then(|| cs.iter().sum::<f32>() / cs.len() as f32);
+        (mean, cs.iter().filter(|c| **c < CONFLICT_COSINE).count())
+    }
+
+    /// Every pair's cosine, summarised: the `twins` pairs, other pairs whose `family` is the
+    /// same, and all pairs.
+    pub fn pair_summary(
+        &self,
+        twins: &[(EnvId, EnvId)],
+        family: impl Fn(&EnvId) -> Option<String>,
+    ) -> PairSummary {
+        let n = self.len();
+        let twin: std::collections::BTreeSet<(usize, usize)> = twins
+            .iter()
+            .filter_map(|(a, b)| {
+                let (i, j) = (self.index_of(a)?, self.index_of(b)?);
+                Some((i.min(j), i.max(j)))
+            })
+            .collect();
+        let families: Vec<Option<String>> = self.env_ids.iter().map(&family).collect();
+        let (mut twin_c, mut fam_c, mut all_c, mut neg, mut pairs) =
+            (vec![], vec![], 0.0f64, 0usize, 0usize);
+        for i in 0..n {
+            for j in i + 1..n {
+                let c = self.cosine(i, j);
+                all_c += c as f64;
+                pairs += 1;
+                if c < CONFLICT_COSINE {
+                    neg += 1;
+                }
+                if twin.contains(&(i, j)) {
+                    twin_c.push(c);
+                } else if families[i].is_some() && families[i] == families[j] {
+                    fam_c.push(c);
+                }
+            }
+        }
+        let mean = |v: &[f32]| (!v.is_empty()).then(|| v.iter().sum::<f32>() / v.len() as f32);
+        PairSummary {
+            twin_mean: mean(&twin_c),
+            same_family_mean: mean(&fam_c),
+            all_pairs_mean: (all_c / pairs.max(1) as f64) as f32,
+            negative_fraction: neg as f32 / pairs.max(1) as f32,
+        }
+    }
+
     /// The gradient row of environment `i`.
     pub fn row(&self, i: usize) -> &[f32] {
         &self.values[i * self.dim..(i + 1) * self.dim]
@@ -189,14 +294,26 @@ impl GradientSet {
 
     /// Encode as safetensors: one F32 tensor `gradients` of shape `[envs, dim]`; env ids,
     /// schema version and projection seed in the header metadata.
-    pub fn to_safetensors(&self) -> Result<Vec<u8>, String> {
+    /// Fails when `values` does not hold `env_ids.len() x dim` numbers.
+    pub fn to_safetensors(&self) -> Result<Vec<u8>, crate::InvalidValue> {
+        let shape_error = |e: &dyn std::fmt::Display| {
+            crate::InvalidValue::new(
+                "values",
+                format!(
+                    "{} x {} values (env_ids x dim)",
+                    self.env_ids.len(),
+                    self.dim
+                ),
+                format!("{} values ({e})", self.values.len()),
+            )
+        };
         let bytes: Vec<u8> = self.values.iter().flat_map(|v| v.to_le_bytes()).collect();
         let view = safetensors::tensor::TensorView::new(
             safetensors::Dtype::F32,
             vec![self.env_ids.len(), self.dim],
             &bytes,
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| shape_error(&e))?;
         let mut meta = HashMap::new();
         meta.insert(
             "schema_version".to_string(),
@@ -204,12 +321,12 @@ impl GradientSet {
         );
         meta.insert(
             "env_ids".to_string(),
-            serde_json::to_string(&self.env_ids).map_err(|e| e.to_string())?,
+            serde_json::to_string(&self.env_ids).map_err(|e| shape_error(&e))?,
         );
         if let Some(seed) = self.projection_seed {
             meta.insert("projection_seed".to_string(), seed.to_string());
         }
-        safetensors::serialize([(GRADIENT_TENSOR, view)], Some(meta)).map_err(|e| e.to_string())
+        safetensors::serialize([(GRADIENT_TENSOR, view)], Some(meta)).map_err(|e| shape_error(&e))
     }
 
     /// Write atomically as safetensors.
@@ -217,7 +334,7 @@ impl GradientSet {
         let path = path.as_ref();
         let bytes = self
             .to_safetensors()
-            .map_err(|e| FileError::invalid(path, GRADIENT_TENSOR, "a well-formed matrix", e))?;
+            .map_err(|e| FileError::invalid(path, e.field, e.expected, e.found))?;
         write_atomic(path, &bytes)
     }
 

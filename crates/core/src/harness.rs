@@ -121,12 +121,14 @@ impl HarnessSchedule {
     }
 
     /// Check that every channel appears exactly once.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), crate::InvalidValue> {
         for c in HarnessChannel::ALL {
             let n = self.drop_order.iter().filter(|d| **d == c).count();
             if n != 1 {
-                return Err(format!(
-                    "harness drop_order must name each of observation, state, hints, rules exactly once; {c:?} appears {n} times"
+                return Err(crate::InvalidValue::new(
+                    "drop_order",
+                    "each of observation, state, hints, rules exactly once",
+                    format!("{c:?} {n} times"),
                 ));
             }
         }

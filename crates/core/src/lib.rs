@@ -41,8 +41,9 @@ pub use action::{
     ActionId, ActionMask, NUM_ACTIONS, NUM_ANSWERS, ParseActionError, ParseActionTextError,
 };
 pub use data::{
-    AbilityProfile, AbilityTransition, GRADIENT_SCHEMA_VERSION, GradientSet, MetaAbility,
-    PROFILE_SCHEMA_VERSION, ProfileSet, TRAJECTORY_SCHEMA_VERSION, Trajectory, TrajectoryStep,
+    AbilityProfile, AbilityTransition, CONFLICT_COSINE, GRADIENT_SCHEMA_VERSION, GradientSet,
+    MetaAbility, PROFILE_SCHEMA_VERSION, PairSummary, ProfileSet, TRAJECTORY_SCHEMA_VERSION,
+    Trajectory, TrajectoryStep, cosine,
 };
 pub use env::{
     Env, EnvFactory, EnvId, EnvSpec, EpisodeOutcome, Observation, ScaleRange, Split, Step, Task,

@@ -89,8 +89,8 @@ pub enum ConfigError {
     #[error("suite config field `canvas`: expected 16..=128 pixels, found {0}")]
     Canvas(u32),
     /// A harness schedule that does not name each channel once.
-    #[error("suite config field `harness_schedule.drop_order`: {0}")]
-    Schedule(String),
+    #[error("suite config: {0}")]
+    Schedule(envdist_core::InvalidValue),
 }
 
 impl SuiteConfig {
@@ -101,7 +101,7 @@ impl SuiteConfig {
         }
         self.harness_schedule
             .validate()
-            .map_err(ConfigError::Schedule)
+            .map_err(|e| ConfigError::Schedule(e.within("harness_schedule")))
     }
 }
 

@@ -71,7 +71,7 @@ pub use rollout::{PolicyMaker, RolloutConfig, rollout, rollout_env, rollout_pool
 pub use segment::{Segmenter, TagSegmenter};
 pub use stats::EnvAbilityStats;
 
-use envdist_core::{EnvId, FileError};
+use envdist_core::{EnvId, FileError, InvalidValue};
 
 /// Errors of profiling: bad configuration, unknown environments, segmentation and file IO.
 #[derive(Debug, thiserror::Error)]
@@ -83,15 +83,8 @@ pub enum ProfilingError {
     #[error("unknown environment \"{0}\": the environment factory cannot make it")]
     UnknownEnv(EnvId),
     /// A configuration value is out of range.
-    #[error("profiling config: field `{field}`: expected {expected}, found {found}")]
-    Config {
-        /// The setting.
-        field: String,
-        /// What would be accepted.
-        expected: String,
-        /// What was given.
-        found: String,
-    },
+    #[error("profiling config: {0}")]
+    Config(#[from] InvalidValue),
     /// A log whose trajectories exercise no ability at all: nothing to profile.
     #[error("{}: no usable trajectory: none of its {trajectories} trajectories has an ability tag after segmentation{hint}", path.display())]
     NoUsableTrajectory {

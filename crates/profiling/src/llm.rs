@@ -25,6 +25,7 @@
 //! loopback. Plain `http://` works in the default build; `https://` needs the crate's `tls`
 //! feature.
 
+use envdist_core::InvalidValue;
 use std::time::Duration;
 
 use envdist_core::Trajectory;
@@ -45,15 +46,8 @@ names from it.";
 #[derive(Debug, thiserror::Error)]
 pub enum SegmentError {
     /// A configuration value was missing or unusable.
-    #[error("LLM segmenter config: `{field}`: expected {expected}, found {found}")]
-    Config {
-        /// The setting (or environment variable).
-        field: String,
-        /// What would be accepted.
-        expected: String,
-        /// What was there.
-        found: String,
-    },
+    #[error("LLM segmenter config: {0}")]
+    Config(#[from] InvalidValue),
     /// The endpoint could not be reached or answered with an HTTP error.
     #[error("LLM endpoint {url}: {message} (gave up after {attempts} attempt(s))")]
     Http {
@@ -129,11 +123,7 @@ impl LlmConfig {
         let required = |k: &str, what: &str| {
             get(k)
                 .filter(|v| !v.trim().is_empty())
-                .ok_or_else(|| SegmentError::Config {
-                    field: k.into(),
-                    expected: what.into(),
-                    found: "nothing".into(),
-                })
+                .ok_or_else(|| SegmentError::Config(InvalidValue::new(k, what, "nothing")))
         };
         let mut c = Self::new(
             required(
@@ -144,27 +134,29 @@ impl LlmConfig {
         );
         c.api_key = get("ENVDIST_LLM_KEY").filter(|k| !k.is_empty());
         if let Some(t) = get("ENVDIST_LLM_TIMEOUT_S") {
-            c.timeout_s = t.trim().parse().map_err(|_| SegmentError::Config {
-                field: "ENVDIST_LLM_TIMEOUT_S".into(),
-                expected: "seconds as a number".into(),
-                found: t.clone(),
+            c.timeout_s = t.trim().parse().map_err(|_| {
+                SegmentError::Config(InvalidValue::new(
+                    "ENVDIST_LLM_TIMEOUT_S",
+                    "seconds as a number",
+                    t.clone(),
+                ))
             })?;
         }
         if let Some(a) = get("ENVDIST_LLM_ATTEMPTS") {
-            c.max_attempts = a.trim().parse().map_err(|_| SegmentError::Config {
-                field: "ENVDIST_LLM_ATTEMPTS".into(),
-                expected: "a positive integer".into(),
-                found: a.clone(),
+            c.max_attempts = a.trim().parse().map_err(|_| {
+                SegmentError::Config(InvalidValue::new(
+                    "ENVDIST_LLM_ATTEMPTS",
+                    "a positive integer",
+                    a.clone(),
+                ))
             })?;
         }
         Ok(c)
     }
 
     fn validate(&self) -> Result<(), SegmentError> {
-        let bad = |field: &str, expected: &str, found: String| SegmentError::Config {
-            field: field.into(),
-            expected: expected.into(),
-            found,
+        let bad = |field: &str, expected: &str, found: String| {
+            SegmentError::Config(InvalidValue::new(field, expected, found))
         };
         let url = self.base_url.trim();
         if !(url.starts_with("http://") || url.starts_with("https://")) {

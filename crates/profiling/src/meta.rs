@@ -19,6 +19,7 @@
 //! A meta-ability is named after its most frequent member (ties by name), with `+k` appended
 //! when it has `k` further members, e.g. `navigate+2`.
 
+use envdist_core::InvalidValue;
 use std::collections::BTreeMap;
 
 use envdist_core::MetaAbility;
@@ -54,11 +55,11 @@ impl MetaConfig {
             ("threshold", self.threshold),
         ] {
             if !(0.0..=1.0).contains(&v) {
-                return Err(ProfilingError::Config {
-                    field: field.into(),
-                    expected: "a number in [0, 1]".into(),
-                    found: v.to_string(),
-                });
+                return Err(ProfilingError::Config(InvalidValue::new(
+                    field,
+                    "a number in [0, 1]",
+                    v.to_string(),
+                )));
             }
         }
         Ok(())

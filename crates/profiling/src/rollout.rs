@@ -5,6 +5,7 @@
 //! its position), each trajectory gets its own policy instance and RNG stream, and the results
 //! are collected in spec order.
 
+use envdist_core::InvalidValue;
 use envdist_core::env::EnvFactory;
 use envdist_core::{
     Env, EnvId, EnvSpec, HarnessLevel, Policy, PolicyInput, Rng, TRAJECTORY_SCHEMA_VERSION, Task,
@@ -147,11 +148,11 @@ pub fn rollout_pool(
     on_env_done: &(dyn Fn(&EnvId) + Sync),
 ) -> Result<Vec<Trajectory>, ProfilingError> {
     if config.trajectories_per_env == 0 {
-        return Err(ProfilingError::Config {
-            field: "trajectories_per_env".into(),
-            expected: "at least 1".into(),
-            found: "0".into(),
-        });
+        return Err(ProfilingError::Config(InvalidValue::new(
+            "trajectories_per_env",
+            "at least 1",
+            "0",
+        )));
     }
     let per_env: Vec<Result<Vec<Trajectory>, ProfilingError>> = specs
         .par_iter()

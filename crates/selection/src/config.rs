@@ -58,6 +58,7 @@ impl Default for Terms {
 
 /// How much each ability is worth to NewCoverage and Redundancy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum AbilityWeighting {
     /// Every ability counts 1 (default; plain max coverage).
@@ -72,6 +73,7 @@ pub enum AbilityWeighting {
 
 /// How the pairwise conflict penalties of a candidate against the chosen set aggregate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Aggregation {
     /// The worst conflict with any chosen environment (default). With clamping it can only

@@ -1,6 +1,6 @@
 //! The one error type of the crate.
 
-use envdist_core::{EnvId, FileError};
+use envdist_core::{EnvId, FileError, InvalidValue};
 
 /// Everything that can go wrong building a selection problem or running a selection.
 /// Messages name the source (file or `config`), the field and what was expected.
@@ -10,16 +10,12 @@ pub enum SelectError {
     #[error(transparent)]
     File(#[from] FileError),
     /// A well-formed value that is not acceptable (config field, matrix entry, shape, ...).
-    #[error("{source_name}: field `{field}`: expected {expected}, found {found}")]
+    #[error("{source_name}: {value}")]
     Invalid {
         /// The file path, or `config` / `problem` / `synthetic` for in-memory values.
         source_name: String,
-        /// The offending field.
-        field: String,
-        /// What would have been accepted.
-        expected: String,
-        /// What was there.
-        found: String,
+        /// The field, what would have been accepted, what was there.
+        value: InvalidValue,
     },
     /// A profiled environment has no gradient row.
     #[error("gradients: no row for environment {env:?}, which the profiles list")]
@@ -65,9 +61,7 @@ impl SelectError {
     ) -> Self {
         Self::Invalid {
             source_name: source_name.into(),
-            field: field.into(),
-            expected: expected.into(),
-            found: found.into(),
+            value: InvalidValue::new(field, expected, found.into()),
         }
     }
 }

@@ -135,6 +135,51 @@ pub enum LrSchedule {
     },
 }
 
+/// A named network and RL preset ([`TrainConfig::of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrainPreset {
+    /// The `cpu` network, sized for two CPU cores.
+    Cpu,
+    /// The larger `gpu` network.
+    Gpu,
+    /// A very small network for unit tests.
+    Tiny,
+}
+
+impl TrainPreset {
+    /// The preset's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Cpu => "cpu",
+            Self::Gpu => "gpu",
+            Self::Tiny => "tiny",
+        }
+    }
+}
+
+impl std::fmt::Display for TrainPreset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for TrainPreset {
+    type Err = TrainerError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "cpu" => Ok(Self::Cpu),
+            "gpu" => Ok(Self::Gpu),
+            "tiny" => Ok(Self::Tiny),
+            other => Err(TrainerError::Config(InvalidValue::new(
+                "preset",
+                "cpu, gpu or tiny",
+                format!("{other:?}"),
+            ))),
+        }
+    }
+}
+
 /// RL hyper-parameters (PPO-clip by default).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -214,10 +259,15 @@ impl TrainConfig {
 
     /// A preset by name: `cpu`, `gpu` or `tiny` (unit tests).
     pub fn preset(name: &str) -> Result<Self, TrainerError> {
-        match name {
-            "cpu" => Ok(Self::cpu()),
-            "gpu" => Ok(Self::gpu()),
-            "tiny" => Ok(Self {
+        Ok(Self::of(name.parse()?))
+    }
+
+    /// The values of a preset.
+    pub fn of(preset: TrainPreset) -> Self {
+        match preset {
+            TrainPreset::Cpu => Self::cpu(),
+            TrainPreset::Gpu => Self::gpu(),
+            TrainPreset::Tiny => Self {
                 model: ModelConfig::tiny(),
                 num_envs: 8,
                 rollout_len: 16,
@@ -225,12 +275,7 @@ impl TrainConfig {
                 minibatch: 64,
                 lr: 1e-3,
                 ..Self::cpu()
-            }),
-            other => Err(TrainerError::Config(InvalidValue::new(
-                "preset",
-                "cpu, gpu or tiny",
-                other,
-            ))),
+            },
         }
     }
 

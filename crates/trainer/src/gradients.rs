@@ -139,20 +139,7 @@ pub fn project(grads: &[Vec<f32>], dim: usize, kind: ProjectionKind, seed: u64) 
     out
 }
 
-/// Cosine similarity (0 when either vector is zero).
-pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let (mut ab, mut aa, mut bb) = (0.0f64, 0.0f64, 0.0f64);
-    for (x, y) in a.iter().zip(b) {
-        ab += *x as f64 * *y as f64;
-        aa += (*x as f64).powi(2);
-        bb += (*y as f64).powi(2);
-    }
-    if aa == 0.0 || bb == 0.0 {
-        0.0
-    } else {
-        (ab / (aa.sqrt() * bb.sqrt())) as f32
-    }
-}
+pub use envdist_core::cosine;
 
 /// Returns-to-go minus the baseline for every step of `episodes`, as `(step, advantage)`.
 fn advantages<'a>(

@@ -1,0 +1,85 @@
+//! Where tensors live: the [`Device`] a caller names, and the backend types behind it (the
+//! only place that spells them).
+
+use burn::backend::{Autodiff, Flex};
+
+use crate::TrainerError;
+
+/// Where tensors live. Parsed from `cpu`, `cuda` or `cuda:N`, and written the same way in
+/// configuration files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Device {
+    /// burn's `flex` CPU backend.
+    #[default]
+    Cpu,
+    /// burn's CUDA backend on GPU `N` (needs the `cuda` feature).
+    Cuda(usize),
+}
+
+impl std::fmt::Display for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Device::Cpu => f.write_str("cpu"),
+            Device::Cuda(i) => write!(f, "cuda:{i}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Device {
+    type Err = TrainerError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || TrainerError::Device {
+            device: s.to_string(),
+            reason: "expected cpu, cuda or cuda:N".into(),
+        };
+        match s.trim() {
+            "cpu" => Ok(Device::Cpu),
+            "cuda" => Ok(Device::Cuda(0)),
+            t => t
+                .strip_prefix("cuda:")
+                .and_then(|n| n.parse().ok())
+                .map(Device::Cuda)
+                .ok_or_else(bad),
+        }
+    }
+}
+
+impl Device {
+    /// Whether this build can use the device (`cuda` needs the `cuda` feature).
+    pub fn is_available(self) -> bool {
+        match self {
+            Device::Cpu => true,
+            Device::Cuda(_) => cfg!(feature = "cuda"),
+        }
+    }
+}
+
+pub(crate) type CpuB = Autodiff<Flex>;
+#[cfg(feature = "cuda")]
+pub(crate) type CudaB = Autodiff<burn::backend::Cuda>;
+
+#[cfg(feature = "cuda")]
+pub(crate) fn cuda_device(i: usize) -> burn::backend::cuda::CudaDevice {
+    burn::backend::cuda::CudaDevice::new(i)
+}
+
+#[cfg(not(feature = "cuda"))]
+pub(crate) fn unavailable(device: Device) -> TrainerError {
+    TrainerError::Device {
+        device: device.to_string(),
+        reason: "this build has no CUDA backend: rebuild with `--features cuda`".into(),
+    }
+}
+
+impl serde::Serialize for Device {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Device {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}

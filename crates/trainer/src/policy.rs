@@ -1,0 +1,255 @@
+//! A trained or fresh policy network on a device ([`PolicyModel`]) and what is done with one:
+//! acting through the core `Policy` trait, evaluation, per-environment gradients.
+
+use std::path::Path;
+
+use envdist_core::env::EnvFactory;
+use envdist_core::{EnvId, GradientSet, HarnessLevel};
+
+use crate::device::CpuB;
+#[cfg(not(feature = "cuda"))]
+use crate::device::unavailable;
+#[cfg(feature = "cuda")]
+use crate::device::{CudaB, cuda_device};
+use crate::model::PolicyNet;
+use crate::{
+    Device, EvalReport, GradientConfig, ModelConfig, ScaleChoice, TrainerError, cosine, encode,
+    eval, gradients, play, project, trainer,
+};
+
+#[derive(Clone)]
+// Boxing would only move one allocation: models are few and long-lived.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum ModelInner {
+    Cpu(PolicyNet<CpuB>),
+    #[cfg(feature = "cuda")]
+    Cuda(PolicyNet<CudaB>, burn::backend::cuda::CudaDevice),
+}
+
+/// A policy network on a device: what evaluation and gradient extraction take.
+#[derive(Clone)]
+pub struct PolicyModel {
+    pub(crate) cfg: ModelConfig,
+    pub(crate) inner: ModelInner,
+}
+
+impl std::fmt::Debug for PolicyModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolicyModel")
+            .field("cfg", &self.cfg)
+            .finish()
+    }
+}
+
+impl PolicyModel {
+    /// A freshly initialised network (e.g. the untrained "base" policy).
+    pub fn new(cfg: &ModelConfig, seed: u64, device: Device) -> Result<Self, TrainerError> {
+        let inner = match device {
+            Device::Cpu => ModelInner::Cpu(PolicyNet::init(cfg, seed, &Default::default())),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(i) => {
+                let d = cuda_device(i);
+                ModelInner::Cuda(PolicyNet::init(cfg, seed, &d), d)
+            }
+            #[cfg(not(feature = "cuda"))]
+            d @ Device::Cuda(_) => return Err(unavailable(d)),
+        };
+        Ok(Self {
+            cfg: cfg.clone(),
+            inner,
+        })
+    }
+
+    /// The model of the checkpoint in `dir` (written by [`Trainer::save_checkpoint`]).
+    pub fn load(dir: &Path, device: Device) -> Result<Self, TrainerError> {
+        let state = trainer::read_state(dir)?;
+        let inner = match device {
+            Device::Cpu => ModelInner::Cpu(trainer::load_model::<CpuB>(
+                dir,
+                &state,
+                &Default::default(),
+            )?),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(i) => {
+                let d = cuda_device(i);
+                ModelInner::Cuda(trainer::load_model::<CudaB>(dir, &state, &d)?, d)
+            }
+            #[cfg(not(feature = "cuda"))]
+            d @ Device::Cuda(_) => return Err(unavailable(d)),
+        };
+        Ok(Self {
+            cfg: state.config.model,
+            inner,
+        })
+    }
+
+    /// The network's shape.
+    pub fn config(&self) -> &ModelConfig {
+        &self.cfg
+    }
+
+    /// Number of parameters (the length of an unprojected gradient).
+    pub fn num_params(&self) -> usize {
+        use burn::module::Module;
+        with_model!(self, |net, _d| net.num_params())
+    }
+}
+
+/// A trained network acting in the core [`envdist_core::Policy`] interface (one observation
+/// at a time: for profiling rollouts, not for speed), sampling from its action distribution.
+impl envdist_core::Policy for PolicyModel {
+    fn name(&self) -> &str {
+        "trained"
+    }
+
+    fn act(
+        &mut self,
+        input: &envdist_core::PolicyInput<'_>,
+        rng: &mut envdist_core::Rng,
+    ) -> envdist_core::ActionId {
+        let f = encode::encode(input.observation, input.legal, &self.cfg);
+        let mut bufs = encode::BatchBuffers::default();
+        bufs.fill([&f].into_iter(), &self.cfg);
+        let logits = with_model!(self, |net, dev| play::infer(net, &bufs, &self.cfg, &dev));
+        match logits {
+            Ok((l, _)) => play::sample_action(&l, rng).0,
+            // A backend failure cannot be reported through `Policy`; fall back to the first
+            // legal action rather than panic.
+            Err(_) => input
+                .legal
+                .iter()
+                .next()
+                .unwrap_or(envdist_core::ActionId::WAIT),
+        }
+    }
+}
+
+/// Greedy success of `model` on each env in `envs`, one episode per seed, at `harness` and the
+/// chosen scale. Averages over ST/MT and pool/held-out are in the report.
+pub fn evaluate(
+    model: &PolicyModel,
+    factory: &dyn EnvFactory,
+    envs: &[EnvId],
+    seeds: &[u64],
+    harness: HarnessLevel,
+    scale: ScaleChoice,
+) -> Result<EvalReport, TrainerError> {
+    with_model!(model, |net, dev| eval::evaluate_core(
+        net, &model.cfg, &dev, factory, envs, seeds, harness, scale
+    ))
+}
+
+/// Unprojected per-env policy gradients (one vector of [`PolicyModel::num_params`] values per
+/// env). Large: meant for small models and for checking the projection.
+pub fn full_gradients(
+    model: &PolicyModel,
+    factory: &dyn EnvFactory,
+    envs: &[EnvId],
+    cfg: &GradientConfig,
+) -> Result<Vec<Vec<f32>>, TrainerError> {
+    let mut out = Vec::with_capacity(envs.len());
+    with_model!(model, |net, dev| gradients::each_env_gradient(
+        net,
+        &model.cfg,
+        &dev,
+        factory,
+        envs,
+        cfg,
+        &mut |_, g| {
+            out.push(g.whole);
+            Ok(())
+        }
+    ))?;
+    Ok(out)
+}
+
+/// Per-env policy gradients, projected to `cfg.dim` with the seeded projection: the input of
+/// AES's conflict term.
+pub fn per_env_gradients(
+    model: &PolicyModel,
+    factory: &dyn EnvFactory,
+    envs: &[EnvId],
+    cfg: &GradientConfig,
+) -> Result<GradientSet, TrainerError> {
+    Ok(per_env_gradients_report(model, factory, envs, cfg, &mut |_| {})?.set)
+}
+
+/// Environments whose full gradients are projected together (memory: 3 rows of every
+/// parameter per env).
+const PROJECT_BATCH: usize = 16;
+
+/// Projected per-env gradients and how far each can be trusted.
+#[derive(Debug, Clone)]
+pub struct GradientReport {
+    /// The projected gradients (row `i` = `envs[i]`).
+    pub set: GradientSet,
+    /// Per env, the cosine between the projected gradients of its two halves of episodes
+    /// (even and odd): the split-half reliability of its direction. Near 1: the direction is
+    /// a property of the env; near 0: noise of the sampled episodes. 0 when a half is zero.
+    pub split_half_cosine: Vec<f32>,
+}
+
+impl GradientReport {
+    /// Spearman-Brown corrected reliability of env `i`'s whole gradient, `2r / (1 + r)` for
+    /// the split-half cosine `r` (clamped at 0 for negative `r`).
+    pub fn reliability(&self, i: usize) -> f32 {
+        let r = self.split_half_cosine[i].max(0.0);
+        2.0 * r / (1.0 + r)
+    }
+}
+
+/// [`per_env_gradients`] with split-half reliabilities, calling `on_env` after each env
+/// (progress). Each env's episode seeds and action-sampling stream derive from its id, so a
+/// row does not depend on the other envs of the call.
+pub fn per_env_gradients_report(
+    model: &PolicyModel,
+    factory: &dyn EnvFactory,
+    envs: &[EnvId],
+    cfg: &GradientConfig,
+    on_env: &mut dyn FnMut(&EnvId),
+) -> Result<GradientReport, TrainerError> {
+    let mut values = Vec::with_capacity(envs.len() * cfg.dim);
+    let mut split_half_cosine = Vec::with_capacity(envs.len());
+    // Full gradients wait here and are projected a batch at a time: the projection matrix is
+    // regenerated block by block on every call, which costs as much as projecting many rows.
+    let mut pending: Vec<Vec<f32>> = Vec::new();
+    let flush =
+        |pending: &mut Vec<Vec<f32>>, values: &mut Vec<f32>, split_half_cosine: &mut Vec<f32>| {
+            let d = cfg.dim;
+            let p = project(pending, d, cfg.projection, cfg.seed);
+            for rows in p.chunks_exact(3 * d) {
+                values.extend_from_slice(&rows[..d]);
+                split_half_cosine.push(cosine(&rows[d..2 * d], &rows[2 * d..]));
+            }
+            pending.clear();
+        };
+    with_model!(model, |net, dev| gradients::each_env_gradient(
+        net,
+        &model.cfg,
+        &dev,
+        factory,
+        envs,
+        cfg,
+        &mut |i, g| {
+            let [h0, h1] = g.halves;
+            pending.extend([g.whole, h0, h1]);
+            if pending.len() >= 3 * PROJECT_BATCH {
+                flush(&mut pending, &mut values, &mut split_half_cosine);
+            }
+            on_env(&envs[i]);
+            Ok(())
+        }
+    ))?;
+    if !pending.is_empty() {
+        flush(&mut pending, &mut values, &mut split_half_cosine);
+    }
+    Ok(GradientReport {
+        set: GradientSet {
+            env_ids: envs.to_vec(),
+            dim: cfg.dim,
+            values,
+            projection_seed: Some(cfg.seed),
+        },
+        split_half_cosine,
+    })
+}

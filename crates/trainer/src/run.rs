@@ -1,0 +1,311 @@
+//! A training run ([`Trainer`]): the backend-free facade over the RL loop, its per-update
+//! statistics, its log and checkpoints, and starting a run from an existing policy (every arm
+//! of a study continues from the same base weights with a fresh optimizer).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use envdist_core::env::EnvFactory;
+use envdist_core::{InvalidValue, TaskSampler};
+use serde::{Deserialize, Serialize};
+
+use crate::device::CpuB;
+#[cfg(not(feature = "cuda"))]
+use crate::device::unavailable;
+#[cfg(feature = "cuda")]
+use crate::device::{CudaB, cuda_device};
+use crate::policy::ModelInner;
+use crate::trainer::Core;
+use crate::{Device, PolicyModel, TrainConfig, TrainerError};
+
+/// Statistics of one update (one rollout plus its PPO epochs); one line of the training log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UpdateStats {
+    /// Updates done so far (this one included).
+    pub update: u64,
+    /// Environment steps so far.
+    pub env_steps: u64,
+    /// Episodes that ended during this rollout.
+    pub episodes: u32,
+    /// Their success rate (sampled actions), `None` if none ended.
+    pub success_rate: Option<f32>,
+    /// Their mean return.
+    pub mean_return: Option<f32>,
+    /// Mean clipped-surrogate policy loss.
+    pub policy_loss: f32,
+    /// Mean value loss.
+    pub value_loss: f32,
+    /// Mean policy entropy (nats).
+    pub entropy: f32,
+    /// Mean approximate KL between the rollout policy and the updated one.
+    pub approx_kl: f32,
+    /// Fraction of samples whose ratio was clipped.
+    pub clip_fraction: f32,
+    /// Mean global gradient norm before clipping.
+    pub grad_norm: f32,
+    /// Learning rate used.
+    pub lr: f32,
+    /// Seconds spent in the rollout (acting and stepping).
+    pub rollout_seconds: f32,
+    /// Seconds spent learning (forward, backward and Adam over every epoch).
+    #[serde(default)]
+    pub learn_seconds: f32,
+    /// Seconds for the whole update.
+    pub seconds: f32,
+    /// Environment steps per second over the whole update, learning included.
+    pub env_steps_per_second: f32,
+}
+
+/// Schema version of training-log lines.
+pub const LOG_SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct LogLine {
+    schema_version: u32,
+    #[serde(flatten)]
+    stats: UpdateStats,
+}
+
+/// Where and how often [`Trainer::run`] writes.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Output directory: `train_log.jsonl` and `checkpoint/`. Nothing is written when `None`.
+    pub out_dir: Option<PathBuf>,
+    /// Save a checkpoint every this many updates (0: only at the end).
+    pub checkpoint_every: u64,
+}
+
+/// What a finished [`Trainer::run`] did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// Updates run in this call.
+    pub updates: u64,
+    /// Environment steps in this call.
+    pub env_steps: u64,
+    /// Wall-clock seconds of this call.
+    pub seconds: f32,
+    /// Environment steps per second, learning included.
+    pub env_steps_per_second: f32,
+    /// Sampled-action success rate over the last (up to) 5 updates that ended episodes.
+    pub recent_success_rate: Option<f32>,
+    /// Rollout throughput alone (batched inference and env stepping), env steps per second.
+    pub rollout_steps_per_second: f32,
+    /// Learning throughput alone (forward, backward and Adam over `epochs` passes), samples
+    /// per second: comparable to the network-only anchors of DESIGN.md.
+    pub learn_samples_per_second: f32,
+}
+
+enum TrainerInner {
+    Cpu(Box<Core<CpuB>>),
+    #[cfg(feature = "cuda")]
+    Cuda(Box<Core<CudaB>>),
+}
+
+/// A training run: model, optimizer, RNG and env slots on one device.
+pub struct Trainer {
+    inner: TrainerInner,
+}
+
+impl std::fmt::Debug for Trainer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Trainer")
+            .field("updates", &self.updates())
+            .field("env_steps", &self.env_steps())
+            .finish()
+    }
+}
+
+impl Trainer {
+    /// A fresh run with `cfg` (validated here) on `device`.
+    pub fn new(
+        cfg: TrainConfig,
+        factory: Arc<dyn EnvFactory>,
+        device: Device,
+    ) -> Result<Self, TrainerError> {
+        cfg.validate()?;
+        let inner = match device {
+            Device::Cpu => TrainerInner::Cpu(Box::new(Core::new(cfg, factory, Default::default()))),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(i) => {
+                TrainerInner::Cuda(Box::new(Core::new(cfg, factory, cuda_device(i))))
+            }
+            #[cfg(not(feature = "cuda"))]
+            d @ Device::Cuda(_) => return Err(unavailable(d)),
+        };
+        Ok(Self { inner })
+    }
+
+    /// Continue the run saved in checkpoint directory `dir`: model, optimizer, RNG, step
+    /// counts, `sampler`'s state, and each env slot's episode in progress (replayed).
+    pub fn resume(
+        dir: &Path,
+        factory: Arc<dyn EnvFactory>,
+        device: Device,
+        sampler: &mut dyn TaskSampler,
+    ) -> Result<Self, TrainerError> {
+        let inner = match device {
+            Device::Cpu => TrainerInner::Cpu(Box::new(Core::load(
+                dir,
+                factory,
+                Default::default(),
+                Some(sampler),
+            )?)),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(i) => TrainerInner::Cuda(Box::new(Core::load(
+                dir,
+                factory,
+                cuda_device(i),
+                Some(sampler),
+            )?)),
+            #[cfg(not(feature = "cuda"))]
+            d @ Device::Cuda(_) => return Err(unavailable(d)),
+        };
+        Ok(Self { inner })
+    }
+
+    /// The run's configuration.
+    pub fn config(&self) -> &TrainConfig {
+        dispatch!(&self.inner, TrainerInner, c => &c.cfg)
+    }
+
+    /// Updates done.
+    pub fn updates(&self) -> u64 {
+        dispatch!(&self.inner, TrainerInner, c => c.update)
+    }
+
+    /// Environment steps done.
+    pub fn env_steps(&self) -> u64 {
+        dispatch!(&self.inner, TrainerInner, c => c.env_steps)
+    }
+
+    /// One rollout of `num_envs x rollout_len` steps with tasks from `sampler` (outcomes are
+    /// reported to it), then one PPO update.
+    pub fn train_update(
+        &mut self,
+        sampler: &mut dyn TaskSampler,
+    ) -> Result<UpdateStats, TrainerError> {
+        dispatch!(&mut self.inner, TrainerInner, c => c.train_update(sampler))
+    }
+
+    /// Save a checkpoint into `dir` (created if missing); `state.json` is written last.
+    pub fn save_checkpoint(
+        &self,
+        dir: &Path,
+        sampler: &dyn TaskSampler,
+    ) -> Result<(), TrainerError> {
+        dispatch!(&self.inner, TrainerInner, c => c.save(dir, sampler))
+    }
+
+    /// The current policy (a copy: training on does not change it).
+    pub fn policy(&self) -> PolicyModel {
+        let cfg = self.config().model.clone();
+        let inner = match &self.inner {
+            TrainerInner::Cpu(c) => ModelInner::Cpu(c.model.clone()),
+            #[cfg(feature = "cuda")]
+            TrainerInner::Cuda(c) => ModelInner::Cuda(c.model.clone(), c.device.clone()),
+        };
+        PolicyModel { cfg, inner }
+    }
+
+    /// Train until `config().total_env_steps`, calling `on_update` after each update. With
+    /// an output directory, keeps `train_log.jsonl` (rewritten atomically, earlier lines of a
+    /// resumed run kept) and `checkpoint/` up to date.
+    pub fn run(
+        &mut self,
+        sampler: &mut dyn TaskSampler,
+        opts: &RunOptions,
+        on_update: &mut dyn FnMut(&UpdateStats),
+    ) -> Result<RunSummary, TrainerError> {
+        let t0 = Instant::now();
+        let start_steps = self.env_steps();
+        let start_updates = self.updates();
+        let log_path = opts.out_dir.as_ref().map(|d| d.join("train_log.jsonl"));
+        let mut log: Vec<LogLine> = match &log_path {
+            Some(p) if p.exists() => {
+                envdist_core::io::read_jsonl::<LogLine>(p, Some(LOG_SCHEMA_VERSION))?
+                    .into_iter()
+                    .filter(|l| l.stats.update <= start_updates)
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        let mut recent: Vec<f32> = Vec::new();
+        let (mut rollout_s, mut learn_s) = (0.0f64, 0.0f64);
+        let save =
+            |t: &Self, log: &[LogLine], sampler: &dyn TaskSampler| -> Result<(), TrainerError> {
+                if let (Some(dir), Some(lp)) = (&opts.out_dir, &log_path) {
+                    envdist_core::io::write_jsonl_atomic(lp, log)?;
+                    t.save_checkpoint(&dir.join("checkpoint"), sampler)?;
+                }
+                Ok(())
+            };
+        while self.env_steps() < self.config().total_env_steps {
+            let stats = self.train_update(sampler)?;
+            rollout_s += stats.rollout_seconds as f64;
+            learn_s += stats.learn_seconds as f64;
+            if let Some(s) = stats.success_rate {
+                recent.push(s);
+                if recent.len() > 5 {
+                    recent.remove(0);
+                }
+            }
+            on_update(&stats);
+            log.push(LogLine {
+                schema_version: LOG_SCHEMA_VERSION,
+                stats,
+            });
+            if opts.checkpoint_every > 0 && self.updates().is_multiple_of(opts.checkpoint_every) {
+                save(self, &log, sampler)?;
+            }
+        }
+        save(self, &log, sampler)?;
+        let seconds = t0.elapsed().as_secs_f32();
+        let env_steps = self.env_steps() - start_steps;
+        let updates = self.updates() - start_updates;
+        let learned = (updates as usize * self.config().batch_size() * self.config().epochs) as f64;
+        Ok(RunSummary {
+            rollout_steps_per_second: (env_steps as f64 / rollout_s.max(1e-9)) as f32,
+            learn_samples_per_second: (learned / learn_s.max(1e-9)) as f32,
+            updates,
+            env_steps,
+            seconds,
+            env_steps_per_second: env_steps as f32 / seconds.max(1e-6),
+            recent_success_rate: (!recent.is_empty())
+                .then(|| recent.iter().sum::<f32>() / recent.len() as f32),
+        })
+    }
+}
+
+impl Trainer {
+    /// A fresh run (new optimizer state, step counters at zero) whose network starts from
+    /// `policy`'s weights, on `policy`'s device. `cfg.model` must equal the policy's shape.
+    pub fn from_policy(
+        cfg: TrainConfig,
+        factory: Arc<dyn EnvFactory>,
+        policy: &PolicyModel,
+    ) -> Result<Self, TrainerError> {
+        cfg.validate()?;
+        if &cfg.model != policy.config() {
+            return Err(TrainerError::Config(InvalidValue::new(
+                "model",
+                format!("the starting policy's shape {:?}", policy.config()),
+                format!("{:?}", cfg.model),
+            )));
+        }
+        let inner = match &policy.inner {
+            ModelInner::Cpu(net) => {
+                let mut core = Core::new(cfg, factory, Default::default());
+                core.model = net.clone();
+                TrainerInner::Cpu(Box::new(core))
+            }
+            #[cfg(feature = "cuda")]
+            ModelInner::Cuda(net, device) => {
+                let mut core = Core::new(cfg, factory, device.clone());
+                core.model = net.clone();
+                TrainerInner::Cuda(Box::new(core))
+            }
+        };
+        Ok(Self { inner })
+    }
+}
