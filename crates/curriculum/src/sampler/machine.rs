@@ -6,7 +6,7 @@ use envdist_core::{EpisodeOutcome, HarnessLevel, Task};
 use serde::{Deserialize, Serialize};
 
 use super::HdcSampler;
-use crate::config::{FixedScale, Mode};
+use crate::config::{FixedScale, LevelRule, Mode};
 
 /// The learning state of one environment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,8 +67,8 @@ impl HdcSampler {
     /// The current harness level of environment `i` (see
     /// [`EnvStatus::harness`](super::EnvStatus::harness)).
     pub fn current_level(&self, i: usize) -> HarnessLevel {
-        match self.config.mode {
-            Mode::Global => self.global_level,
+        match self.config.mode.level_rule() {
+            LevelRule::Shared => self.global_level,
             _ => self.per_env[i].level,
         }
     }
@@ -88,7 +88,7 @@ impl HdcSampler {
     pub fn window(&self, i: usize) -> (u32, u32) {
         let r = self.envs[i].scale;
         match self.config.mode {
-            Mode::Full | Mode::ScaleOnly | Mode::Global => {
+            mode if mode.slides_scale() => {
                 let lo = self.per_env[i].window_lo;
                 let hi = lo.saturating_add(self.config.window_width - 1).min(r.max);
                 (lo, hi)
@@ -130,9 +130,9 @@ impl HdcSampler {
     /// environment `i` (sums to 1).
     pub fn level_probabilities(&self, i: usize) -> [f64; 5] {
         let mut p = [0.0; 5];
-        match self.config.mode {
-            Mode::BaselineUniform => p = [0.2; 5],
-            Mode::Full | Mode::HarnessOnly | Mode::Global => {
+        match self.config.mode.level_rule() {
+            LevelRule::Uniform => p = [0.2; 5],
+            LevelRule::PerEnv | LevelRule::Shared => {
                 let cur = self.current_level(i).index();
                 let back = self.review_depth(self.current_level(i));
                 let cum = &self.decay_cumulative[back];
@@ -142,7 +142,7 @@ impl HdcSampler {
                     prev = c;
                 }
             }
-            Mode::ScaleOnly | Mode::BaselineH4 | Mode::None => {
+            LevelRule::Fixed => {
                 p[self.current_level(i).index()] = 1.0;
             }
         }
@@ -167,9 +167,9 @@ impl HdcSampler {
     }
 
     fn draw_level(&mut self, i: usize) -> HarnessLevel {
-        match self.config.mode {
-            Mode::BaselineUniform => HarnessLevel::ALL[self.rng.index(5)],
-            Mode::Full | Mode::HarnessOnly | Mode::Global => {
+        match self.config.mode.level_rule() {
+            LevelRule::Uniform => HarnessLevel::ALL[self.rng.index(5)],
+            LevelRule::PerEnv | LevelRule::Shared => {
                 let cur = self.current_level(i);
                 let back = self.review_depth(cur);
                 if back == 0 {
@@ -180,7 +180,7 @@ impl HdcSampler {
                 let d = cum[..back].iter().position(|&c| u < c).unwrap_or(back);
                 HarnessLevel::ALL[cur.index() - d]
             }
-            Mode::ScaleOnly | Mode::BaselineH4 | Mode::None => self.current_level(i),
+            LevelRule::Fixed => self.current_level(i),
         }
     }
 
@@ -235,7 +235,7 @@ impl HdcSampler {
         let min = self.envs[i].scale.min;
         let st = &mut self.per_env[i];
         match self.config.mode {
-            Mode::Full | Mode::ScaleOnly | Mode::Global if st.window_lo < top => {
+            mode if mode.slides_scale() && st.window_lo < top => {
                 st.window_lo += 1;
                 Self::reset_stage(st);
                 UpdateEffect::WindowUp

@@ -15,7 +15,7 @@ use envdist_core::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::config::{HdcConfig, Mode};
+use crate::config::HdcConfig;
 use crate::error::CurriculumError;
 use machine::decay_tables;
 pub use machine::{EnvState, UpdateEffect};
@@ -131,11 +131,7 @@ impl HdcSampler {
             })
             .collect();
         let env_cumulative = Self::cumulative(&entries)?;
-        let initial_level = match config.mode {
-            Mode::Full | Mode::HarnessOnly | Mode::Global => config.harness_start,
-            Mode::ScaleOnly | Mode::BaselineH4 | Mode::BaselineUniform => HarnessLevel::H4,
-            Mode::None => config.fixed_harness,
-        };
+        let initial_level = config.initial_level();
         let per_env = entries
             .iter()
             .map(|e| EnvState {
@@ -202,7 +198,7 @@ impl HdcSampler {
         self.index.get(id).copied()
     }
 
-    /// The shared level of [`Mode::Global`].
+    /// The shared level of [`Mode::Global`](crate::Mode::Global).
     pub fn global_level(&self) -> HarnessLevel {
         self.global_level
     }

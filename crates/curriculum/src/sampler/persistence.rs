@@ -8,7 +8,7 @@ use envdist_core::{HarnessLevel, Rng};
 use serde::{Deserialize, Serialize};
 
 use super::{EnvEntry, EnvState, HdcSampler};
-use crate::config::{HdcConfig, Mode};
+use crate::config::{HdcConfig, LevelRule};
 use crate::error::CurriculumError;
 
 /// Schema version of saved sampler states.
@@ -29,7 +29,8 @@ pub struct SavedState {
     pub envs: Vec<EnvEntry>,
     /// The sampler's random stream.
     pub rng: Rng,
-    /// The shared level of [`Mode::Global`] (the start level in other modes).
+    /// The shared level of [`Mode::Global`](crate::Mode::Global) (the start level in other
+    /// modes).
     pub global_level: HarnessLevel,
     /// Tasks sampled so far.
     pub samples: u64,
@@ -140,13 +141,10 @@ impl HdcSampler {
                     st.episodes, st.successes
                 ));
             }
-            let level_ok = match self.config.mode {
-                Mode::Full | Mode::HarnessOnly => st.level >= self.config.harness_start,
-                Mode::Global => st.level == s.global_level,
-                Mode::ScaleOnly | Mode::BaselineH4 | Mode::BaselineUniform => {
-                    st.level == HarnessLevel::H4
-                }
-                Mode::None => st.level == self.config.fixed_harness,
+            let level_ok = match self.config.mode.level_rule() {
+                LevelRule::PerEnv => st.level >= self.config.harness_start,
+                LevelRule::Shared => st.level == s.global_level,
+                LevelRule::Fixed | LevelRule::Uniform => st.level == self.config.initial_level(),
             };
             if !level_ok {
                 return Err(format!(
