@@ -4,10 +4,11 @@
 use xtask::experiment::config::{Arm, ExperimentConfig, Preset};
 use xtask::experiment::results::ArmRun;
 
+use crate::temp_dir;
+
 #[test]
 fn smoke_experiment_runs_end_to_end_and_resumes_from_cache() {
-    let dir = std::env::temp_dir().join(format!("envdist-smoke-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = temp_dir("smoke");
     let cfg = ExperimentConfig::preset(Preset::Smoke);
     let results = xtask::experiment::run_and_report(&cfg, &dir).expect("smoke experiment");
 
