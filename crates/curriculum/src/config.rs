@@ -72,6 +72,32 @@ impl Mode {
     pub fn slides_scale(self) -> bool {
         matches!(self, Mode::Full | Mode::ScaleOnly | Mode::Global)
     }
+
+    /// How this mode sets the harness level of a task.
+    pub(crate) fn level_rule(self) -> LevelRule {
+        match self {
+            Mode::Full | Mode::HarnessOnly => LevelRule::PerEnv,
+            Mode::Global => LevelRule::Shared,
+            Mode::ScaleOnly | Mode::None | Mode::BaselineH4 => LevelRule::Fixed,
+            Mode::BaselineUniform => LevelRule::Uniform,
+        }
+    }
+}
+
+/// How a [`Mode`] sets the harness level of a task: the one decision the sampler's level
+/// code (current level, draws, state checks) needs from the mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LevelRule {
+    /// Each environment's own level weakens ([`Mode::Full`], [`Mode::HarnessOnly`]).
+    PerEnv,
+    /// One level shared by every environment weakens ([`Mode::Global`]).
+    Shared,
+    /// The level never moves from [`HdcConfig::initial_level`] ([`Mode::ScaleOnly`],
+    /// [`Mode::None`], [`Mode::BaselineH4`]).
+    Fixed,
+    /// Every task draws H0..=H4 uniformly; the recorded level stays H4
+    /// ([`Mode::BaselineUniform`]).
+    Uniform,
 }
 
 impl fmt::Display for Mode {
@@ -211,6 +237,16 @@ impl HdcConfig {
         Ok(())
     }
 
+    /// The level every environment starts at: the schedule's start in modes that weaken the
+    /// harness, otherwise the level the mode keeps.
+    pub(crate) fn initial_level(&self) -> HarnessLevel {
+        match self.mode {
+            Mode::Full | Mode::HarnessOnly | Mode::Global => self.harness_start,
+            Mode::ScaleOnly | Mode::BaselineH4 | Mode::BaselineUniform => HarnessLevel::H4,
+            Mode::None => self.fixed_harness,
+        }
+    }
+
     /// A stable 64-bit FNV-1a hash of the configuration's JSON, written as 16 hex digits.
     /// Saved states carry it so that a restore under another configuration is refused.
     pub fn hash_hex(&self) -> String {
@@ -318,6 +354,14 @@ mod tests {
         assert_eq!("Scale-Only".parse::<Mode>().unwrap(), Mode::ScaleOnly);
         let e = "fast".parse::<Mode>().unwrap_err().to_string();
         assert!(e.contains("mode") && e.contains("baseline_h4"), "{e}");
+    }
+
+    #[test]
+    fn level_rules_agree_with_weakens_harness() {
+        for m in Mode::ALL {
+            let moves = matches!(m.level_rule(), LevelRule::PerEnv | LevelRule::Shared);
+            assert_eq!(moves, m.weakens_harness(), "{m}");
+        }
     }
 
     #[test]

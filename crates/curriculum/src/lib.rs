@@ -98,6 +98,19 @@ pub(crate) mod test_support {
         EnvId, EnvSpec, EpisodeOutcome, HarnessLevel, ScaleRange, Split, Task, Turn,
     };
 
+    use crate::{HdcConfig, HdcSampler, Mode};
+
+    /// The sampler of the HDC unit tests: three environments with scales 2..=5, competence
+    /// after 3 episodes, seed 11.
+    pub fn sampler(mode: Mode) -> HdcSampler {
+        let cfg = HdcConfig {
+            mode,
+            min_episodes: 3,
+            ..Default::default()
+        };
+        HdcSampler::new(&specs(3, 2, 5), None, cfg, 11).unwrap()
+    }
+
     /// `n` environments `fam/v0..` with scale range `min..=max`.
     pub fn specs(n: usize, min: u32, max: u32) -> Vec<EnvSpec> {
         (0..n)

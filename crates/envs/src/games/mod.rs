@@ -1,22 +1,30 @@
 //! The families: one module of game logic each, and the table that registers them.
 
 mod buttons;
+mod clock;
 mod collect;
 mod count;
+mod dicesum;
 mod hazard;
 mod keydoor;
 mod lights;
 mod maze;
 mod merge;
 mod mines;
+mod oddoneout;
 mod ood;
 mod paint;
+mod patternnext;
 mod pickplace;
 mod reach;
+mod regions;
+mod relpos;
+mod shapematch;
 mod single;
 mod sliding;
 mod snake;
 mod sokoban;
+mod symmetry;
 mod tictactoe;
 pub(crate) mod util;
 
@@ -370,7 +378,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (4, 9),
             abilities: &["compare-colour", "compare-shape"],
-            make: single::OddOneOut::boxed,
+            make: oddoneout::OddOneOut::boxed,
             instruction: "Which item is the odd one out?",
             twin: None,
             themes: 4,
@@ -382,7 +390,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (2, 6),
             abilities: &["left-right", "above-below"],
-            make: single::RelPos::boxed,
+            make: relpos::RelPos::boxed,
             instruction: "Where is the red object relative to the blue one?",
             twin: Some(Twin {
                 variant: "mirrored",
@@ -399,7 +407,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 3),
             abilities: &["sequence-induce", "colour-cycle"],
-            make: single::PatternNext::boxed,
+            make: patternnext::PatternNext::boxed,
             instruction: "Which colour comes next?",
             twin: None,
             themes: 4,
@@ -411,7 +419,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 3),
             abilities: &["symmetry-detect", "compare-colour"],
-            make: single::Symmetry::boxed,
+            make: symmetry::Symmetry::boxed,
             instruction: "Is the pattern mirror-symmetric?",
             twin: Some(Twin {
                 variant: "asymmetric",
@@ -428,7 +436,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 3),
             abilities: &["pip-count", "add"],
-            make: single::DiceSum::boxed,
+            make: dicesum::DiceSum::boxed,
             instruction: "What is the sum of the dice?",
             twin: None,
             themes: 4,
@@ -440,7 +448,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 3),
             abilities: &["region-fill", "compare-size"],
-            make: single::Regions::boxed,
+            make: regions::Regions::boxed,
             instruction: "Which colour covers the largest area?",
             twin: Some(Twin {
                 variant: "smallest",
@@ -457,7 +465,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 2),
             abilities: &["angle-read", "orientation"],
-            make: single::Clock::boxed,
+            make: clock::Clock::boxed,
             instruction: "Which way does the arrow point?",
             twin: None,
             themes: 4,
@@ -469,7 +477,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (2, 6),
             abilities: &["match-shape", "compare-shape"],
-            make: single::ShapeMatch::boxed,
+            make: shapematch::ShapeMatch::boxed,
             instruction: "Which candidate has the reference shape?",
             twin: None,
             themes: 4,

@@ -1,13 +1,6 @@
 //! `cargo xtask envs`: the list's JSON shape, render's outputs and errors, bench's JSON.
 
-use std::process::Command;
-
-fn xtask(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(args)
-        .output()
-        .expect("run xtask")
-}
+use crate::{temp_dir, xtask};
 
 #[test]
 fn list_json_has_the_documented_keys_and_counts() {
@@ -42,7 +35,7 @@ fn list_json_has_the_documented_keys_and_counts() {
 
 #[test]
 fn render_writes_frames_and_text_and_refuses_bad_scales() {
-    let dir = std::env::temp_dir().join(format!("envdist-render-{}", std::process::id()));
+    let dir = temp_dir("render");
     let out = xtask(&[
         "envs",
         "render",

@@ -13,6 +13,8 @@ use envdist_profiling::{
     check_trajectories, coverage_cosine, profile_trajectories, rollout_pool,
 };
 
+use crate::temp_dir;
+
 fn run(threads: usize, suite: &Suite, t: u32, noise: bool) -> (Vec<Trajectory>, PoolProfile) {
     let specs = suite.pool_specs();
     let config = RolloutConfig {
@@ -71,7 +73,7 @@ fn pool_profiles_are_deterministic_complete_and_valid() {
     assert_eq!(members.into_iter().cloned().collect::<Vec<_>>(), atomic);
     p1.profiles.validate(Path::new("memory")).unwrap();
 
-    let dir = std::env::temp_dir().join(format!("envdist-xtask-profile-{}", std::process::id()));
+    let dir = temp_dir("xtask-profile");
     let files = envdist_profiling::write_outputs(&p1, &dir).unwrap();
     assert_eq!(ProfileSet::read(&files.profiles).unwrap(), p1.profiles);
     let _ = std::fs::remove_dir_all(&dir);

@@ -2,31 +2,15 @@
 //! resumes, and a plot; config prints a loadable default; bad input is refused.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::Command;
 
 use envdist_core::{EnvSpec, HarnessLevel, Split, TaskSampler, Turn};
 use envdist_curriculum::{HdcConfig, HdcSampler, SavedState, TRACE_SCHEMA_VERSION, TraceEvent};
 
-fn xtask(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(args)
-        .output()
-        .expect("run xtask")
-}
-
-fn out_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "envdist-curriculum-cli-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
+use crate::{temp_dir, xtask};
 
 #[test]
 fn simulate_full_walks_the_staircase_and_resumes() {
-    let d = out_dir("full");
+    let d = temp_dir("curriculum-cli-full");
     let out = xtask(&[
         "curriculum",
         "simulate",
@@ -118,7 +102,7 @@ fn every_mode_simulates() {
         "baseline_uniform",
         "baseline_h4",
     ] {
-        let d = out_dir(mode);
+        let d = temp_dir(&format!("curriculum-cli-{mode}"));
         let out = xtask(&[
             "curriculum",
             "simulate",
@@ -158,7 +142,7 @@ fn config_prints_the_defaults_and_bad_input_is_refused() {
         "{err}"
     );
 
-    let d = out_dir("badcfg");
+    let d = temp_dir("curriculum-cli-badcfg");
     std::fs::create_dir_all(&d).unwrap();
     let cfg = d.join("cfg.json");
     std::fs::write(&cfg, r#"{"lambda": -3}"#).unwrap();

@@ -4,9 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::temp_dir;
+
+/// A fresh, existing directory for one test.
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("envdist-profile-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
+    let d = temp_dir(&format!("profile-cli-{name}"));
     std::fs::create_dir_all(&d).unwrap();
     d
 }

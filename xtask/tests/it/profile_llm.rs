@@ -7,6 +7,8 @@ use std::process::Command;
 use std::sync::mpsc;
 use std::thread;
 
+use crate::temp_dir;
+
 /// Answer `n` requests with the given content, reporting each request body.
 fn stub(n: usize, content: &'static str) -> (String, mpsc::Receiver<serde_json::Value>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -53,8 +55,7 @@ fn stub(n: usize, content: &'static str) -> (String, mpsc::Receiver<serde_json::
 
 #[test]
 fn llm_segmenter_profiles_a_log_through_the_cli() {
-    let d = std::env::temp_dir().join(format!("envdist-profile-llm-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
+    let d = temp_dir("profile-llm");
     std::fs::create_dir_all(&d).unwrap();
     let log = d.join("log.jsonl");
     let step = |episode: u32, action: &str| {

@@ -3,14 +3,13 @@
 //! and mismatched gradient files are refused with the offending id.
 
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::Output;
 
-fn xtask(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .arg("select")
-        .args(args)
-        .output()
-        .expect("run xtask")
+use crate::{temp_dir, xtask};
+
+/// Run `xtask select` with `args`.
+fn select(args: &[&str]) -> Output {
+    xtask(&[&["select"], args].concat())
 }
 
 fn data(name: &str) -> String {
@@ -21,15 +20,9 @@ fn data(name: &str) -> String {
         .to_string()
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("envdist-select-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
 #[test]
 fn counts_npy_matches_the_reference_and_prints_json() {
-    let out = xtask(&[
+    let out = select(&[
         "--counts-npy",
         &data("small_counts.npy"),
         "--k",
@@ -117,9 +110,9 @@ fn exact_prints_the_optimum_beside_the_bound() {
 
 #[test]
 fn synthetic_pool_round_trips_through_files() {
-    let dir = tmp("roundtrip");
+    let dir = temp_dir("select-cli-roundtrip");
     let spec = "n=150,abilities=30,dim=16,seed=4";
-    let first = xtask(&[
+    let first = select(&[
         "--synthetic",
         spec,
         "--k",
@@ -135,7 +128,7 @@ fn synthetic_pool_round_trips_through_files() {
         "{}",
         String::from_utf8_lossy(&first.stderr)
     );
-    let second = xtask(&[
+    let second = select(&[
         "--profiles",
         dir.join("profiles.json").to_str().unwrap(),
         "--gradients",
@@ -156,8 +149,8 @@ fn synthetic_pool_round_trips_through_files() {
     assert_eq!(serde_json::json!(saved.ranking), a["ranking"]);
 
     // Gradients for a different pool: refused, naming an id that has no row.
-    let other = tmp("other");
-    let made = xtask(&[
+    let other = temp_dir("select-cli-other");
+    let made = select(&[
         "--synthetic",
         "n=20,abilities=30,dim=16,seed=4,clusters=1,themes=1",
         "--k",
@@ -170,7 +163,7 @@ fn synthetic_pool_round_trips_through_files() {
         "{}",
         String::from_utf8_lossy(&made.stderr)
     );
-    let bad = xtask(&[
+    let bad = select(&[
         "--profiles",
         dir.join("profiles.json").to_str().unwrap(),
         "--gradients",
@@ -187,7 +180,7 @@ fn synthetic_pool_round_trips_through_files() {
 
 #[test]
 fn infeasible_full_coverage_is_a_clear_error() {
-    let out = xtask(&[
+    let out = select(&[
         "--counts-npy",
         &data("small_counts.npy"),
         "--k",

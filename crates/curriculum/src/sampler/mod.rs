@@ -1,0 +1,274 @@
+//! The HDC sampler: per environment a harness level and a scale window, moved by a
+//! success-rate EMA; sampling with exponentially decaying review of earlier levels. This module
+//! holds the sampler, its construction and accessors; the state machine, its persistence and
+//! its status snapshots live in the submodules.
+
+mod machine;
+mod persistence;
+mod status;
+
+use std::collections::HashMap;
+
+use envdist_core::{
+    EnvId, EnvSpec, EpisodeOutcome, HarnessLevel, Rng, SamplerStateError, ScaleRange, Task,
+    TaskSampler,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::config::HdcConfig;
+use crate::error::CurriculumError;
+use machine::decay_tables;
+pub use machine::{EnvState, UpdateEffect};
+pub use persistence::{STATE_SCHEMA_VERSION, SavedState};
+pub use status::{EnvStatus, TRACE_SCHEMA_VERSION, TraceEvent};
+
+/// One environment as the sampler knows it: id, scale range, sampling weight.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnvEntry {
+    /// The environment.
+    pub id: EnvId,
+    /// Its declared scale range.
+    pub scale: ScaleRange,
+    /// Its (unnormalised) sampling weight.
+    pub weight: f32,
+}
+
+/// The HDC sampler. Deterministic: the same environments, weights, config, seed and order of
+/// `sample`/`update` calls give the same tasks; [`TaskSampler::state`] captures all of it.
+#[derive(Debug, Clone)]
+pub struct HdcSampler {
+    config: HdcConfig,
+    config_hash: String,
+    envs: Vec<EnvEntry>,
+    index: HashMap<EnvId, usize>,
+    /// Cumulative weights; `None` when all weights are equal (then one `Rng::index` suffices).
+    env_cumulative: Option<Vec<f64>>,
+    /// `decay_cumulative[back][d]`: P(level = current - d' for some d' <= d) when `back`
+    /// earlier levels are reviewable.
+    decay_cumulative: [[f64; 5]; 5],
+    rng: Rng,
+    global_level: HarnessLevel,
+    samples: u64,
+    updates: u64,
+    unknown: u64,
+    per_env: Vec<EnvState>,
+}
+
+impl HdcSampler {
+    /// A sampler over `envs` (their ids and scale ranges). `weights`, aligned with `envs`,
+    /// replaces `config.env_weights` when given; otherwise that map (default 1.0) applies.
+    /// Errors name the bad config field, a duplicate id, an unknown id in the weight map, a
+    /// wrong weight count, or all-zero weights.
+    pub fn new(
+        envs: &[EnvSpec],
+        weights: Option<&[f32]>,
+        config: HdcConfig,
+        seed: u64,
+    ) -> Result<Self, CurriculumError> {
+        config.validate()?;
+        if envs.is_empty() {
+            return Err(CurriculumError::Envs(
+                "expected at least one environment, found none".into(),
+            ));
+        }
+        let mut index = HashMap::with_capacity(envs.len());
+        for (i, e) in envs.iter().enumerate() {
+            if e.scale.min > e.scale.max {
+                return Err(CurriculumError::Envs(format!(
+                    "{}: scale range expected min <= max, found {}..={}",
+                    e.id, e.scale.min, e.scale.max
+                )));
+            }
+            if index.insert(e.id.clone(), i).is_some() {
+                return Err(CurriculumError::Envs(format!(
+                    "duplicate environment id {:?}",
+                    e.id.as_str()
+                )));
+            }
+        }
+        for id in config.env_weights.keys() {
+            if !index.contains_key(id) {
+                return Err(CurriculumError::Config {
+                    field: format!("env_weights.{id}"),
+                    expected: "an id among the sampler's environments".into(),
+                    found: "an unknown id".into(),
+                });
+            }
+        }
+        let weights: Vec<f32> = match weights {
+            Some(w) => {
+                if w.len() != envs.len() {
+                    return Err(CurriculumError::Envs(format!(
+                        "weights: expected one per environment ({}), found {}",
+                        envs.len(),
+                        w.len()
+                    )));
+                }
+                if let Some((i, bad)) = w
+                    .iter()
+                    .enumerate()
+                    .find(|(_, w)| !(w.is_finite() && **w >= 0.0))
+                {
+                    return Err(CurriculumError::Envs(format!(
+                        "weights[{i}] ({}): expected a finite weight >= 0, found {bad}",
+                        envs[i].id
+                    )));
+                }
+                w.to_vec()
+            }
+            None => envs
+                .iter()
+                .map(|e| config.env_weights.get(&e.id).copied().unwrap_or(1.0))
+                .collect(),
+        };
+        let entries: Vec<EnvEntry> = envs
+            .iter()
+            .zip(&weights)
+            .map(|(e, &weight)| EnvEntry {
+                id: e.id.clone(),
+                scale: e.scale,
+                weight,
+            })
+            .collect();
+        let env_cumulative = Self::cumulative(&entries)?;
+        let initial_level = config.initial_level();
+        let per_env = entries
+            .iter()
+            .map(|e| EnvState {
+                level: initial_level,
+                window_lo: e.scale.min,
+                ema: 0.0,
+                stage_episodes: 0,
+                ready: false,
+                episodes: 0,
+                successes: 0,
+            })
+            .collect();
+        Ok(Self {
+            config_hash: config.hash_hex(),
+            decay_cumulative: decay_tables(config.lambda),
+            global_level: config.harness_start,
+            config,
+            index,
+            env_cumulative,
+            envs: entries,
+            rng: Rng::seed_from_u64(seed),
+            samples: 0,
+            updates: 0,
+            unknown: 0,
+            per_env,
+        })
+    }
+
+    fn cumulative(entries: &[EnvEntry]) -> Result<Option<Vec<f64>>, CurriculumError> {
+        let total: f64 = entries.iter().map(|e| e.weight as f64).sum();
+        if total.is_nan() || total <= 0.0 {
+            return Err(CurriculumError::Envs(
+                "weights: expected at least one positive weight, found all zero".into(),
+            ));
+        }
+        let first = entries[0].weight;
+        if entries.iter().all(|e| e.weight == first) {
+            return Ok(None);
+        }
+        let mut acc = 0.0;
+        Ok(Some(
+            entries
+                .iter()
+                .map(|e| {
+                    acc += e.weight as f64;
+                    acc
+                })
+                .collect(),
+        ))
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &HdcConfig {
+        &self.config
+    }
+
+    /// The environments in sampler order, with their weights.
+    pub fn envs(&self) -> &[EnvEntry] {
+        &self.envs
+    }
+
+    /// Position of `id` in [`HdcSampler::envs`].
+    pub fn env_index(&self, id: &EnvId) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
+    /// The shared level of [`Mode::Global`](crate::Mode::Global).
+    pub fn global_level(&self) -> HarnessLevel {
+        self.global_level
+    }
+
+    /// Tasks sampled so far.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    /// Outcomes of known environments reported so far.
+    pub fn updates(&self) -> u64 {
+        self.updates
+    }
+
+    /// The raw state of environment `i`.
+    pub fn env_state(&self, i: usize) -> Option<&EnvState> {
+        self.per_env.get(i)
+    }
+}
+
+impl TaskSampler for HdcSampler {
+    fn sample(&mut self) -> Task {
+        self.sample_task()
+    }
+
+    fn update(&mut self, outcome: &EpisodeOutcome) {
+        self.record(outcome);
+    }
+
+    fn state(&self) -> serde_json::Value {
+        serde_json::to_value(self.saved_state()).unwrap_or(serde_json::Value::Null)
+    }
+
+    fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError> {
+        self.restore_value(state).map_err(SamplerStateError)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::specs;
+
+    #[test]
+    fn construction_errors_name_the_problem() {
+        let e = HdcSampler::new(&[], None, HdcConfig::default(), 0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("at least one environment"), "{e}");
+        let mut dup = specs(2, 1, 3);
+        dup[1].id = dup[0].id.clone();
+        let e = HdcSampler::new(&dup, None, HdcConfig::default(), 0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("duplicate"), "{e}");
+        let e = HdcSampler::new(&specs(2, 1, 3), Some(&[1.0]), HdcConfig::default(), 0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("one per environment"), "{e}");
+        let e = HdcSampler::new(&specs(2, 1, 3), Some(&[0.0, 0.0]), HdcConfig::default(), 0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("positive"), "{e}");
+        let cfg = HdcConfig {
+            env_weights: [(EnvId::new("zzz/q"), 1.0)].into_iter().collect(),
+            ..Default::default()
+        };
+        let e = HdcSampler::new(&specs(2, 1, 3), None, cfg, 0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("env_weights.zzz/q"), "{e}");
+    }
+}

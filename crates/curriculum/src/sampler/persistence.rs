@@ -1,0 +1,277 @@
+//! Persistence of the HDC sampler: the saved state, its checks against the sampler's
+//! configuration and environments, restore, and atomic save/load to a file.
+
+use std::path::Path;
+
+use envdist_core::io::{read_json, write_json_atomic};
+use envdist_core::{HarnessLevel, Rng};
+use serde::{Deserialize, Serialize};
+
+use super::{EnvEntry, EnvState, HdcSampler};
+use crate::config::{HdcConfig, LevelRule};
+use crate::error::CurriculumError;
+
+/// Schema version of saved sampler states.
+pub const STATE_SCHEMA_VERSION: u32 = 1;
+
+/// The serialised sampler state ([`TaskSampler::state`](envdist_core::TaskSampler::state) /
+/// [`HdcSampler::save`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SavedState {
+    /// Always [`STATE_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// [`HdcConfig::hash_hex`] of `config`.
+    pub config_hash: String,
+    /// The configuration the state was produced under (kept so a mismatch can be explained).
+    pub config: HdcConfig,
+    /// The environments, in sampler order.
+    pub envs: Vec<EnvEntry>,
+    /// The sampler's random stream.
+    pub rng: Rng,
+    /// The shared level of [`Mode::Global`](crate::Mode::Global) (the start level in other
+    /// modes).
+    pub global_level: HarnessLevel,
+    /// Tasks sampled so far.
+    pub samples: u64,
+    /// Outcomes accepted so far (known environment).
+    pub updates: u64,
+    /// Outcomes ignored because their environment is unknown.
+    pub unknown: u64,
+    /// One state per environment, in `envs` order.
+    pub per_env: Vec<EnvState>,
+}
+
+impl HdcSampler {
+    /// The full state, as written by [`HdcSampler::save`].
+    pub fn saved_state(&self) -> SavedState {
+        SavedState {
+            schema_version: STATE_SCHEMA_VERSION,
+            config_hash: self.config_hash.clone(),
+            config: self.config.clone(),
+            envs: self.envs.clone(),
+            rng: self.rng.clone(),
+            global_level: self.global_level,
+            samples: self.samples,
+            updates: self.updates,
+            unknown: self.unknown,
+            per_env: self.per_env.clone(),
+        }
+    }
+
+    /// Check a saved state against this sampler's config and environments; the error says
+    /// what differs. Nothing is changed.
+    fn check_state(&self, s: &SavedState) -> Result<(), String> {
+        if s.schema_version != STATE_SCHEMA_VERSION {
+            return Err(format!(
+                "schema_version: expected {STATE_SCHEMA_VERSION}, found {}",
+                s.schema_version
+            ));
+        }
+        if s.config.hash_hex() != s.config_hash {
+            return Err(format!(
+                "config_hash: expected {} (the hash of the saved config), found {}: the state was edited or is corrupt",
+                s.config.hash_hex(),
+                s.config_hash
+            ));
+        }
+        if s.config_hash != self.config_hash {
+            let diff = s.config.diff(&self.config);
+            return Err(format!(
+                "it was saved under a different configuration (hash {} vs {}); differing fields (saved -> current): {}",
+                s.config_hash,
+                self.config_hash,
+                diff.join("; ")
+            ));
+        }
+        if s.envs.len() != self.envs.len() {
+            return Err(format!(
+                "envs: the state has {} environments, this sampler {}",
+                s.envs.len(),
+                self.envs.len()
+            ));
+        }
+        for (k, (a, b)) in s.envs.iter().zip(&self.envs).enumerate() {
+            if a != b {
+                return Err(format!(
+                    "envs[{k}]: saved {} (scale {}..={}, weight {}), current {} (scale {}..={}, weight {})",
+                    a.id,
+                    a.scale.min,
+                    a.scale.max,
+                    a.weight,
+                    b.id,
+                    b.scale.min,
+                    b.scale.max,
+                    b.weight
+                ));
+            }
+        }
+        if s.per_env.len() != self.envs.len() {
+            return Err(format!(
+                "per_env: expected {} entries (one per environment), found {}",
+                self.envs.len(),
+                s.per_env.len()
+            ));
+        }
+        if s.global_level < self.config.harness_start {
+            return Err(format!(
+                "global_level: expected {} or weaker, found {}",
+                self.config.harness_start, s.global_level
+            ));
+        }
+        for (k, st) in s.per_env.iter().enumerate() {
+            let r = self.envs[k].scale;
+            if !(st.window_lo >= r.min && st.window_lo <= self.top_lo(k)) {
+                return Err(format!(
+                    "per_env[{k}].window_lo: expected {}..={}, found {}",
+                    r.min,
+                    self.top_lo(k),
+                    st.window_lo
+                ));
+            }
+            if !(st.ema.is_finite() && (0.0..=1.0).contains(&st.ema)) {
+                return Err(format!(
+                    "per_env[{k}].ema: expected a value in [0, 1], found {}",
+                    st.ema
+                ));
+            }
+            if st.successes > st.episodes {
+                return Err(format!(
+                    "per_env[{k}].successes: expected at most episodes ({}), found {}",
+                    st.episodes, st.successes
+                ));
+            }
+            let level_ok = match self.config.mode.level_rule() {
+                LevelRule::PerEnv => st.level >= self.config.harness_start,
+                LevelRule::Shared => st.level == s.global_level,
+                LevelRule::Fixed | LevelRule::Uniform => st.level == self.config.initial_level(),
+            };
+            if !level_ok {
+                return Err(format!(
+                    "per_env[{k}].level: {} is not a level mode {} can be at",
+                    st.level, self.config.mode
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Restore from a parsed state; on error (which says what differs) nothing changes.
+    pub fn restore_state(&mut self, s: SavedState) -> Result<(), CurriculumError> {
+        self.check_state(&s)
+            .map_err(|message| CurriculumError::State {
+                path: None,
+                message,
+            })?;
+        self.rng = s.rng;
+        self.global_level = s.global_level;
+        self.samples = s.samples;
+        self.updates = s.updates;
+        self.unknown = s.unknown;
+        self.per_env = s.per_env;
+        Ok(())
+    }
+
+    pub(super) fn restore_value(&mut self, v: &serde_json::Value) -> Result<(), String> {
+        // A rival's state names its sampler; HDC's does not.
+        if let Some(other) = v.get("sampler") {
+            return Err(format!(
+                "sampler: expected an HDC state (no `sampler` field), found {other}: the state belongs to another sampler"
+            ));
+        }
+        let found = v.get("schema_version");
+        if found.and_then(|x| x.as_u64()) != Some(STATE_SCHEMA_VERSION as u64) {
+            return Err(format!(
+                "schema_version: expected {STATE_SCHEMA_VERSION}, found {}",
+                found.map_or_else(|| "nothing".into(), |x| x.to_string())
+            ));
+        }
+        let s: SavedState = serde_path_to_error::deserialize(v)
+            .map_err(|e| format!("field `{}`: {}", e.path(), e.inner()))?;
+        self.restore_state(s).map_err(|e| match e {
+            CurriculumError::State { message, .. } => message,
+            other => other.to_string(),
+        })
+    }
+
+    /// Write the state to `path` atomically (pretty JSON with `schema_version`).
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), CurriculumError> {
+        write_json_atomic(path, &self.saved_state())?;
+        Ok(())
+    }
+
+    /// Restore the state saved at `path`. A missing, truncated or corrupt file, or a state
+    /// from another configuration, is an error naming the file; on error nothing changes.
+    pub fn load(&mut self, path: impl AsRef<Path>) -> Result<(), CurriculumError> {
+        let path = path.as_ref();
+        let v: serde_json::Value = read_json(path, Some(STATE_SCHEMA_VERSION))?;
+        self.restore_value(&v)
+            .map_err(|message| CurriculumError::State {
+                path: Some(path.to_path_buf()),
+                message,
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use envdist_core::{EpisodeOutcome, TaskSampler};
+
+    use super::*;
+    use crate::config::Mode;
+    use crate::test_support::{sampler, specs};
+
+    #[test]
+    fn state_round_trips_and_mismatch_is_explained() {
+        let mut s = sampler(Mode::Full);
+        for _ in 0..10 {
+            let t = s.sample_task();
+            s.update(&EpisodeOutcome {
+                task: t,
+                success: true,
+                episode_return: 1.0,
+                steps: 3,
+            });
+        }
+        let json = s.state();
+        let mut other = HdcSampler::new(
+            &specs(3, 2, 5),
+            None,
+            HdcConfig {
+                min_episodes: 3,
+                ..Default::default()
+            },
+            999,
+        )
+        .unwrap();
+        other.restore(&json).unwrap();
+        for _ in 0..20 {
+            assert_eq!(s.sample_task(), other.sample_task());
+        }
+        let mut different = HdcSampler::new(
+            &specs(3, 2, 5),
+            None,
+            HdcConfig {
+                min_episodes: 3,
+                lambda: 0.5,
+                ..Default::default()
+            },
+            0,
+        )
+        .unwrap();
+        let e = different.restore(&json).unwrap_err().to_string();
+        assert!(e.contains("lambda: 1.0 -> 0.5"), "{e}");
+        let mut fewer = HdcSampler::new(
+            &specs(2, 2, 5),
+            None,
+            HdcConfig {
+                min_episodes: 3,
+                ..Default::default()
+            },
+            0,
+        )
+        .unwrap();
+        let e = fewer.restore(&json).unwrap_err().to_string();
+        assert!(e.contains("envs"), "{e}");
+    }
+}

@@ -1,0 +1,109 @@
+//! Snapshots of the HDC sampler for plots, reports and traces: per-environment status, draw
+//! probabilities, and trace lines.
+
+use envdist_core::{EnvId, EpisodeOutcome, HarnessLevel};
+use serde::{Deserialize, Serialize};
+
+use super::HdcSampler;
+
+/// Schema version of [`TraceEvent`] lines.
+pub const TRACE_SCHEMA_VERSION: u32 = 1;
+
+/// A snapshot of one environment for plots and reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnvStatus {
+    /// The environment.
+    pub env: EnvId,
+    /// Current harness level (the shared one in [`Mode::Global`](crate::Mode::Global); the
+    /// fixed one in modes that do not move it; H4 for
+    /// [`Mode::BaselineUniform`](crate::Mode::BaselineUniform), which draws every level).
+    pub harness: HarnessLevel,
+    /// Current scale window, inclusive.
+    pub window: (u32, u32),
+    /// Bias-corrected success EMA of the current stage (0 before any episode).
+    pub competence: f32,
+    /// Episodes counted in the current stage.
+    pub stage_episodes: u32,
+    /// Whether the current stage is mastered (enough episodes and competence >= threshold).
+    pub competent: bool,
+    /// Finished its mode's last stage (in [`Mode::Global`](crate::Mode::Global): waiting for
+    /// the shared level).
+    pub ready: bool,
+    /// Outcomes reported in total.
+    pub episodes: u64,
+    /// Successes reported in total.
+    pub successes: u64,
+}
+
+/// One line of a curriculum trace: what was played and where the env's curriculum stood
+/// after the outcome was reported.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceEvent {
+    /// Always [`TRACE_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Step number (0-based count of outcomes).
+    pub step: u64,
+    /// Environment played.
+    pub env: EnvId,
+    /// Harness level of the task played (may be a review level).
+    pub harness: HarnessLevel,
+    /// Scale of the task played.
+    pub scale: u32,
+    /// Whether it was solved.
+    pub success: bool,
+    /// The env's current level after the update.
+    pub level: HarnessLevel,
+    /// Bottom of the env's window after the update.
+    pub window_lo: u32,
+    /// Top of the env's window after the update.
+    pub window_hi: u32,
+}
+
+impl HdcSampler {
+    /// A snapshot of environment `i`, or `None` if out of range.
+    pub fn env_status(&self, i: usize) -> Option<EnvStatus> {
+        let st = self.per_env.get(i)?;
+        Some(EnvStatus {
+            env: self.envs[i].id.clone(),
+            harness: self.current_level(i),
+            window: self.window(i),
+            competence: self.competence_of(st),
+            stage_episodes: st.stage_episodes,
+            competent: self.is_competent(st),
+            ready: st.ready,
+            episodes: st.episodes,
+            successes: st.successes,
+        })
+    }
+
+    /// Snapshots of every environment, in sampler order.
+    pub fn status(&self) -> Vec<EnvStatus> {
+        (0..self.envs.len())
+            .filter_map(|i| self.env_status(i))
+            .collect()
+    }
+
+    /// The probability of drawing each environment (sums to 1).
+    pub fn env_probabilities(&self) -> Vec<f64> {
+        let total: f64 = self.envs.iter().map(|e| e.weight as f64).sum();
+        self.envs.iter().map(|e| e.weight as f64 / total).collect()
+    }
+
+    /// A trace line for `outcome` at `step`, with the env's curriculum position as it is now
+    /// (call after [`HdcSampler::record`]). `None` for an unknown environment.
+    pub fn trace_event(&self, step: u64, outcome: &EpisodeOutcome) -> Option<TraceEvent> {
+        let i = self.env_index(&outcome.task.env)?;
+        let (window_lo, window_hi) = self.window(i);
+        Some(TraceEvent {
+            schema_version: TRACE_SCHEMA_VERSION,
+            step,
+            env: outcome.task.env.clone(),
+            harness: outcome.task.harness,
+            scale: outcome.task.scale,
+            success: outcome.success,
+            level: self.current_level(i),
+            window_lo,
+            window_hi,
+        })
+    }
+}
