@@ -3,7 +3,7 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use envdist_core::env::EnvFactory;
 use envdist_core::{ActionId, Env, HarnessLevel, Rng, Task};
-use envdist_envs::{Suite, SuiteConfig, VecEnv};
+use envdist_envs::{Suite, VecEnv};
 
 fn task(spec: &envdist_core::EnvSpec, seed: u64) -> Task {
     Task {
@@ -17,10 +17,7 @@ fn task(spec: &envdist_core::EnvSpec, seed: u64) -> Task {
 /// Random legal actions with auto-reset, through the public `Env` trait (owned observation).
 fn step_families(c: &mut Criterion) {
     for canvas in [64u32, 32] {
-        let suite = Suite::new(SuiteConfig {
-            canvas,
-            ..SuiteConfig::default()
-        });
+        let suite = Suite::with_canvas(canvas).expect("valid canvas");
         let mut group = c.benchmark_group(format!("envs/step/canvas={canvas}"));
         group.throughput(Throughput::Elements(1));
         for spec in suite
@@ -53,7 +50,7 @@ fn step_families(c: &mut Criterion) {
 }
 
 fn vectorised(c: &mut Criterion) {
-    let suite = Suite::new(SuiteConfig::default());
+    let suite = Suite::default();
     let mix: Vec<_> = suite
         .pool_specs()
         .into_iter()

@@ -4,7 +4,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use envdist_core::{
     ActionId, EnvId, HarnessLevel, Rng, TRAJECTORY_SCHEMA_VERSION, Task, Trajectory, TrajectoryStep,
 };
-use envdist_envs::{Suite, SuiteConfig};
+use envdist_envs::Suite;
 use envdist_profiling::{
     AbilityGraph, Explorer, MetaConfig, NoisyOracle, PolicyMaker, RolloutConfig, Segmenter,
     TagSegmenter, cluster, profile_sequences, profile_trajectories, rollout_pool,
@@ -78,7 +78,7 @@ fn profile_synthetic(c: &mut Criterion) {
 }
 
 fn rollouts(c: &mut Criterion) {
-    let suite = Suite::new(SuiteConfig::default());
+    let suite = Suite::default();
     let specs: Vec<_> = suite.pool_specs().into_iter().take(20).collect();
     let first: Box<PolicyMaker> = Box::new(|| Box::new(NoisyOracle::new(0.1)));
     let second: Box<PolicyMaker> = Box::new(|| Box::new(Explorer::new(0.5)));

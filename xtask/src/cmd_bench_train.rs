@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use envdist_core::env::EnvFactory;
 use envdist_core::{EnvId, HarnessLevel};
-use envdist_envs::{Suite, SuiteConfig};
+use envdist_envs::Suite;
 use envdist_trainer::{Device, ScaleChoice, TrainConfig, UniformSampler, measure_throughput};
 use serde::Serialize;
 
@@ -77,10 +77,7 @@ pub fn run(args: BenchTrainArgs) -> anyhow::Result<()> {
     if let Some(n) = args.num_envs {
         cfg.num_envs = n;
     }
-    let suite = Arc::new(Suite::try_new(SuiteConfig {
-        canvas: cfg.model.image_size as u32,
-        ..SuiteConfig::default()
-    })?);
+    let suite = Arc::new(Suite::with_canvas(cfg.model.image_size as u32)?);
     let factory: Arc<dyn EnvFactory> = suite;
     let envs: Vec<EnvId> = BENCH_ENVS.iter().map(|e| EnvId::new(*e)).collect();
     let mut sampler = UniformSampler::new(

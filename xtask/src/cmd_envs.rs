@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use envdist_core::env::EnvFactory;
 use envdist_core::{ActionId, Env, EnvId, HarnessLevel, Rng, Split, Task};
-use envdist_envs::{Suite, SuiteConfig, VecEnv};
+use envdist_envs::{Suite, VecEnv};
 use serde::Serialize;
 
 /// Arguments of `cargo xtask envs`.
@@ -114,7 +114,7 @@ struct ListRecord<'a> {
 }
 
 fn list(json: bool) -> anyhow::Result<()> {
-    let suite = Suite::new(SuiteConfig::default());
+    let suite = Suite::default();
     let specs = suite.specs();
     let records: Vec<ListRecord<'_>> = specs
         .iter()
@@ -206,7 +206,7 @@ fn solver_rate(env: &mut dyn Env, id: &EnvId, scale: u32, seeds: u64) -> (f32, f
 
 fn solvers(seeds: u64, json: bool) -> anyhow::Result<()> {
     let started = Instant::now();
-    let suite = Suite::new(SuiteConfig::default());
+    let suite = Suite::default();
     let specs: Vec<_> = suite
         .specs()
         .into_iter()
@@ -301,10 +301,7 @@ fn render(
     canvas: u32,
 ) -> anyhow::Result<()> {
     let started = Instant::now();
-    let suite = Suite::try_new(SuiteConfig {
-        canvas,
-        ..SuiteConfig::default()
-    })?;
+    let suite = Suite::with_canvas(canvas)?;
     let env_id = EnvId::new(id);
     let spec = suite
         .spec(&env_id)
@@ -527,10 +524,7 @@ fn bench(
     per_family: bool,
     harness: HarnessLevel,
 ) -> anyhow::Result<()> {
-    let suite = Suite::try_new(SuiteConfig {
-        canvas,
-        ..SuiteConfig::default()
-    })?;
+    let suite = Suite::with_canvas(canvas)?;
     let mix = bench_mix(&suite);
     let mut rng = Rng::seed_from_u64(7);
     let task_for = |i: usize, ep: u64| {

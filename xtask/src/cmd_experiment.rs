@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
+use envdist_core::Validate;
+use envdist_trainer::Device;
 use xtask::experiment::config::{ExperimentConfig, Preset};
 
 /// Arguments of `cargo xtask experiment`.
@@ -19,7 +21,7 @@ pub struct ExperimentArgs {
     seeds: Option<u32>,
     /// `cpu` or `cuda` (overrides the preset; `cuda` needs `--features cuda`).
     #[arg(long)]
-    device: Option<String>,
+    device: Option<Device>,
     /// A JSON file whose fields override the preset's (any field of `config.json`).
     #[arg(long)]
     config: Option<PathBuf>,
@@ -54,9 +56,9 @@ pub fn effective_config(args: &ExperimentArgs) -> anyhow::Result<ExperimentConfi
         cfg.seeds = s;
     }
     if let Some(d) = &args.device {
-        cfg.device = d.clone();
+        cfg.device = *d;
     }
-    cfg.validate().map_err(|e| anyhow::anyhow!(e))?;
+    cfg.validate()?;
     Ok(cfg)
 }
 

@@ -7,13 +7,13 @@
 //! recomputing them (`--force` recomputes).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
 use envdist_core::env::EnvFactory;
 use envdist_core::{EnvId, EnvSpec, HarnessLevel, Trajectory};
-use envdist_envs::{Suite, SuiteConfig};
+use envdist_envs::Suite;
 use envdist_profiling::{
     Explorer, LlmConfig, LlmSegmenter, LogCheck, MetaConfig, NoisyOracle, PolicyMaker, PoolProfile,
     RolloutConfig, Segmenter, TagSegmenter, check_trajectories, check_usable, coverage_cosine,
@@ -21,6 +21,7 @@ use envdist_profiling::{
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
+use xtask::experiment::stage::cached;
 
 /// Schema version of `summary.json`.
 const SUMMARY_SCHEMA_VERSION: u32 = 1;
@@ -197,11 +198,10 @@ fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
         threshold: args.threshold,
     };
     meta.validate()?;
-    let suite = Suite::new(SuiteConfig::default());
+    let suite = Suite::default();
     let all_specs = suite.specs();
     // Built first so that a bad LLM configuration fails before any rollout.
     let segmenter = make_segmenter(args.segmenter, &args.ignore_tags, &suite)?;
-    let summary_path = args.out.join("summary.json");
 
     let (key, trajectories_source): (CacheKey, Source) = match &args.from_jsonl {
         Some(file) => {
@@ -247,23 +247,50 @@ fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
         }
     };
 
-    if !args.force
-        && let Some(mut cached) = read_cached(&summary_path, &key)
-        && args.out.join("profiles.json").exists()
-    {
-        cached.cached = true;
-        cached.seconds = start.elapsed().as_secs_f64();
-        cached.threads = threads;
-        return Ok(cached);
+    if args.force {
+        let _ = std::fs::remove_file(args.out.join("stage.json"));
     }
+    let (mut summary, info) = cached(&args.out, "profile", &key, |_| {
+        compute(
+            args,
+            &suite,
+            &all_specs,
+            segmenter.as_ref(),
+            &meta,
+            threads,
+            &trajectories_source,
+            &key,
+        )
+    })?;
+    if info.cached {
+        summary.cached = true;
+        summary.threads = threads;
+    }
+    summary.seconds = start.elapsed().as_secs_f64();
+    Ok(summary)
+}
 
+/// Roll out (or read the log), profile, write the outputs and `summary.json` into `args.out`.
+#[allow(clippy::too_many_arguments)]
+fn compute(
+    args: &ProfileArgs,
+    suite: &Suite,
+    all_specs: &[EnvSpec],
+    segmenter: &dyn Segmenter,
+    meta: &MetaConfig,
+    threads: usize,
+    trajectories_source: &Source,
+    key: &CacheKey,
+) -> anyhow::Result<Summary> {
+    let start = Instant::now();
+    let summary_path = args.out.join("summary.json");
     let t0 = Instant::now();
     let mut replay = None;
     let trajectories: Vec<Trajectory> = match &trajectories_source {
         Source::Log(file) => {
             // Untagged trajectories (a trainer's chat log) get their tags by replay in the suite.
             let mut log = read_trajectory_log(file)?;
-            replay = Some(replay_abilities(&mut log, &suite));
+            replay = Some(replay_abilities(&mut log, suite));
             log
         }
         Source::Pool(specs, rollout) => {
@@ -281,14 +308,14 @@ fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
             let (eps, pers) = (args.epsilon, args.persistence);
             let first: Box<PolicyMaker> = Box::new(move || Box::new(NoisyOracle::new(eps)));
             let second: Box<PolicyMaker> = Box::new(move || Box::new(Explorer::new(pers)));
-            let out = rollout_pool(&suite, specs, rollout, &*first, &*second, &|_| bar.inc(1))?;
+            let out = rollout_pool(suite, specs, rollout, &*first, &*second, &|_| bar.inc(1))?;
             bar.finish_and_clear();
             envdist_core::io::write_jsonl_atomic(args.out.join("trajectories.jsonl"), &out)?;
             out
         }
     };
     let rollout_seconds = t0.elapsed().as_secs_f64();
-    let check = check_trajectories(&trajectories, &all_specs);
+    let check = check_trajectories(&trajectories, all_specs);
     if !args.json {
         for line in check.describe() {
             eprintln!("warning: {line}");
@@ -296,7 +323,7 @@ fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
     }
 
     let t1 = Instant::now();
-    let profile = profile_trajectories(&trajectories, segmenter.as_ref(), &meta)?;
+    let profile = profile_trajectories(&trajectories, segmenter, meta)?;
     if let Source::Log(file) = &trajectories_source {
         check_usable(file, &profile, trajectories.len(), replay.as_ref())?;
     }
@@ -316,7 +343,7 @@ fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
         threads,
         segmenter: profile.segmenter.clone(),
         success_rate: success_rates(&trajectories),
-        twins: twin_report(&profile, &all_specs),
+        twins: twin_report(&profile, suite),
         check,
         meta: profile
             .meta_abilities
@@ -324,7 +351,7 @@ fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
             .map(|m| (m.name.clone(), m.members.clone()))
             .collect(),
         out: args.out.clone(),
-        config: key,
+        config: key.clone(),
     };
     summary.seconds = start.elapsed().as_secs_f64();
     envdist_core::io::write_json_atomic(&summary_path, &summary)?;
@@ -334,11 +361,6 @@ fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
 enum Source {
     Log(PathBuf),
     Pool(Vec<EnvSpec>, RolloutConfig),
-}
-
-fn read_cached(path: &Path, key: &CacheKey) -> Option<Summary> {
-    let s: Summary = envdist_core::io::read_json(path, Some(SUMMARY_SCHEMA_VERSION)).ok()?;
-    (s.config == *key).then_some(s)
 }
 
 fn success_rates(trajectories: &[Trajectory]) -> BTreeMap<String, f32> {
@@ -353,37 +375,35 @@ fn success_rates(trajectories: &[Trajectory]) -> BTreeMap<String, f32> {
         .collect()
 }
 
-fn twin_report(profile: &PoolProfile, specs: &[EnvSpec]) -> Option<TwinReport> {
-    let mut seen = BTreeSet::new();
-    let mut pairs = Vec::new();
-    for s in specs {
-        let Some(twin) = &s.conflict_twin else {
-            continue;
-        };
-        let key = if s.id < *twin {
-            (s.id.clone(), twin.clone())
-        } else {
-            (twin.clone(), s.id.clone())
-        };
-        if !seen.insert(key.clone()) {
-            continue;
-        }
-        if let (Some(a), Some(b)) = (profile.profile(&key.0), profile.profile(&key.1)) {
-            pairs.push(TwinPair {
-                a: key.0,
-                b: key.1,
-                cosine: coverage_cosine(a, b),
-            });
-        }
-    }
+fn twin_report(profile: &PoolProfile, suite: &Suite) -> Option<TwinReport> {
+    let ids: Vec<EnvId> = profile
+        .profiles
+        .profiles
+        .iter()
+        .map(|p| p.env.clone())
+        .collect();
+    let mut pairs: Vec<TwinPair> = suite
+        .conflict_pairs(&ids)
+        .into_iter()
+        .filter_map(|(a, b)| {
+            let cosine = coverage_cosine(profile.profile(&a)?, profile.profile(&b)?);
+            Some(TwinPair { a, b, cosine })
+        })
+        .collect();
     if pairs.is_empty() {
         return None;
     }
+    let seen: BTreeSet<(EnvId, EnvId)> = pairs.iter().map(|p| (p.a.clone(), p.b.clone())).collect();
     let ps = &profile.profiles.profiles;
     let (mut total, mut count) = (0.0f64, 0usize);
     for i in 0..ps.len() {
         for j in i + 1..ps.len() {
-            let key = (ps[i].env.clone(), ps[j].env.clone());
+            let (a, b) = (&ps[i].env, &ps[j].env);
+            let key = if a < b {
+                (a.clone(), b.clone())
+            } else {
+                (b.clone(), a.clone())
+            };
             if !seen.contains(&key) {
                 total += coverage_cosine(&ps[i], &ps[j]) as f64;
                 count += 1;

@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use envdist_core::env::EnvFactory;
 use envdist_core::{EnvId, HarnessLevel, TaskSampler};
 use envdist_curriculum::{HdcConfig, HdcSampler};
-use envdist_envs::{Suite, SuiteConfig};
+use envdist_envs::Suite;
 use envdist_trainer::{
     AdvantageKind, Baseline, Device, GradientConfig, PolicyModel, ProjectionKind, RunOptions,
     ScaleChoice, TrainConfig, Trainer, UniformSampler,
@@ -125,12 +125,8 @@ fn env_ids(envs: &[String]) -> Vec<EnvId> {
 }
 
 fn suite(canvas: u32) -> anyhow::Result<Arc<Suite>> {
-    let cfg = SuiteConfig {
-        canvas,
-        ..SuiteConfig::default()
-    };
     Ok(Arc::new(
-        Suite::try_new(cfg).map_err(|e| anyhow::anyhow!("--canvas {canvas}: {e}"))?,
+        Suite::with_canvas(canvas).map_err(|e| anyhow::anyhow!("--canvas {canvas}: {e}"))?,
     ))
 }
 
@@ -377,22 +373,20 @@ pub fn run_gradients(args: GradientsArgs) -> anyhow::Result<()> {
     let set = envdist_trainer::per_env_gradients(&model, suite.as_ref(), &envs, &cfg)?;
     set.write(&args.out)?;
     // The pairs a reader wants first: conflicting twins and same-family variants.
-    let specs = suite.specs();
+    let twins = suite.conflict_pairs(&set.env_ids);
+    let family = |id: &EnvId| suite.spec(id).map(|s| s.family.clone());
     for i in 0..set.len() {
         for j in i + 1..set.len() {
-            let fam = |id: &EnvId| specs.iter().find(|s| &s.id == id).map(|s| s.family.clone());
-            let twin = specs
+            let (a, b) = (&set.env_ids[i], &set.env_ids[j]);
+            let twin = twins
                 .iter()
-                .find(|s| s.id == set.env_ids[i])
-                .and_then(|s| s.conflict_twin.clone())
-                == Some(set.env_ids[j].clone());
-            let same = fam(&set.env_ids[i]) == fam(&set.env_ids[j]);
-            if twin || same || set.len() <= 6 {
+                .any(|(x, y)| (x == a && y == b) || (x == b && y == a));
+            if twin || family(a) == family(b) || set.len() <= 6 {
                 println!(
                     "cosine {:<24} {:<24} {:+.3}{}",
-                    set.env_ids[i].as_str(),
-                    set.env_ids[j].as_str(),
-                    envdist_trainer::cosine(set.row(i), set.row(j)),
+                    a.as_str(),
+                    b.as_str(),
+                    set.cosine(i, j),
                     if twin { "  (conflict twins)" } else { "" }
                 );
             }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use envdist_core::{EnvId, EnvSpec, HarnessLevel};
-use envdist_envs::{Suite, SuiteConfig, SuiteEnv};
+use envdist_envs::{Suite, SuiteEnv};
 use pyo3::prelude::*;
 
 use crate::errors::{key_error, to_json, value_error};
@@ -19,13 +19,7 @@ pub fn suite(canvas: u32) -> PyResult<Arc<Suite>> {
     if let Some(s) = map.get(&canvas) {
         return Ok(s.clone());
     }
-    let s = Arc::new(
-        Suite::try_new(SuiteConfig {
-            canvas,
-            ..SuiteConfig::default()
-        })
-        .map_err(value_error)?,
-    );
+    let s = Arc::new(Suite::with_canvas(canvas).map_err(value_error)?);
     map.insert(canvas, s.clone());
     Ok(s)
 }

@@ -3,6 +3,7 @@
 //! The paper publishes none of the curriculum's numbers (decay rate, window size, competence
 //! threshold); every default below is our documented choice.
 
+use envdist_core::InvalidValue;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
@@ -113,10 +114,12 @@ impl FromStr for Mode {
         Mode::ALL
             .into_iter()
             .find(|m| m.name() == norm)
-            .ok_or_else(|| CurriculumError::Config {
-                field: "mode".into(),
-                expected: Mode::ALL.map(Mode::name).join(" | "),
-                found: format!("{s:?}"),
+            .ok_or_else(|| {
+                CurriculumError::Config(InvalidValue::new(
+                    "mode",
+                    Mode::ALL.map(Mode::name).join(" | "),
+                    format!("{s:?}"),
+                ))
             })
     }
 }
@@ -195,11 +198,7 @@ impl Default for HdcConfig {
 }
 
 fn bad(field: &str, expected: &str, found: impl fmt::Display) -> CurriculumError {
-    CurriculumError::Config {
-        field: field.into(),
-        expected: expected.into(),
-        found: found.to_string(),
-    }
+    CurriculumError::Config(InvalidValue::new(field, expected, found.to_string()))
 }
 
 impl HdcConfig {

@@ -2,24 +2,17 @@
 
 use std::path::PathBuf;
 
-use envdist_core::FileError;
+use envdist_core::{FileError, InvalidValue};
 
 /// Everything that can go wrong building, saving or restoring a curriculum sampler.
 #[derive(Debug, thiserror::Error)]
 pub enum CurriculumError {
     /// A configuration field has an unacceptable value.
-    #[error("curriculum config: field `{field}`: expected {expected}, found {found}")]
-    Config {
-        /// The offending field.
-        field: String,
-        /// What would have been accepted.
-        expected: String,
-        /// What was there.
-        found: String,
-    },
+    #[error("curriculum config: {0}")]
+    Config(InvalidValue),
     /// The environment list or weights given to the sampler are unusable.
     #[error("curriculum environments: {0}")]
-    Envs(String),
+    Envs(InvalidValue),
     /// A saved state could not be restored (config or environments differ, or it is corrupt).
     #[error("cannot restore curriculum state{}: {message}", path.as_ref().map(|p| format!(" from {}", p.display())).unwrap_or_default())]
     State {

@@ -73,6 +73,7 @@ pub mod rivals;
 mod sampler;
 mod shared;
 pub mod synthetic;
+mod traced;
 
 pub use config::{FixedScale, HdcConfig, Mode};
 pub use envdist_core::TaskSampler;
@@ -86,11 +87,12 @@ pub use rivals::plr::{PlrConfig, PlrSampler, PlrScore, ReplaySchedule, ScoreTran
 pub use rivals::sec::{AdvantageEstimate, SecConfig, SecSampler};
 pub use rivals::{CurriculumSampler, EnvSnapshot, RIVAL_STATE_SCHEMA_VERSION};
 pub use sampler::{
-    EnvEntry, EnvState, EnvStatus, HdcSampler, STATE_SCHEMA_VERSION, SavedState,
-    TRACE_SCHEMA_VERSION, TraceEvent, UpdateEffect,
+    EnvEntry, EnvState, EnvStatus, HdcSampler, STATE_SCHEMA_VERSION, STATUS_SCHEMA_VERSION,
+    SavedState, StatusFile, TRACE_SCHEMA_VERSION, TraceEvent, UpdateEffect,
 };
 pub use shared::SharedSampler;
 pub use synthetic::{LearnerParams, SyntheticLearner, staggered_ranges, synthetic_specs};
+pub use traced::Traced;
 
 #[cfg(test)]
 pub(crate) mod test_support {

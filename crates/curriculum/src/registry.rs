@@ -2,6 +2,7 @@
 //! the Python binding) builds HDC or a rival from the same kind of file.
 
 use envdist_core::EnvSpec;
+use envdist_core::InvalidValue;
 use serde::{Deserialize, Serialize};
 
 use crate::error::CurriculumError;
@@ -88,11 +89,11 @@ impl SamplerConfig {
             "ladder" => Self::Ladder(LadderConfig::default()),
             "plr" => Self::Plr(PlrConfig::default()),
             _ => {
-                return Err(CurriculumError::Config {
-                    field: "kind".into(),
-                    expected: Self::KINDS.join(" | "),
-                    found: format!("{kind:?}"),
-                });
+                return Err(CurriculumError::Config(InvalidValue::new(
+                    "kind",
+                    Self::KINDS.join(" | "),
+                    format!("{kind:?}"),
+                )));
             }
         })
     }
@@ -102,20 +103,20 @@ impl SamplerConfig {
     pub fn from_json(value: &serde_json::Value) -> Result<Self, CurriculumError> {
         let kinds = || format!("an object with \"kind\" one of {}", Self::KINDS.join(", "));
         let Some(map) = value.as_object() else {
-            return Err(CurriculumError::Config {
-                field: ".".into(),
-                expected: kinds(),
-                found: value.to_string(),
-            });
+            return Err(CurriculumError::Config(InvalidValue::new(
+                ".",
+                kinds(),
+                value.to_string(),
+            )));
         };
         let kind = match map.get("kind") {
             Some(serde_json::Value::String(k)) if Self::KINDS.contains(&k.as_str()) => k,
             found => {
-                return Err(CurriculumError::Config {
-                    field: "kind".into(),
-                    expected: Self::KINDS.join(" | "),
-                    found: found.map_or_else(|| "nothing".into(), |k| k.to_string()),
-                });
+                return Err(CurriculumError::Config(InvalidValue::new(
+                    "kind",
+                    Self::KINDS.join(" | "),
+                    found.map_or_else(|| "nothing".into(), |k| k.to_string()),
+                )));
             }
         };
         let mut fields = map.clone();
@@ -134,10 +135,12 @@ impl SamplerConfig {
         ) -> Result<T, CurriculumError> {
             // The variant's own struct, not the tagged enum: an internally tagged enum buffers
             // its fields first and loses the path to a bad one.
-            serde_path_to_error::deserialize(fields).map_err(|e| CurriculumError::Config {
-                field: e.path().to_string(),
-                expected: format!("a field of the {kind} configuration, of its type"),
-                found: e.inner().to_string(),
+            serde_path_to_error::deserialize(fields).map_err(|e| {
+                CurriculumError::Config(InvalidValue::new(
+                    e.path().to_string(),
+                    format!("a field of the {kind} configuration, of its type"),
+                    e.inner().to_string(),
+                ))
             })
         }
         Ok(match Self::default_for(kind)? {

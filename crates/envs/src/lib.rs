@@ -16,7 +16,7 @@
 //! use envdist_core::{HarnessLevel, Task, env::EnvFactory};
 //! use envdist_envs::{Suite, SuiteConfig};
 //!
-//! let suite = Suite::new(SuiteConfig { canvas: 32, ..SuiteConfig::default() });
+//! let suite = Suite::new(SuiteConfig { canvas: 32, ..SuiteConfig::default() })?;
 //! assert_eq!(suite.pool_specs().len(), 200);
 //! assert!(suite.ood_specs().len() >= 20);
 //! let spec = suite.pool_specs().into_iter().find(|s| s.id.as_str() == "maze/classic").unwrap();
@@ -35,6 +35,7 @@
 //!     }
 //! }
 //! assert!(solved);
+//! # Ok::<(), envdist_core::InvalidValue>(())
 //! ```
 #![warn(missing_docs)]
 
@@ -44,11 +45,14 @@ mod games;
 pub mod render;
 mod vec_env;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
 
-use envdist_core::{Env, EnvId, EnvSpec, HarnessSchedule, Rgb8Image, ScaleRange, Split, Turn};
+use envdist_core::{
+    Checked, Env, EnvId, EnvSpec, HarnessSchedule, InvalidValue, Rgb8Image, Rng, ScaleRange, Split,
+    Turn, Validate,
+};
 // Not re-exported at the root of envdist-core, so named through its module.
 use envdist_core::env::{EnvFactory, UnknownEnv};
 use serde::{Deserialize, Serialize};
@@ -66,6 +70,7 @@ pub const MAX_CANVAS: u32 = 128;
 
 /// Rendering and harness options of the whole suite.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SuiteConfig {
     /// Side of the square canvas in pixels, 16..=128 (default 64).
     pub canvas: u32,
@@ -82,26 +87,29 @@ impl Default for SuiteConfig {
     }
 }
 
-/// A [`SuiteConfig`] that cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ConfigError {
-    /// Canvas outside 16..=128.
-    #[error("suite config field `canvas`: expected 16..=128 pixels, found {0}")]
-    Canvas(u32),
-    /// A harness schedule that does not name each channel once.
-    #[error("suite config: {0}")]
-    Schedule(envdist_core::InvalidValue),
+impl SuiteConfig {
+    /// The default configuration at another canvas size.
+    pub fn with_canvas(canvas: u32) -> Self {
+        Self {
+            canvas,
+            ..Self::default()
+        }
+    }
 }
 
-impl SuiteConfig {
+impl Validate for SuiteConfig {
     /// Check the canvas range and the harness schedule.
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    fn validate(&self) -> Result<(), InvalidValue> {
         if !(MIN_CANVAS..=MAX_CANVAS).contains(&self.canvas) {
-            return Err(ConfigError::Canvas(self.canvas));
+            return Err(InvalidValue::new(
+                "canvas",
+                format!("{MIN_CANVAS}..={MAX_CANVAS} pixels"),
+                self.canvas,
+            ));
         }
         self.harness_schedule
             .validate()
-            .map_err(|e| ConfigError::Schedule(e.within("harness_schedule")))
+            .map_err(|e| e.within("harness_schedule"))
     }
 }
 
@@ -119,14 +127,30 @@ pub struct Suite {
     entries: Vec<Entry>,
 }
 
+impl Default for Suite {
+    /// The suite with the default configuration (64 px canvas, default harness schedule).
+    fn default() -> Self {
+        Self::build(
+            SuiteConfig::default()
+                .checked()
+                .expect("the default suite config is valid"),
+        )
+    }
+}
+
 impl Suite {
-    /// Build the suite. An out-of-range canvas is clamped into 16..=128 and an invalid
-    /// schedule replaced by the default; use [`Suite::try_new`] to refuse them instead.
-    pub fn new(mut config: SuiteConfig) -> Self {
-        config.canvas = config.canvas.clamp(MIN_CANVAS, MAX_CANVAS);
-        if config.harness_schedule.validate().is_err() {
-            config.harness_schedule = HarnessSchedule::default();
-        }
+    /// Build the suite; an invalid config is refused with the field that is wrong.
+    pub fn new(config: SuiteConfig) -> Result<Self, InvalidValue> {
+        Ok(Self::build(config.checked()?))
+    }
+
+    /// The suite at another canvas size (default harness schedule).
+    pub fn with_canvas(canvas: u32) -> Result<Self, InvalidValue> {
+        Self::new(SuiteConfig::with_canvas(canvas))
+    }
+
+    fn build(config: Checked<SuiteConfig>) -> Self {
+        let config = config.into_inner();
         let families = games::families();
         let mut entries = Vec::new();
         for (fi, f) in families.iter().enumerate() {
@@ -227,13 +251,7 @@ impl Suite {
         }
     }
 
-    /// Build the suite, refusing an invalid config.
-    pub fn try_new(config: SuiteConfig) -> Result<Self, ConfigError> {
-        config.validate()?;
-        Ok(Self::new(config))
-    }
-
-    /// The configuration in use (after clamping).
+    /// The configuration in use.
     pub fn config(&self) -> &SuiteConfig {
         &self.config
     }
@@ -296,6 +314,109 @@ impl Suite {
             .iter()
             .find(|e| e.spec.id == *id)
             .map(|e| &*e.spec)
+    }
+
+    /// The conflict pairs (`a < b` by id) whose members are both in `ids`.
+    pub fn conflict_pairs(&self, ids: &[EnvId]) -> Vec<(EnvId, EnvId)> {
+        let set: BTreeSet<&EnvId> = ids.iter().collect();
+        let mut pairs = Vec::new();
+        for id in ids {
+            if let Some(t) = self.spec(id).and_then(|s| s.conflict_twin.as_ref())
+                && id < t
+                && set.contains(t)
+            {
+                pairs.push((id.clone(), t.clone()));
+            }
+        }
+        pairs.sort();
+        pairs.dedup();
+        pairs
+    }
+
+    /// `size` pool environments (sorted by id) that span many families and keep conflict
+    /// twins together: families in a seeded order, one environment of each per round, each
+    /// taken with its twin while both fit. The whole pool when `size` covers it.
+    pub fn pool_subset(&self, size: usize, seed: u64) -> Vec<EnvId> {
+        let mut specs = self.pool_specs();
+        specs.sort_by(|a, b| a.id.cmp(&b.id));
+        let by_id: BTreeMap<EnvId, EnvSpec> =
+            specs.iter().map(|s| (s.id.clone(), s.clone())).collect();
+        let mut chosen: BTreeSet<EnvId> = BTreeSet::new();
+        if size >= specs.len() {
+            return specs.into_iter().map(|s| s.id).collect();
+        }
+        let mut rng = Rng::derive(seed, 1);
+        let mut families: BTreeMap<String, Vec<EnvId>> = BTreeMap::new();
+        for s in &specs {
+            families
+                .entry(s.family.clone())
+                .or_default()
+                .push(s.id.clone());
+        }
+        let mut fam: Vec<Vec<EnvId>> = families.into_values().collect();
+        rng.shuffle(&mut fam);
+        for f in &mut fam {
+            rng.shuffle(f);
+        }
+        let mut round = 0;
+        while chosen.len() < size {
+            let mut added = false;
+            for f in &fam {
+                if let Some(id) = f.get(round) {
+                    added = true;
+                    let twin = by_id[id]
+                        .conflict_twin
+                        .clone()
+                        .filter(|t| by_id.contains_key(t));
+                    let need = 1 + usize::from(twin.as_ref().is_some_and(|t| !chosen.contains(t)));
+                    if !chosen.contains(id) && chosen.len() + need <= size {
+                        chosen.insert(id.clone());
+                        if let Some(t) = twin {
+                            chosen.insert(t);
+                        }
+                    }
+                }
+                if chosen.len() >= size {
+                    break;
+                }
+            }
+            if !added {
+                break;
+            }
+            round += 1;
+        }
+        chosen.into_iter().collect()
+    }
+
+    /// `n` held-out environments, one family at a time in id order (all when `n` is 0 or
+    /// covers them).
+    pub fn ood_subset(&self, n: usize) -> Vec<EnvId> {
+        let mut specs = self.ood_specs();
+        specs.sort_by(|a, b| a.id.cmp(&b.id));
+        if n == 0 || n >= specs.len() {
+            return specs.into_iter().map(|s| s.id).collect();
+        }
+        let mut families: BTreeMap<String, Vec<EnvId>> = BTreeMap::new();
+        for s in &specs {
+            families
+                .entry(s.family.clone())
+                .or_default()
+                .push(s.id.clone());
+        }
+        let fam: Vec<Vec<EnvId>> = families.into_values().collect();
+        let mut out = Vec::new();
+        let mut round = 0;
+        while out.len() < n {
+            for f in &fam {
+                if let Some(id) = f.get(round)
+                    && out.len() < n
+                {
+                    out.push(id.clone());
+                }
+            }
+            round += 1;
+        }
+        out
     }
 
     /// A fresh environment as its concrete type (for [`VecEnv`] and tools).

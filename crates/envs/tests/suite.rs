@@ -8,7 +8,7 @@ use envdist_envs::{Suite, SuiteConfig, abilities};
 use proptest::prelude::*;
 
 fn suite() -> Suite {
-    Suite::new(SuiteConfig::default())
+    Suite::default()
 }
 
 fn task(spec: &EnvSpec, seed: u64, scale: u32, harness: HarnessLevel) -> Task {
@@ -168,10 +168,7 @@ fn unknown_env_is_an_error() {
 #[test]
 fn canvas_sizes_render() {
     for canvas in [16, 32, 50, 64, 100, 128] {
-        let suite = Suite::new(SuiteConfig {
-            canvas,
-            ..SuiteConfig::default()
-        });
+        let suite = Suite::with_canvas(canvas).unwrap();
         for spec in suite.specs().iter().filter(|s| s.variant == "classic") {
             let mut env = suite.make(&spec.id).unwrap();
             let obs = env.reset(&task(spec, 2, spec.scale.max, HarnessLevel::H4));
@@ -371,10 +368,7 @@ fn the_catalogue_has_no_dead_entries() {
 
 #[test]
 fn vec_env_matches_single_envs() {
-    let suite = Suite::new(SuiteConfig {
-        canvas: 32,
-        ..SuiteConfig::default()
-    });
+    let suite = Suite::with_canvas(32).unwrap();
     let specs: Vec<EnvSpec> = suite
         .pool_specs()
         .into_iter()
@@ -399,7 +393,7 @@ fn vec_env_matches_single_envs() {
         venv.step(&[ActionId::WAIT]).is_err(),
         "one action for 12 envs"
     );
-    let other = Suite::new(SuiteConfig::default());
+    let other = Suite::default();
     let mixed = vec![
         suite.make_env(&specs[0].id).unwrap(),
         other.make_env(&specs[0].id).unwrap(),
@@ -541,7 +535,8 @@ fn a_custom_harness_schedule_is_honoured() {
     let suite = Suite::new(SuiteConfig {
         canvas: 32,
         harness_schedule: schedule.clone(),
-    });
+    })
+    .unwrap();
     let spec = suite.spec(&"collect/classic".into()).unwrap().clone();
     let mut env = suite.make(&spec.id).unwrap();
     let h1 = env.reset(&task(&spec, 1, 2, HarnessLevel::H1)).harness;
@@ -554,5 +549,10 @@ fn a_custom_harness_schedule_is_honoured() {
         canvas: 8,
         ..SuiteConfig::default()
     };
-    assert!(Suite::try_new(bad).is_err());
+    let e = Suite::new(bad).err().unwrap();
+    assert_eq!(e.field, "canvas", "{e}");
+    assert!(
+        Suite::default().pool_specs().len() == 200,
+        "the default config is valid"
+    );
 }

@@ -40,6 +40,17 @@ impl ScaleChoice {
     }
 }
 
+impl std::fmt::Display for ScaleChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Min => f.write_str("min"),
+            Self::Mid => f.write_str("mid"),
+            Self::Max => f.write_str("max"),
+            Self::Fixed(s) => write!(f, "{s}"),
+        }
+    }
+}
+
 impl std::str::FromStr for ScaleChoice {
     type Err = TrainerError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -73,6 +84,27 @@ pub struct EnvScore {
     pub mean_steps: f32,
 }
 
+/// Mean success split the paper's way: single- and multi-turn, in-pool (ID) and held-out
+/// (OOD). `None` where a split has no environment.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SplitScores {
+    /// Mean success of single-turn pool envs.
+    pub st_id: Option<f32>,
+    /// Mean success of multi-turn pool envs.
+    pub mt_id: Option<f32>,
+    /// Mean success of single-turn held-out envs.
+    pub st_ood: Option<f32>,
+    /// Mean success of multi-turn held-out envs.
+    pub mt_ood: Option<f32>,
+}
+
+impl SplitScores {
+    /// The four means in the paper's column order: ST (ID), MT (ID), ST (OOD), MT (OOD).
+    pub fn columns(&self) -> [Option<f32>; 4] {
+        [self.st_id, self.mt_id, self.st_ood, self.mt_ood]
+    }
+}
+
 /// Per-environment success and its averages by turn and split.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvalReport {
@@ -82,14 +114,9 @@ pub struct EvalReport {
     pub harness: HarnessLevel,
     /// One row per environment, in the order asked.
     pub per_env: Vec<EnvScore>,
-    /// Mean success of single-turn pool envs (`None` when there are none).
-    pub st_id: Option<f32>,
-    /// Mean success of multi-turn pool envs.
-    pub mt_id: Option<f32>,
-    /// Mean success of single-turn held-out envs.
-    pub st_ood: Option<f32>,
-    /// Mean success of multi-turn held-out envs.
-    pub mt_ood: Option<f32>,
+    /// Means by turn and split.
+    #[serde(flatten)]
+    pub splits: SplitScores,
     /// Mean success over all envs.
     pub mean: f32,
 }
@@ -177,10 +204,12 @@ pub(crate) fn evaluate_core<B: AutodiffBackend>(
     Ok(EvalReport {
         schema_version: EVAL_SCHEMA_VERSION,
         harness,
-        st_id: mean_of(&per_env, Turn::Single, Split::Pool),
-        mt_id: mean_of(&per_env, Turn::Multi, Split::Pool),
-        st_ood: mean_of(&per_env, Turn::Single, Split::Ood),
-        mt_ood: mean_of(&per_env, Turn::Multi, Split::Ood),
+        splits: SplitScores {
+            st_id: mean_of(&per_env, Turn::Single, Split::Pool),
+            mt_id: mean_of(&per_env, Turn::Multi, Split::Pool),
+            st_ood: mean_of(&per_env, Turn::Single, Split::Ood),
+            mt_ood: mean_of(&per_env, Turn::Multi, Split::Ood),
+        },
         mean,
         per_env,
     })

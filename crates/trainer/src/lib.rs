@@ -90,7 +90,7 @@ mod run;
 
 pub use bench::{THROUGHPUT_SCHEMA_VERSION, Throughput, measure_throughput};
 pub use config::{AdvantageKind, LrSchedule, ModelConfig, TrainConfig, TrainPreset};
-pub use eval::{EVAL_SCHEMA_VERSION, EnvScore, EvalReport, ScaleChoice};
+pub use eval::{EVAL_SCHEMA_VERSION, EnvScore, EvalReport, ScaleChoice, SplitScores};
 pub use gradients::{Baseline, GradientConfig, ProjectionKind, cosine, project};
 pub use sampler::UniformSampler;
 pub use trainer::CHECKPOINT_SCHEMA_VERSION;

@@ -61,8 +61,8 @@ fn learns_the_toy_grid_from_hints() {
         before.mean,
         after.mean
     );
-    assert_eq!(after.mt_id, Some(after.mean));
-    assert_eq!(after.st_id, None);
+    assert_eq!(after.splits.mt_id, Some(after.mean));
+    assert_eq!(after.splits.st_id, None);
 }
 
 #[test]

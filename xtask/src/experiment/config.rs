@@ -2,6 +2,8 @@
 //! config file can override any field and so that each stage's cache key is the part of the
 //! config it depends on.
 
+use envdist_core::{InvalidValue, Validate};
+use envdist_trainer::{Device, ScaleChoice, TrainPreset};
 use serde::{Deserialize, Serialize};
 
 /// Schema version of `config.json` and of the experiment's other files.
@@ -101,8 +103,8 @@ pub struct ExperimentConfig {
     pub seed: u64,
     /// Training seeds per arm.
     pub seeds: u32,
-    /// `cpu` or `cuda`.
-    pub device: String,
+    /// `cpu`, `cuda` or `cuda:N`.
+    pub device: Device,
     /// Canvas (pixels per side) the policy sees.
     pub canvas: u32,
     /// Pool size used (the first `pool_size` pool environments in a seeded shuffle that keeps
@@ -123,7 +125,7 @@ pub struct ExperimentConfig {
     /// Evaluation episodes per environment (fixed seeds, greedy actions, H4).
     pub eval_episodes: u32,
     /// Scale of evaluation episodes: `min`, `mid` or `max` of each env's range.
-    pub eval_scale: String,
+    pub eval_scale: ScaleChoice,
     /// Held-out (OOD) environments evaluated (0 = all).
     pub ood_envs: usize,
     /// Pool sizes of the scaling study (random subsets; empty to skip it).
@@ -134,8 +136,8 @@ pub struct ExperimentConfig {
     /// no reward). See docs/experiments/README.md.
     #[serde(default)]
     pub exclude_no_signal: bool,
-    /// Trainer model preset name (`cpu` or `gpu`).
-    pub model: String,
+    /// Trainer network and RL preset (`cpu` or `gpu`).
+    pub model: TrainPreset,
     /// Arms to run.
     pub arms: Vec<Arm>,
 }
@@ -150,7 +152,7 @@ impl ExperimentConfig {
             preset,
             seed: 2026,
             seeds: 3,
-            device: "cpu".into(),
+            device: Device::Cpu,
             canvas: 32,
             pool_size: 200,
             k: 30,
@@ -161,11 +163,11 @@ impl ExperimentConfig {
             gradient_dim: 1024,
             train_steps: 100_000,
             eval_episodes: 16,
-            eval_scale: "min".into(),
+            eval_scale: ScaleChoice::Min,
             ood_envs: 0,
             scaling_sizes: vec![10, 30, 100, 200],
             exclude_no_signal: false,
-            model: "cpu".into(),
+            model: TrainPreset::Cpu,
             arms: Arm::ALL.to_vec(),
         };
         match preset {
@@ -187,26 +189,26 @@ impl ExperimentConfig {
             Preset::Cpu => base,
             Preset::Gpu => Self {
                 seeds: 3,
-                device: "cuda".into(),
+                device: Device::Cuda(0),
                 canvas: 64,
                 warmup_steps: 400_000,
                 gradient_episodes: 512,
                 train_steps: 2_000_000,
                 eval_episodes: 32,
-                eval_scale: "mid".into(),
+                eval_scale: ScaleChoice::Mid,
                 scaling_sizes: vec![5, 10, 30, 60, 100, 200],
-                model: "gpu".into(),
+                model: TrainPreset::Gpu,
                 ..base
             },
         }
     }
+}
 
+impl Validate for ExperimentConfig {
     /// Check the values once, naming the offending field.
-    pub fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), InvalidValue> {
         let fail = |field: &str, expected: &str, found: String| {
-            Err(format!(
-                "config field `{field}`: expected {expected}, found {found}"
-            ))
+            Err(InvalidValue::new(field, expected, found))
         };
         if self.schema_version != EXPERIMENT_SCHEMA_VERSION {
             return fail(
@@ -238,13 +240,13 @@ impl ExperimentConfig {
                 self.profile_trajectories.to_string(),
             );
         }
-        if self.device != "cpu" && self.device != "cuda" {
-            return fail("device", "`cpu` or `cuda`", format!("{:?}", self.device));
-        }
         if self.eval_episodes == 0 {
             return fail("eval_episodes", "at least 1", "0".into());
         }
-        if !["min", "mid", "max"].contains(&self.eval_scale.as_str()) {
+        if !matches!(
+            self.eval_scale,
+            ScaleChoice::Min | ScaleChoice::Mid | ScaleChoice::Max
+        ) {
             return fail(
                 "eval_scale",
                 "`min`, `mid` or `max`",
@@ -293,7 +295,17 @@ mod tests {
         }
         let mut c = ExperimentConfig::preset(Preset::Cpu);
         c.k = 500;
-        let e = c.validate().unwrap_err();
+        let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("`k`") && e.contains("1..=200"), "{e}");
+        // Typed fields refuse bad values when the file is read, before any stage runs.
+        let mut v = serde_json::to_value(ExperimentConfig::preset(Preset::Cpu)).unwrap();
+        v["model"] = "huge".into();
+        let e = serde_json::from_value::<ExperimentConfig>(v)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("huge"), "{e}");
+        let mut v = serde_json::to_value(ExperimentConfig::preset(Preset::Cpu)).unwrap();
+        v["device"] = "tpu".into();
+        assert!(serde_json::from_value::<ExperimentConfig>(v).is_err());
     }
 }

@@ -98,7 +98,7 @@ pub fn gradient_heatmap(path: &Path, grads: &GradientSet) -> anyhow::Result<()> 
 pub fn coverage_matrix(
     path: &Path,
     name: &str,
-    envs: &[String],
+    envs: &[EnvId],
     profiles: &ProfileSet,
 ) -> anyhow::Result<()> {
     let by_env: BTreeMap<&str, &envdist_core::AbilityProfile> = profiles
@@ -120,7 +120,7 @@ pub fn coverage_matrix(
         &Heatmap {
             title: format!("Ability coverage of selection `{name}`"),
             values,
-            rows: envs.to_vec(),
+            rows: envs.iter().map(|e| e.to_string()).collect(),
             cols: profiles.abilities.clone(),
             value_label: "share of the env's abilities".into(),
             range: None,

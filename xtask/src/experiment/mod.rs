@@ -5,10 +5,11 @@
 
 pub mod config;
 pub mod figures;
-pub mod pipeline;
 pub mod report;
 pub mod results;
+pub mod run;
 pub mod stage;
+pub mod stages;
 
 use std::path::Path;
 
@@ -17,7 +18,7 @@ use results::Results;
 
 /// Run the study into `out` and write `results.json`, `REPORT.md` and the figures.
 pub fn run_and_report(cfg: &ExperimentConfig, out: &Path) -> anyhow::Result<Results> {
-    let results = pipeline::run_experiment(cfg, out)?;
+    let results = run::run_experiment(cfg, out)?;
     envdist_core::io::write_json_atomic(out.join("results.json"), &results)?;
     let figures = make_figures(&results, out);
     envdist_core::io::write_atomic(
@@ -83,7 +84,7 @@ fn make_figures(results: &Results, out: &Path) -> Vec<(String, String)> {
             figures::scaling(p, results)
         });
     }
-    let grads = envdist_core::GradientSet::read(out.join(pipeline::GRADIENTS_FILE));
+    let grads = envdist_core::GradientSet::read(out.join(stages::gradients::GRADIENTS_FILE));
     if let Ok(g) = &grads {
         attempt(
             "Gradient conflict across the pool",
@@ -91,12 +92,18 @@ fn make_figures(results: &Results, out: &Path) -> Vec<(String, String)> {
             &|p| figures::gradient_heatmap(p, g),
         );
     }
-    if let Ok(profiles) = envdist_core::ProfileSet::read(out.join(pipeline::PROFILES_FILE)) {
+    if let Ok(profiles) = envdist_core::ProfileSet::read(out.join(stages::profiles::PROFILES_FILE))
+    {
         for s in &results.selections {
-            if s.name == "aes" || s.name == "aes-no-conflict" || s.name == "random-k/0" {
-                let file = format!("coverage_{}.png", s.name.replace('/', "-"));
-                attempt(&format!("Ability coverage: {}", s.name), &file, &|p| {
-                    figures::coverage_matrix(p, &s.name, &s.envs, &profiles)
+            use results::SelectionId;
+            if matches!(
+                s.name,
+                SelectionId::Aes | SelectionId::AesNoConflict | SelectionId::RandomK(0)
+            ) {
+                let name = s.name.to_string();
+                let file = format!("coverage_{}.png", name.replace('/', "-"));
+                attempt(&format!("Ability coverage: {name}"), &file, &|p| {
+                    figures::coverage_matrix(p, &name, &s.envs, &profiles)
                 });
             }
         }
@@ -108,7 +115,7 @@ fn make_figures(results: &Results, out: &Path) -> Vec<(String, String)> {
     if let Ok(trace) =
         envdist_core::io::read_jsonl::<envdist_curriculum::TraceEvent>(&trace_path, None)
     {
-        let suite = envdist_envs::Suite::new(envdist_envs::SuiteConfig::default());
+        let suite = envdist_envs::Suite::default();
         attempt(
             "Curriculum trace (aes+hdc, seed 0)",
             "curriculum_trace.png",

@@ -98,14 +98,8 @@ pub fn render(results: &Results, figures: &[(String, String)]) -> String {
         c.seeds,
         c.eval_scale,
         c.eval_episodes,
-        results
-            .facts
-            .get("pool environments")
-            .map_or("?", |s| s.as_str()),
-        results
-            .facts
-            .get("held-out (OOD) environments")
-            .map_or("?", |s| s.as_str()),
+        results.facts.pool_envs,
+        results.facts.ood_envs,
     );
     let _ = writeln!(r, "## Main table\n");
     r.push_str(&main_table(results, &Arm::ALL));
@@ -205,7 +199,7 @@ pub fn render(results: &Results, figures: &[(String, String)]) -> String {
     }
     let _ = writeln!(r, "\n## Facts of this run\n");
     let _ = writeln!(r, "| fact | value |\n|---|---|");
-    for (k, v) in &results.facts {
+    for (k, v) in results.facts.rows() {
         let _ = writeln!(r, "| {k} | {v} |");
     }
     let _ = writeln!(

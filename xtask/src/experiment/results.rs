@@ -3,42 +3,84 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use envdist_core::{EnvId, PairSummary};
 use serde::{Deserialize, Serialize};
 
 use super::config::{Arm, EXPERIMENT_SCHEMA_VERSION, ExperimentConfig};
 
-/// Mean success of one evaluation, split the paper's way. `None` where a split has no env.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SplitScores {
-    /// Single-turn, in-pool.
-    pub st_id: Option<f32>,
-    /// Multi-turn, in-pool.
-    pub mt_id: Option<f32>,
-    /// Single-turn, held-out.
-    pub st_ood: Option<f32>,
-    /// Multi-turn, held-out.
-    pub mt_ood: Option<f32>,
+pub use envdist_trainer::SplitScores;
+
+/// Mean over the four columns of the relative gain `(x - base) / base`, skipping columns where
+/// either side is missing or the base is zero (a relative gain over zero is undefined).
+pub fn relative_gain(scores: &SplitScores, base: &SplitScores) -> Option<f32> {
+    let gains: Vec<f32> = scores
+        .columns()
+        .iter()
+        .zip(base.columns())
+        .filter_map(|(x, b)| match (x, b) {
+            (Some(x), Some(b)) if b > 0.0 => Some((x - b) / b),
+            _ => None,
+        })
+        .collect();
+    (!gains.is_empty()).then(|| gains.iter().sum::<f32>() / gains.len() as f32)
 }
 
-impl SplitScores {
-    /// The four columns in table order.
-    pub fn columns(&self) -> [Option<f32>; 4] {
-        [self.st_id, self.mt_id, self.st_ood, self.mt_ood]
-    }
+/// Which selection a [`SelectionSummary`] holds; written as `aes`, `aes-no-conflict`,
+/// `coverage-only`, `random-k/<seed>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SelectionId {
+    /// AES with every term.
+    Aes,
+    /// AES without the conflict term.
+    AesNoConflict,
+    /// Coverage only.
+    CoverageOnly,
+    /// The random-k draw of one training seed.
+    RandomK(u32),
+}
 
-    /// Mean over the columns of the relative gain `(x - base) / base`, skipping columns where
-    /// either side is missing or the base is zero (a relative gain over zero is undefined).
-    pub fn relative_gain_over(&self, base: &SplitScores) -> Option<f32> {
-        let gains: Vec<f32> = self
-            .columns()
-            .iter()
-            .zip(base.columns())
-            .filter_map(|(x, b)| match (x, b) {
-                (Some(x), Some(b)) if b > 0.0 => Some((x - b) / b),
-                _ => None,
-            })
-            .collect();
-        (!gains.is_empty()).then(|| gains.iter().sum::<f32>() / gains.len() as f32)
+impl std::fmt::Display for SelectionId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Aes => f.write_str("aes"),
+            Self::AesNoConflict => f.write_str("aes-no-conflict"),
+            Self::CoverageOnly => f.write_str("coverage-only"),
+            Self::RandomK(seed) => write!(f, "random-k/{seed}"),
+        }
+    }
+}
+
+impl std::str::FromStr for SelectionId {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "aes" => Ok(Self::Aes),
+            "aes-no-conflict" => Ok(Self::AesNoConflict),
+            "coverage-only" => Ok(Self::CoverageOnly),
+            other => other
+                .strip_prefix("random-k/")
+                .and_then(|n| n.parse().ok())
+                .map(Self::RandomK)
+                .ok_or_else(|| {
+                    format!(
+                        "expected aes, aes-no-conflict, coverage-only or random-k/<seed>, found {other:?}"
+                    )
+                }),
+        }
+    }
+}
+
+impl Serialize for SelectionId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for SelectionId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
     }
 }
 
@@ -50,9 +92,9 @@ pub struct ArmRun {
     /// Training seed index.
     pub seed: u32,
     /// The environments trained on.
-    pub train_envs: Vec<String>,
+    pub train_envs: Vec<EnvId>,
     /// Success rate per evaluated environment (ID and OOD), at H4.
-    pub per_env: BTreeMap<String, f32>,
+    pub per_env: BTreeMap<EnvId, f32>,
     /// Split means.
     pub scores: SplitScores,
     /// Mean relative gain over the base model (None for the base itself).
@@ -79,10 +121,10 @@ pub struct ScalingPoint {
 /// Summary of one selection (for the report).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SelectionSummary {
-    /// Selection name (`aes`, `aes-no-conflict`, `random-k seed 0`, ...).
-    pub name: String,
+    /// Which selection.
+    pub name: SelectionId,
     /// Chosen env ids in pick order.
-    pub envs: Vec<String>,
+    pub envs: Vec<EnvId>,
     /// Abilities covered / abilities in the pool.
     pub covered: usize,
     /// Abilities the pool covers.
@@ -91,6 +133,91 @@ pub struct SelectionSummary {
     pub mean_pairwise_cosine: Option<f32>,
     /// Number of pairs with cosine below -0.1 inside the selection.
     pub conflicting_pairs: usize,
+}
+
+/// What the stages measured besides the arms' scores; the report prints each as a row.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Facts {
+    /// Pool environments used.
+    pub pool_envs: usize,
+    /// Families among them.
+    pub pool_families: usize,
+    /// Held-out (OOD) environments evaluated.
+    pub ood_envs: usize,
+    /// Conflict pairs with both members in the pool.
+    pub conflict_pairs: usize,
+    /// Atomic abilities seen by profiling.
+    pub atomic_abilities: usize,
+    /// Meta-abilities after clustering.
+    pub meta_abilities: usize,
+    /// Mean coverage cosine of the conflict twins' profiles.
+    pub twin_profile_cosine: Option<f32>,
+    /// Warm-up throughput, env steps/s, learning included.
+    pub train_env_steps_per_s: f32,
+    /// Warm-up rollouts alone, env steps/s.
+    pub rollout_steps_per_s: f32,
+    /// Warm-up learning alone, samples/s (each sample counted once per epoch).
+    pub learn_samples_per_s: f32,
+    /// Pairwise cosines of the base model's per-env gradients.
+    pub gradients: Option<PairSummary>,
+    /// Environments whose gradient is exactly zero (never solved by the base).
+    pub zero_gradient_envs: usize,
+}
+
+impl Facts {
+    /// The rows of the report's facts table, in a fixed order.
+    pub fn rows(&self) -> Vec<(&'static str, String)> {
+        let mut r = vec![
+            ("pool environments", self.pool_envs.to_string()),
+            ("pool families", self.pool_families.to_string()),
+            ("held-out (OOD) environments", self.ood_envs.to_string()),
+            ("conflict pairs in pool", self.conflict_pairs.to_string()),
+            ("atomic abilities", self.atomic_abilities.to_string()),
+            ("meta-abilities", self.meta_abilities.to_string()),
+        ];
+        if let Some(c) = self.twin_profile_cosine {
+            r.push(("profile cosine of conflict twins", format!("{c:.3}")));
+        }
+        r.push((
+            "training throughput (env steps/s, learning included)",
+            format!("{:.0}", self.train_env_steps_per_s),
+        ));
+        r.push((
+            "of which rollouts alone (env steps/s)",
+            format!("{:.0}", self.rollout_steps_per_s),
+        ));
+        r.push((
+            "of which learning alone (samples/s, per epoch)",
+            format!("{:.0}", self.learn_samples_per_s),
+        ));
+        if let Some(g) = &self.gradients {
+            if let Some(c) = g.twin_mean {
+                r.push((
+                    "gradient cosine of conflict twins (mean)",
+                    format!("{c:.3}"),
+                ));
+            }
+            if let Some(c) = g.same_family_mean {
+                r.push((
+                    "gradient cosine of same-family non-twins (mean)",
+                    format!("{c:.3}"),
+                ));
+            }
+            r.push((
+                "gradient cosine over all pairs (mean)",
+                format!("{:.3}", g.all_pairs_mean),
+            ));
+            r.push((
+                "pairs with gradient cosine < -0.1",
+                format!("{:.1}%", 100.0 * g.negative_fraction),
+            ));
+        }
+        r.push((
+            "envs with an exactly zero gradient (never solved by the base)",
+            self.zero_gradient_envs.to_string(),
+        ));
+        r
+    }
 }
 
 /// Everything the study measured.
@@ -113,8 +240,8 @@ pub struct Results {
     /// Sum of every stage's compute time, cached stages included (their original time).
     #[serde(default)]
     pub compute_seconds: f64,
-    /// Free-form facts the report quotes (pool size, meta-abilities, twin cosines...).
-    pub facts: BTreeMap<String, String>,
+    /// What the stages measured besides scores (pool size, meta-abilities, twin cosines...).
+    pub facts: Facts,
 }
 
 impl Results {
@@ -129,7 +256,7 @@ impl Results {
             stage_seconds: BTreeMap::new(),
             total_seconds: 0.0,
             compute_seconds: 0.0,
-            facts: BTreeMap::new(),
+            facts: Facts::default(),
         }
     }
 

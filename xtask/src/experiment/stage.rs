@@ -73,46 +73,59 @@ impl RunDir {
         compute: impl FnOnce(&Path) -> anyhow::Result<T>,
     ) -> anyhow::Result<(T, StageInfo)> {
         let dir = self.stage_dir(name)?;
-        let record_path = dir.join("stage.json");
-        let key_hash = stable_hash(key);
-        if record_path.exists() {
-            match envdist_core::io::read_json::<StageRecord<T>>(
-                &record_path,
-                Some(EXPERIMENT_SCHEMA_VERSION),
-            ) {
-                Ok(rec) if rec.key_hash == key_hash => {
-                    return Ok((
-                        rec.output,
-                        StageInfo {
-                            cached: true,
-                            seconds: rec.seconds,
-                        },
-                    ));
-                }
-                Ok(_) => eprintln!("  [{name}] inputs changed since the cached run: recomputing"),
-                Err(e) => eprintln!("  [{name}] cached record unreadable ({e}): recomputing"),
-            }
-        }
-        let start = std::time::Instant::now();
-        let output = compute(&dir).with_context(|| format!("stage `{name}`"))?;
-        let seconds = start.elapsed().as_secs_f64();
-        let rec = StageRecord {
-            schema_version: EXPERIMENT_SCHEMA_VERSION,
-            stage: name.to_string(),
-            key_hash,
-            key: serde_json::to_value(key)?,
-            seconds,
-            output,
-        };
-        envdist_core::io::write_json_atomic(&record_path, &rec)?;
-        Ok((
-            rec.output,
-            StageInfo {
-                cached: false,
-                seconds,
-            },
-        ))
+        cached(&dir, name, key, compute)
     }
+}
+
+/// The one stage cache: run `compute` in `dir` unless `dir/stage.json` records a finished run
+/// with the same `key`; store its output there last, atomically. Used by the experiment's
+/// stages and by commands that cache their own output directory (`xtask profile`).
+pub fn cached<K: Serialize, T: Serialize + DeserializeOwned>(
+    dir: &Path,
+    name: &str,
+    key: &K,
+    compute: impl FnOnce(&Path) -> anyhow::Result<T>,
+) -> anyhow::Result<(T, StageInfo)> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let record_path = dir.join("stage.json");
+    let key_hash = stable_hash(key);
+    if record_path.exists() {
+        match envdist_core::io::read_json::<StageRecord<T>>(
+            &record_path,
+            Some(EXPERIMENT_SCHEMA_VERSION),
+        ) {
+            Ok(rec) if rec.key_hash == key_hash => {
+                return Ok((
+                    rec.output,
+                    StageInfo {
+                        cached: true,
+                        seconds: rec.seconds,
+                    },
+                ));
+            }
+            Ok(_) => eprintln!("  [{name}] inputs changed since the cached run: recomputing"),
+            Err(e) => eprintln!("  [{name}] cached record unreadable ({e}): recomputing"),
+        }
+    }
+    let start = std::time::Instant::now();
+    let output = compute(dir).with_context(|| format!("stage `{name}`"))?;
+    let seconds = start.elapsed().as_secs_f64();
+    let rec = StageRecord {
+        schema_version: EXPERIMENT_SCHEMA_VERSION,
+        stage: name.to_string(),
+        key_hash,
+        key: serde_json::to_value(key)?,
+        seconds,
+        output,
+    };
+    envdist_core::io::write_json_atomic(&record_path, &rec)?;
+    Ok((
+        rec.output,
+        StageInfo {
+            cached: false,
+            seconds,
+        },
+    ))
 }
 
 #[cfg(test)]

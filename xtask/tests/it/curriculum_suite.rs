@@ -5,11 +5,11 @@ use std::collections::HashMap;
 
 use envdist_core::{EnvFactory, HarnessChannel, HarnessSchedule, Split, TaskSampler};
 use envdist_curriculum::{HdcConfig, HdcSampler, LearnerParams, SharedSampler, SyntheticLearner};
-use envdist_envs::{Suite, SuiteConfig};
+use envdist_envs::Suite;
 
 #[test]
 fn sampled_tasks_play_in_the_suite() {
-    let suite = Suite::new(SuiteConfig::default());
+    let suite = Suite::default();
     let all: Vec<_> = suite
         .specs()
         .into_iter()

@@ -40,6 +40,11 @@ fn smoke_experiment_runs_end_to_end_and_resumes_from_cache() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
     assert_eq!(json["schema_version"], 1);
+    let unversioned = crate::tidy::files_without_schema_version(&dir);
+    assert!(
+        unversioned.is_empty(),
+        "files written without schema_version: {unversioned:?}"
+    );
     let report = std::fs::read_to_string(dir.join("REPORT.md")).unwrap();
     assert!(report.contains("## Main table") && report.contains("aes+hdc"));
 

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use envdist_core::env::EnvFactory;
 use envdist_core::{ProfileSet, Trajectory};
-use envdist_envs::{Suite, SuiteConfig};
+use envdist_envs::Suite;
 use envdist_profiling::{
     Explorer, MetaConfig, NoisyOracle, PolicyMaker, PoolProfile, RolloutConfig, TagSegmenter,
     check_trajectories, coverage_cosine, profile_trajectories, rollout_pool,
@@ -43,10 +43,7 @@ fn run(threads: usize, suite: &Suite, t: u32, noise: bool) -> (Vec<Trajectory>, 
 
 #[test]
 fn pool_profiles_are_deterministic_complete_and_valid() {
-    let suite = Suite::new(SuiteConfig {
-        canvas: 16,
-        ..SuiteConfig::default()
-    });
+    let suite = Suite::with_canvas(16).unwrap();
     let (ts1, p1) = run(1, &suite, 4, true);
     let (ts2, p2) = run(2, &suite, 4, true);
     assert_eq!(ts1, ts2);
@@ -82,10 +79,7 @@ fn pool_profiles_are_deterministic_complete_and_valid() {
 #[test]
 fn conflict_twins_have_near_identical_profiles() {
     // Noise-free solver in both roles: what remains is the twins' own procedural variety.
-    let suite = Suite::new(SuiteConfig {
-        canvas: 16,
-        ..SuiteConfig::default()
-    });
+    let suite = Suite::with_canvas(16).unwrap();
     let (ts, p) = run(2, &suite, 10, false);
     let specs = suite.pool_specs();
     // The suite marks some twins with a control/answer variant tag; an annotator blind to

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use envdist_core::env::EnvFactory;
 use envdist_core::{EnvId, HarnessLevel};
-use envdist_envs::{Suite, SuiteConfig};
+use envdist_envs::Suite;
 use envdist_trainer::{
     Device, GradientConfig, RunOptions, ScaleChoice, TrainConfig, Trainer, UniformSampler, cosine,
     full_gradients, project,
@@ -18,10 +18,7 @@ fn twin_gradients_conflict_and_theme_gradients_agree() {
     let mut cfg = TrainConfig::cpu();
     cfg.seed = 0;
     cfg.total_env_steps = 40_000;
-    let suite = Arc::new(Suite::new(SuiteConfig {
-        canvas: cfg.model.image_size as u32,
-        ..SuiteConfig::default()
-    }));
+    let suite = Arc::new(Suite::with_canvas(cfg.model.image_size as u32).unwrap());
     let factory: Arc<dyn EnvFactory> = suite;
     let warmup = [EnvId::new("maze/classic"), EnvId::new("collect/classic")];
     let mut sampler = UniformSampler::new(

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use envdist_core::env::EnvFactory;
 use envdist_core::{EnvId, HarnessLevel};
-use envdist_envs::{Suite, SuiteConfig};
+use envdist_envs::Suite;
 use envdist_trainer::{
     Device, RunOptions, ScaleChoice, TrainConfig, Trainer, UniformSampler, evaluate,
 };
@@ -23,10 +23,7 @@ fn learns_easy_multi_turn_mixture_at_h0_and_shows_the_harness_gap() {
     let mut cfg = TrainConfig::cpu();
     cfg.seed = 0;
     cfg.total_env_steps = BUDGET;
-    let suite = Arc::new(Suite::new(SuiteConfig {
-        canvas: cfg.model.image_size as u32,
-        ..SuiteConfig::default()
-    }));
+    let suite = Arc::new(Suite::with_canvas(cfg.model.image_size as u32).unwrap());
     let factory: Arc<dyn EnvFactory> = suite;
     let envs = [EnvId::new("maze/classic"), EnvId::new("collect/classic")];
     let seeds: Vec<u64> = (0..50).map(|i| 1_000_000 + i).collect();

@@ -22,6 +22,7 @@
 //!   and the sampler's own `body`. A state from another sampler, another configuration or
 //!   other environments is refused with what differs; nothing changes on refusal.
 
+use envdist_core::InvalidValue;
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
@@ -175,24 +176,28 @@ impl ArmSpace {
         per_scale: bool,
     ) -> Result<Self, CurriculumError> {
         if specs.is_empty() {
-            return Err(CurriculumError::Envs(
-                "expected at least one environment, found none".into(),
-            ));
+            return Err(CurriculumError::Envs(InvalidValue::new(
+                "envs",
+                "at least one environment",
+                "none",
+            )));
         }
         let mut index = HashMap::with_capacity(specs.len());
         let mut offsets = Vec::with_capacity(specs.len() + 1);
         offsets.push(0usize);
         for (i, e) in specs.iter().enumerate() {
             if e.scale.min > e.scale.max {
-                return Err(CurriculumError::Envs(format!(
-                    "{}: scale range expected min <= max, found {}..={}",
-                    e.id, e.scale.min, e.scale.max
+                return Err(CurriculumError::Envs(InvalidValue::new(
+                    format!("envs[{i}] ({}).scale", e.id),
+                    "min <= max",
+                    format!("{}..={}", e.scale.min, e.scale.max),
                 )));
             }
             if index.insert(e.id.clone(), i).is_some() {
-                return Err(CurriculumError::Envs(format!(
-                    "duplicate environment id {:?}",
-                    e.id.as_str()
+                return Err(CurriculumError::Envs(InvalidValue::new(
+                    format!("envs[{i}]"),
+                    "distinct environment ids",
+                    format!("{:?} a second time", e.id.as_str()),
                 )));
             }
             let span = if per_scale {
@@ -205,12 +210,17 @@ impl ArmSpace {
                 .and_then(|n| n.checked_add(offsets[i]))
                 .filter(|&n| n <= MAX_ARMS)
                 .ok_or_else(|| {
-                    CurriculumError::Envs(format!(
-                        "{}: expected at most {MAX_ARMS} arms in all, found more (scale range {}..={} x {} harness levels, one arm per scale); use fewer levels or per_scale = false",
-                        e.id,
-                        e.scale.min,
-                        e.scale.max,
-                        levels.len()
+                    CurriculumError::Envs(InvalidValue::new(
+                        format!("envs[{i}] ({})", e.id),
+                        format!(
+                            "at most {MAX_ARMS} arms in all (use fewer harness levels or per_scale = false)"
+                        ),
+                        format!(
+                            "more: scale range {}..={} x {} harness levels, one arm per scale",
+                            e.scale.min,
+                            e.scale.max,
+                            levels.len()
+                        ),
                     ))
                 })?;
             offsets.push(next);
@@ -648,11 +658,7 @@ pub fn config_diff<T: Serialize>(a: &T, b: &T) -> Vec<String> {
 }
 
 pub(crate) fn bad(field: &str, expected: &str, found: impl fmt::Display) -> CurriculumError {
-    CurriculumError::Config {
-        field: field.into(),
-        expected: expected.into(),
-        found: found.to_string(),
-    }
+    CurriculumError::Config(InvalidValue::new(field, expected, found.to_string()))
 }
 
 /// `value` in the open/closed unit interval checks used by every config.

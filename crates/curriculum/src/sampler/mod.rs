@@ -7,6 +7,7 @@ mod machine;
 mod persistence;
 mod status;
 
+use envdist_core::InvalidValue;
 use std::collections::HashMap;
 
 use envdist_core::{
@@ -20,7 +21,7 @@ use crate::error::CurriculumError;
 use machine::decay_tables;
 pub use machine::{EnvState, UpdateEffect};
 pub use persistence::{STATE_SCHEMA_VERSION, SavedState};
-pub use status::{EnvStatus, TRACE_SCHEMA_VERSION, TraceEvent};
+pub use status::{EnvStatus, STATUS_SCHEMA_VERSION, StatusFile, TRACE_SCHEMA_VERSION, TraceEvent};
 
 /// One environment as the sampler knows it: id, scale range, sampling weight.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,41 +68,45 @@ impl HdcSampler {
     ) -> Result<Self, CurriculumError> {
         config.validate()?;
         if envs.is_empty() {
-            return Err(CurriculumError::Envs(
-                "expected at least one environment, found none".into(),
-            ));
+            return Err(CurriculumError::Envs(InvalidValue::new(
+                "envs",
+                "at least one environment",
+                "none",
+            )));
         }
         let mut index = HashMap::with_capacity(envs.len());
         for (i, e) in envs.iter().enumerate() {
             if e.scale.min > e.scale.max {
-                return Err(CurriculumError::Envs(format!(
-                    "{}: scale range expected min <= max, found {}..={}",
-                    e.id, e.scale.min, e.scale.max
+                return Err(CurriculumError::Envs(InvalidValue::new(
+                    format!("envs[{i}] ({}).scale", e.id),
+                    "min <= max",
+                    format!("{}..={}", e.scale.min, e.scale.max),
                 )));
             }
             if index.insert(e.id.clone(), i).is_some() {
-                return Err(CurriculumError::Envs(format!(
-                    "duplicate environment id {:?}",
-                    e.id.as_str()
+                return Err(CurriculumError::Envs(InvalidValue::new(
+                    format!("envs[{i}]"),
+                    "distinct environment ids",
+                    format!("{:?} a second time", e.id.as_str()),
                 )));
             }
         }
         for id in config.env_weights.keys() {
             if !index.contains_key(id) {
-                return Err(CurriculumError::Config {
-                    field: format!("env_weights.{id}"),
-                    expected: "an id among the sampler's environments".into(),
-                    found: "an unknown id".into(),
-                });
+                return Err(CurriculumError::Config(InvalidValue::new(
+                    format!("env_weights.{id}"),
+                    "an id among the sampler's environments",
+                    "an unknown id",
+                )));
             }
         }
         let weights: Vec<f32> = match weights {
             Some(w) => {
                 if w.len() != envs.len() {
-                    return Err(CurriculumError::Envs(format!(
-                        "weights: expected one per environment ({}), found {}",
-                        envs.len(),
-                        w.len()
+                    return Err(CurriculumError::Envs(InvalidValue::new(
+                        "weights",
+                        format!("one per environment ({})", envs.len()),
+                        w.len(),
                     )));
                 }
                 if let Some((i, bad)) = w
@@ -109,9 +114,10 @@ impl HdcSampler {
                     .enumerate()
                     .find(|(_, w)| !(w.is_finite() && **w >= 0.0))
                 {
-                    return Err(CurriculumError::Envs(format!(
-                        "weights[{i}] ({}): expected a finite weight >= 0, found {bad}",
-                        envs[i].id
+                    return Err(CurriculumError::Envs(InvalidValue::new(
+                        format!("weights[{i}] ({})", envs[i].id),
+                        "a finite weight >= 0",
+                        bad,
                     )));
                 }
                 w.to_vec()
@@ -163,9 +169,11 @@ impl HdcSampler {
     fn cumulative(entries: &[EnvEntry]) -> Result<Option<Vec<f64>>, CurriculumError> {
         let total: f64 = entries.iter().map(|e| e.weight as f64).sum();
         if total.is_nan() || total <= 0.0 {
-            return Err(CurriculumError::Envs(
-                "weights: expected at least one positive weight, found all zero".into(),
-            ));
+            return Err(CurriculumError::Envs(InvalidValue::new(
+                "weights",
+                "at least one positive weight",
+                "all zero",
+            )));
         }
         let first = entries[0].weight;
         if entries.iter().all(|e| e.weight == first) {

@@ -107,3 +107,25 @@ impl HdcSampler {
         })
     }
 }
+
+/// Schema version of [`StatusFile`].
+pub const STATUS_SCHEMA_VERSION: u32 = 1;
+
+/// A file of [`EnvStatus`] snapshots (where every environment's curriculum stood).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatusFile {
+    /// Always [`STATUS_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// One status per environment, in sampler order.
+    pub envs: Vec<EnvStatus>,
+}
+
+impl StatusFile {
+    /// Wrap snapshots for writing.
+    pub fn new(envs: Vec<EnvStatus>) -> Self {
+        Self {
+            schema_version: STATUS_SCHEMA_VERSION,
+            envs,
+        }
+    }
+}
