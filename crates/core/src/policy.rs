@@ -46,4 +46,11 @@ pub trait TaskSampler: Send {
     fn state(&self) -> serde_json::Value;
     /// Restore a state written by `state`; refuses a state from a different configuration.
     fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError>;
+    /// Whether a trainer should take gradients from the episode of `task` (ask when the task
+    /// is drawn). True for almost every sampler; robust prioritized level replay trains only on
+    /// replayed levels and plays new ones for their scores alone. A trainer still reports
+    /// every outcome.
+    fn trains_on(&self, _task: &Task) -> bool {
+        true
+    }
 }

@@ -23,6 +23,8 @@ pub(crate) struct Slot {
     pub actions: Vec<ActionId>,
     pub episode_return: f32,
     pub max_steps: u32,
+    /// Whether the episode's steps enter the loss (set by the trainer from its sampler).
+    pub trains: bool,
 }
 
 impl Slot {
@@ -50,6 +52,7 @@ impl Slot {
             actions: Vec::new(),
             episode_return: 0.0,
             max_steps: 1,
+            trains: true,
         };
         slot.restart(factory, task, cfg)?;
         Ok(slot)

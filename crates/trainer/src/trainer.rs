@@ -47,6 +47,8 @@ struct Rollout<IB: Backend> {
     episode: Vec<usize>,
     episode_group: Vec<usize>,
     episode_return: Vec<Option<f32>>,
+    /// Per episode: whether its steps enter the loss (see `TaskSampler::trains_on`).
+    episode_trains: Vec<bool>,
     last_values: Vec<f32>,
     finished: u32,
     successes: u32,
@@ -58,6 +60,13 @@ struct Rollout<IB: Backend> {
 struct SlotState {
     task: Task,
     actions: Vec<ActionId>,
+    /// Whether the sampler wanted gradients from this episode.
+    #[serde(default = "yes")]
+    trains: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// `checkpoint/state.json`.
@@ -140,8 +149,10 @@ impl<B: AutodiffBackend> Core<B> {
         };
         while self.slots.len() < n {
             let task = sampler.sample();
-            self.slots
-                .push(Slot::start(self.factory.as_ref(), None, task, &cfg.model)?);
+            let trains = sampler.trains_on(&task);
+            let mut slot = Slot::start(self.factory.as_ref(), None, task, &cfg.model)?;
+            slot.trains = trains;
+            self.slots.push(slot);
         }
         let cap = n * cfg.rollout_len;
         let mut r = Rollout {
@@ -158,6 +169,7 @@ impl<B: AutodiffBackend> Core<B> {
             episode: Vec::with_capacity(cap),
             episode_group: Vec::new(),
             episode_return: Vec::new(),
+            episode_trains: Vec::new(),
             last_values: Vec::new(),
             finished: 0,
             successes: 0,
@@ -167,6 +179,7 @@ impl<B: AutodiffBackend> Core<B> {
         for s in &self.slots {
             r.episode_group.push(group_of(&s.task.env));
             r.episode_return.push(None);
+            r.episode_trains.push(s.trains);
         }
         let inner = self.model.valid();
         let inner_device = to_inner_device::<B>(&self.device);
@@ -203,6 +216,7 @@ impl<B: AutodiffBackend> Core<B> {
             // Outcomes are reported and new tasks drawn in slot order (the sampler is
             // sequential and its order fixes the run); the envs restart in parallel.
             let mut restarts: Vec<(usize, Task)> = Vec::new();
+            let mut trains_next: Vec<bool> = Vec::new();
             for (e, res) in results.iter().enumerate() {
                 r.rewards.push(res.reward);
                 r.ends.push(res.ended);
@@ -214,7 +228,9 @@ impl<B: AutodiffBackend> Core<B> {
                     r.successes += res.success as u32;
                     r.return_sum += out.episode_return;
                     r.episode_return[current[e]] = Some(out.episode_return);
-                    restarts.push((e, sampler.sample()));
+                    let task = sampler.sample();
+                    trains_next.push(sampler.trains_on(&task));
+                    restarts.push((e, task));
                 }
             }
             restart_slots(
@@ -223,10 +239,12 @@ impl<B: AutodiffBackend> Core<B> {
                 self.factory.as_ref(),
                 &cfg.model,
             )?;
-            for (e, task) in &restarts {
+            for ((e, task), trains) in restarts.iter().zip(trains_next) {
+                self.slots[*e].trains = trains;
                 current[*e] = r.episode_group.len();
                 r.episode_group.push(group_of(&task.env));
                 r.episode_return.push(None);
+                r.episode_trains.push(trains);
             }
             self.env_steps += n as u64;
         }
@@ -256,14 +274,30 @@ impl<B: AutodiffBackend> Core<B> {
             cfg.gamma,
             cfg.gae_lambda,
         );
-        let (mut adv, weight) = match cfg.advantage {
+        let (mut adv, mut weight) = match cfg.advantage {
             AdvantageKind::Gae => (gae_adv, vec![1.0f32; r.rewards.len()]),
             AdvantageKind::Grpo => group_relative(&r.episode, &r.episode_group, &r.episode_return),
         };
+        // Steps of episodes the sampler plays for their scores only (robust PLR's new levels)
+        // weigh nothing: no policy, value or entropy gradient comes from them.
+        let masked = r.episode_trains.iter().any(|t| !t);
+        if masked {
+            for (w, &ep) in weight.iter_mut().zip(&r.episode) {
+                if !r.episode_trains[ep] {
+                    *w = 0.0;
+                }
+            }
+        }
         if cfg.advantage == AdvantageKind::Gae {
-            let n = adv.len() as f64;
-            let mean = adv.iter().map(|a| *a as f64).sum::<f64>() / n;
-            let var = adv.iter().map(|a| (*a as f64 - mean).powi(2)).sum::<f64>() / n;
+            let kept: Vec<f64> = adv
+                .iter()
+                .zip(&weight)
+                .filter(|(_, w)| **w > 0.0)
+                .map(|(a, _)| *a as f64)
+                .collect();
+            let n = kept.len().max(1) as f64;
+            let mean = kept.iter().sum::<f64>() / n;
+            let var = kept.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / n;
             let std = var.sqrt() + 1e-8;
             for a in &mut adv {
                 *a = ((*a as f64 - mean) / std) as f32;
@@ -343,8 +377,16 @@ impl<B: AutodiffBackend> Core<B> {
                 let s1 = ratio.clone() * adv_t.clone();
                 let s2 = ratio.clone().clamp(1.0 - cfg.clip, 1.0 + cfg.clip) * adv_t;
                 let pg = -(s1.min_pair(s2) * w_t.clone()).sum() / w_sum;
-                let v_loss = ((values - ret_t).powi_scalar(2) * 0.5).mean();
-                let entropy = -(logp_all.clone().exp() * logp_all).sum_dim(1).mean();
+                let sq = (values - ret_t).powi_scalar(2) * 0.5;
+                let ent = -(logp_all.clone().exp() * logp_all).sum_dim(1).reshape([m]);
+                let (v_loss, entropy) = if masked {
+                    (
+                        (sq * w_t.clone()).sum() / w_sum,
+                        (ent * w_t.clone()).sum() / w_sum,
+                    )
+                } else {
+                    (sq.mean(), ent.mean())
+                };
                 let loss = pg.clone() + v_loss.clone() * cfg.value_coef
                     - entropy.clone() * cfg.entropy_coef;
 
@@ -425,6 +467,7 @@ impl<B: AutodiffBackend> Core<B> {
                 .map(|s| SlotState {
                     task: s.task.clone(),
                     actions: s.actions.clone(),
+                    trains: s.trains,
                 })
                 .collect(),
             model_file: model_file.clone(),
@@ -478,12 +521,14 @@ impl<B: AutodiffBackend> Core<B> {
         if let Some(sampler) = sampler {
             sampler.restore(&state.sampler)?;
             for s in &state.slots {
-                core.slots.push(Slot::replay(
+                let mut slot = Slot::replay(
                     core.factory.as_ref(),
                     s.task.clone(),
                     &s.actions,
                     &core.cfg.model,
-                )?);
+                )?;
+                slot.trains = s.trains;
+                core.slots.push(slot);
             }
         }
         Ok(core)

@@ -58,12 +58,6 @@ pub trait CurriculumSampler: TaskSampler {
     fn kind(&self) -> &'static str;
     /// One snapshot per environment, in sampler order; the probabilities sum to 1.
     fn snapshot(&self) -> Vec<EnvSnapshot>;
-    /// Whether a trainer should take gradients from the episode of `task`. True for every
-    /// sampler except robust PLR, which trains only on replayed levels
-    /// ([`plr::PlrSampler::is_replay`]); ask before reporting the outcome.
-    fn trains_on(&self, _task: &Task) -> bool {
-        true
-    }
     /// Tasks drawn so far.
     fn samples(&self) -> u64;
     /// Outcomes of known environments reported so far.

@@ -23,7 +23,7 @@
 //!   A replayed level's score becomes `(1 - alpha) old + alpha new`.
 //! - Robust: gradients only from replayed levels (`no_exploratory_grad_updates`). A sampler
 //!   cannot skip gradients, so it says which tasks are replays: [`PlrSampler::is_replay`] (and
-//!   [`CurriculumSampler::trains_on`], false for new levels when `robust`). A trainer asks
+//!   [`TaskSampler::trains_on`], false for new levels when `robust`). A trainer asks
 //!   when the episode ends, *before* reporting the outcome (the report moves a new level into
 //!   the buffer), still reports every outcome so new levels get scored, and leaves the
 //!   new-level episodes out of its loss. dcd decides replay or new per batch; here it is per
@@ -691,6 +691,9 @@ impl TaskSampler for PlrSampler {
     fn sample(&mut self) -> Task {
         self.sample_task()
     }
+    fn trains_on(&self, task: &Task) -> bool {
+        !self.config.robust || self.is_replay(task)
+    }
 
     fn update(&mut self, outcome: &EpisodeOutcome) {
         self.record(outcome);
@@ -775,10 +778,6 @@ impl CurriculumSampler for PlrSampler {
             .collect();
         let success = space.env_mean(&p, &played);
         space.snapshot(&p, &score, &success, &self.core.totals)
-    }
-
-    fn trains_on(&self, task: &Task) -> bool {
-        !self.config.robust || self.is_replay(task)
     }
 
     fn samples(&self) -> u64 {
