@@ -35,3 +35,20 @@ pub fn tmp_dir(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// A chat episode line as a VLM trainer dumps it.
+pub fn chat_line(env: &str, episode: u32, turns: &[&str], extra: &str) -> String {
+    let mut messages =
+        vec![serde_json::json!({"role": "system", "content": "You play a grid game."})];
+    for t in turns {
+        messages.push(serde_json::json!({"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+            {"type": "text", "text": "What do you do?"}
+        ]}));
+        messages.push(serde_json::json!({"role": "assistant", "content": t}));
+    }
+    format!(
+        "{{\"env_id\":\"{env}\",\"episode\":{episode},\"messages\":{}{extra}}}",
+        serde_json::Value::Array(messages)
+    )
+}

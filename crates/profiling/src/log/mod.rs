@@ -7,17 +7,29 @@
 //! [`TRAJECTORY_SCHEMA_VERSION`]; and an OpenAI-style chat episode as VLM trainers dump it (a
 //! [`ChatRecord`], recognised by its `messages` field, no schema version: the format is not
 //! ours), whose assistant turns are read as actions with [`ActionId::parse_text`].
+//!
+//! This file reads envdist's own line formats and groups them into trajectories; `chat`
+//! holds the chat-log format, `replay` fills in ability tags by replaying trajectories in an
+//! environment, and `check` compares trajectories with the known specs.
+
+mod chat;
+mod check;
+mod replay;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use envdist_core::env::EnvFactory;
 use envdist_core::{
-    ActionId, EnvId, EnvSpec, FileError, HarnessLevel, TRAJECTORY_SCHEMA_VERSION, Task, Trajectory,
+    ActionId, EnvId, FileError, HarnessLevel, TRAJECTORY_SCHEMA_VERSION, Task, Trajectory,
     TrajectoryStep,
 };
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+
+pub use chat::{ChatMessage, ChatRecord};
+pub use check::{LogCheck, check_trajectories};
+pub use replay::{ReplayReport, replay_abilities};
+
+use chat::chat_trajectory;
 
 /// An episode key in a per-step log: any string or non-negative integer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,78 +86,6 @@ pub struct StepRecord {
     /// Whether the episode ended solved at this step (the episode is solved if any step says so).
     #[serde(default)]
     pub success: Option<bool>,
-}
-
-/// One line of an OpenAI-style chat log: an episode (or a part of one: lines with the same
-/// `env` and `episode` are joined in line order) as the message list a VLM trainer sends and
-/// receives. Every `assistant` message is one step, its action read from its text with
-/// [`ActionId::parse_text`]; other roles only carry observations and are skipped (images
-/// included). Unknown extra fields are ignored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChatRecord {
-    /// The environment id (also accepted as `env_id`).
-    #[serde(alias = "env_id")]
-    pub env: EnvId,
-    /// Which episode of that environment.
-    pub episode: EpisodeKey,
-    /// The chat messages, in order.
-    pub messages: Vec<ChatMessage>,
-    /// Task seed (default 0; the first line's value is used). Needed for an exact replay.
-    #[serde(default)]
-    pub seed: Option<u64>,
-    /// Harness level (default H0).
-    #[serde(default)]
-    pub harness: Option<HarnessLevel>,
-    /// State scale (default 0, which a replay clamps to the env's smallest).
-    #[serde(default)]
-    pub scale: Option<u32>,
-    /// Name of the agent (also accepted as `model`; default `unknown`).
-    #[serde(default, alias = "model")]
-    pub policy: Option<String>,
-    /// Whether the episode ended solved (true if any line says so).
-    #[serde(default)]
-    pub success: Option<bool>,
-    /// Episode return (default: the sum of the assistant messages' `reward`s).
-    #[serde(default)]
-    pub reward: Option<f32>,
-}
-
-/// One chat message. `content` is a string or a list of parts (`{"type": "text", "text":
-/// ...}`, `{"type": "image_url", ...}`, ...); only text parts are read.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChatMessage {
-    /// `system`, `user`, `assistant`, `tool`, ...
-    pub role: String,
-    /// The content: a string, a list of parts, or null.
-    #[serde(default)]
-    pub content: serde_json::Value,
-    /// Reward of the step (assistant messages; default 0).
-    #[serde(default)]
-    pub reward: Option<f32>,
-    /// Ability tags of the step, when the trainer logged envdist's `info["abilities"]`.
-    #[serde(default)]
-    pub abilities: Vec<String>,
-}
-
-impl ChatMessage {
-    /// The text of the message: the string content, or its text parts joined by newlines.
-    pub fn text(&self) -> String {
-        match &self.content {
-            serde_json::Value::String(s) => s.clone(),
-            serde_json::Value::Array(parts) => parts
-                .iter()
-                .filter_map(|p| match p {
-                    serde_json::Value::String(s) => Some(s.as_str()),
-                    p if p.get("type").and_then(|t| t.as_str()) == Some("text") => {
-                        p.get("text").and_then(|t| t.as_str())
-                    }
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-            _ => String::new(),
-        }
-    }
 }
 
 /// What [`read_log`] read, and what it could not use.
@@ -357,179 +297,10 @@ pub fn read_log(path: impl AsRef<Path>) -> Result<LogRead, FileError> {
     Ok(read)
 }
 
-/// Join the lines of one chat episode into a trajectory; `Err` names a dropped episode.
-fn chat_trajectory(parts: Vec<ChatRecord>, unreadable: &mut u64) -> Result<Trajectory, String> {
-    let first = &parts[0];
-    let name = format!("{} / {}", first.env, first.episode.as_string());
-    let task = Task {
-        env: first.env.clone(),
-        seed: first.seed.unwrap_or(0),
-        harness: first.harness.unwrap_or_default(),
-        scale: first.scale.unwrap_or(0),
-    };
-    let policy = parts
-        .iter()
-        .find_map(|p| p.policy.clone())
-        .unwrap_or_else(|| "unknown".into());
-    let success = parts.iter().any(|p| p.success == Some(true));
-    let line_return: Option<f32> = parts.iter().filter_map(|p| p.reward).reduce(|a, b| a + b);
-    let mut steps = Vec::new();
-    for m in parts.iter().flat_map(|p| &p.messages) {
-        if m.role != "assistant" {
-            continue;
-        }
-        match ActionId::parse_text(&m.text()) {
-            Ok(action) => steps.push(TrajectoryStep {
-                action,
-                reward: m.reward.unwrap_or(0.0),
-                abilities: m.abilities.clone(),
-            }),
-            Err(_) => *unreadable += 1,
-        }
-    }
-    if steps.is_empty() {
-        return Err(name);
-    }
-    Ok(Trajectory {
-        schema_version: TRAJECTORY_SCHEMA_VERSION,
-        task,
-        policy,
-        episode_return: line_return.unwrap_or_else(|| steps.iter().map(|s| s.reward).sum()),
-        steps,
-        success,
-    })
-}
-
-/// What [`replay_abilities`] did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReplayReport {
-    /// Trajectories whose steps got the environment's tags.
-    pub replayed: u64,
-    /// Trajectories left as they were because they already carry tags.
-    pub tagged: u64,
-    /// Trajectories of environments the factory cannot make (left without tags).
-    pub unknown_env: u64,
-    /// Replays in which the episode ended before the logged steps did (the log's seed or
-    /// scale is probably not the episode's): the steps after the end have no tags.
-    pub ended_early: u64,
-}
-
-/// Fill in the ability tags of trajectories that have none (a trainer's chat log rarely has
-/// them) by replaying their actions in the environment `factory` makes: reset with the
-/// trajectory's task, then step. Exact when the log records the episode's seed, harness and
-/// scale (envdist's tickets do); otherwise the tags are those of a similar episode.
-/// Deterministic and independent of the number of threads.
-pub fn replay_abilities(trajectories: &mut [Trajectory], factory: &dyn EnvFactory) -> ReplayReport {
-    #[derive(Clone, Copy)]
-    enum Outcome {
-        Tagged,
-        Unknown,
-        Replayed { ended_early: bool },
-    }
-    let outcomes: Vec<Outcome> = trajectories
-        .par_iter_mut()
-        .map(|t| {
-            if t.steps.iter().any(|s| !s.abilities.is_empty()) {
-                return Outcome::Tagged;
-            }
-            let Ok(mut env) = factory.make(&t.task.env) else {
-                return Outcome::Unknown;
-            };
-            env.reset(&t.task);
-            let mut ended_early = false;
-            let len = t.steps.len();
-            for (i, step) in t.steps.iter_mut().enumerate() {
-                let s = env.step(step.action);
-                step.abilities = s.abilities.iter().map(|a| a.to_string()).collect();
-                if (s.done || s.truncated) && i + 1 < len {
-                    ended_early = true;
-                    break;
-                }
-            }
-            Outcome::Replayed { ended_early }
-        })
-        .collect();
-    let mut report = ReplayReport::default();
-    for o in outcomes {
-        match o {
-            Outcome::Tagged => report.tagged += 1,
-            Outcome::Unknown => report.unknown_env += 1,
-            Outcome::Replayed { ended_early } => {
-                report.replayed += 1;
-                report.ended_early += ended_early as u64;
-            }
-        }
-    }
-    report
-}
-
-/// What in a set of trajectories does not match the known environment specs. Nothing is
-/// dropped from profiling because of it; it is reported.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LogCheck {
-    /// Environment ids not among the specs, with their number of trajectories.
-    pub unknown_envs: BTreeMap<String, u64>,
-    /// For known environments: step tags their spec does not declare, with occurrence counts.
-    pub unknown_abilities: BTreeMap<String, BTreeMap<String, u64>>,
-}
-
-impl LogCheck {
-    /// Whether everything matched.
-    pub fn is_clean(&self) -> bool {
-        self.unknown_envs.is_empty() && self.unknown_abilities.is_empty()
-    }
-
-    /// One human-readable line per finding.
-    pub fn describe(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        for (env, n) in &self.unknown_envs {
-            out.push(format!(
-                "unknown environment {env:?} ({n} trajectories): not in the known specs; profiled anyway"
-            ));
-        }
-        for (env, abilities) in &self.unknown_abilities {
-            for (a, n) in abilities {
-                out.push(format!(
-                    "environment {env:?}: ability {a:?} ({n} occurrences) is not declared in its spec; profiled anyway"
-                ));
-            }
-        }
-        out
-    }
-}
-
-/// Compare the envs and step tags of `trajectories` with `specs`.
-pub fn check_trajectories(trajectories: &[Trajectory], specs: &[EnvSpec]) -> LogCheck {
-    let by_id: BTreeMap<&EnvId, &EnvSpec> = specs.iter().map(|s| (&s.id, s)).collect();
-    let mut check = LogCheck::default();
-    for t in trajectories {
-        let Some(spec) = by_id.get(&t.task.env) else {
-            *check
-                .unknown_envs
-                .entry(t.task.env.to_string())
-                .or_default() += 1;
-            continue;
-        };
-        for step in &t.steps {
-            for a in &step.abilities {
-                if !spec.abilities.contains(a) {
-                    *check
-                        .unknown_abilities
-                        .entry(t.task.env.to_string())
-                        .or_default()
-                        .entry(a.clone())
-                        .or_default() += 1;
-                }
-            }
-        }
-    }
-    check
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{tmp_dir, traj};
+    use crate::test_support::{chat_line, tmp_dir, traj};
 
     #[test]
     fn reads_both_formats_and_groups_steps_by_episode() {
@@ -614,75 +385,6 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
     }
 
-    /// A chat episode line as a VLM trainer dumps it.
-    fn chat_line(env: &str, episode: u32, turns: &[&str], extra: &str) -> String {
-        let mut messages =
-            vec![serde_json::json!({"role": "system", "content": "You play a grid game."})];
-        for t in turns {
-            messages.push(serde_json::json!({"role": "user", "content": [
-                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
-                {"type": "text", "text": "What do you do?"}
-            ]}));
-            messages.push(serde_json::json!({"role": "assistant", "content": t}));
-        }
-        format!(
-            "{{\"env_id\":\"{env}\",\"episode\":{episode},\"messages\":{}{extra}}}",
-            serde_json::Value::Array(messages)
-        )
-    }
-
-    #[test]
-    fn chat_logs_become_trajectories_and_replay_fills_tags() {
-        let d = tmp_dir("log-chat");
-        let p = d.join("chat.jsonl");
-        let text = [
-            chat_line(
-                "toy/walk",
-                0,
-                &["<answer>right</answer>", "I think so. Action: right"],
-                ",\"seed\":0,\"scale\":4,\"success\":true,\"model\":\"vlm\"",
-            ),
-            // The same episode continues on a later line; garbage turns are skipped.
-            chat_line("toy/mirror", 3, &["no idea", "left"], ""),
-            chat_line("toy/walk", 0, &["right"], ""),
-            chat_line("toy/mirror", 4, &["hmm", "left or right"], ""),
-        ]
-        .join("\n");
-        std::fs::write(&p, text).unwrap();
-        let read = read_log(&p).unwrap();
-        assert_eq!(read.trajectories.len(), 2);
-        assert_eq!(read.unreadable_turns, 3);
-        assert_eq!(read.dropped_episodes, ["toy/mirror / 4"]);
-        let walk = &read.trajectories[0];
-        assert_eq!(
-            (walk.task.scale, walk.policy.as_str(), walk.success),
-            (4, "vlm", true)
-        );
-        let actions: Vec<ActionId> = walk.steps.iter().map(|s| s.action).collect();
-        assert_eq!(actions, [ActionId::RIGHT; 3]);
-        assert!(walk.steps.iter().all(|s| s.abilities.is_empty()));
-
-        let mut ts = read.trajectories;
-        ts.push(traj("other/env", &[&[]]));
-        ts.push(traj("toy/walk", &[&["navigate"]]));
-        let report = replay_abilities(&mut ts, &crate::toy::ToyFactory);
-        assert_eq!(
-            report,
-            ReplayReport {
-                replayed: 2,
-                tagged: 1,
-                unknown_env: 1,
-                ended_early: 0
-            }
-        );
-        let tags: Vec<Vec<String>> = ts[0].steps.iter().map(|s| s.abilities.clone()).collect();
-        assert_eq!(tags[0], ["navigate"]);
-        assert_eq!(tags[2], ["navigate", "reach-goal"]);
-        // The mirror episode logged no scale: the toy plays scale 0, ending at the first move.
-        assert_eq!(ts[1].steps[0].abilities, ["navigate", "reach-goal"]);
-        let _ = std::fs::remove_dir_all(&d);
-    }
-
     #[test]
     fn a_log_without_a_usable_step_is_an_error_naming_the_file() {
         let d = tmp_dir("log-empty");
@@ -705,27 +407,5 @@ mod tests {
             assert!(e.contains(name) && e.contains(what), "{e}");
         }
         let _ = std::fs::remove_dir_all(&d);
-    }
-
-    #[test]
-    fn unknown_envs_and_abilities_are_reported() {
-        let specs = envdist_core::env::EnvFactory::specs(&crate::toy::ToyFactory);
-        let ts = vec![
-            traj("toy/walk", &[&["navigate", "teleport"], &["teleport"]]),
-            traj("other/env", &[&["navigate"]]),
-            traj("other/env", &[]),
-        ];
-        let c = check_trajectories(&ts, &specs);
-        assert_eq!(c.unknown_envs["other/env"], 2);
-        assert_eq!(c.unknown_abilities["toy/walk"]["teleport"], 2);
-        assert!(!c.is_clean());
-        let lines = c.describe();
-        assert_eq!(lines.len(), 2);
-        assert!(lines[0].contains("other/env") && lines[1].contains("teleport"));
-        assert!(
-            check_trajectories(&ts[..1], &[])
-                .unknown_envs
-                .contains_key("toy/walk")
-        );
     }
 }

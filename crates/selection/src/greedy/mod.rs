@@ -1,0 +1,286 @@
+//! The optimizers: naive, lazy and stochastic greedy over one incremental engine.
+//!
+//! Every candidate keeps a small cache: how many picks its conflict accumulator has seen and
+//! the accumulated (max or sum of) penalties. Evaluating a candidate folds in only the picks
+//! made since its last evaluation, `O(dim)` each, and recounts its handful of abilities
+//! against the covered flags. Naive greedy refreshes every candidate each step (in parallel);
+//! lazy greedy refreshes only those whose stale bound reaches the top of a priority queue.
+//! Both call the same evaluation with the same fold order, so their gains are bit-identical,
+//! and ties always go to the lowest environment index.
+//!
+//! This file holds the entry points ([`select`], [`select_checked`]) and the [`Selection`]
+//! they return; `engine` holds the incremental evaluation shared with the baselines, and
+//! `optimizers` the greedy loop with its naive, lazy and stochastic choices.
+
+mod engine;
+mod optimizers;
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use envdist_core::{EnvId, FileError};
+
+use crate::certificate::{Certificate, TrackedBound, certify};
+use crate::config::{Aggregation, Checked, Optimizer, SelectConfig};
+use crate::error::SelectError;
+use crate::objective::StepTrace;
+use crate::problem::Problem;
+
+pub(crate) use engine::Engine;
+use optimizers::{Mode, RunError, run};
+
+/// Schema version of selection files.
+pub const SELECTION_SCHEMA_VERSION: u32 = 1;
+
+/// The result of a selection run (serialisable; written with a `schema_version`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Selection {
+    /// Always [`SELECTION_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// What produced it: `aes/lazy`, `aes/naive`, `aes/stochastic`, `baseline/random`, ...
+    pub method: String,
+    /// The config it ran with.
+    pub config: SelectConfig,
+    /// Selected environment indices, in pick order.
+    pub ranking: Vec<usize>,
+    /// Selected environment ids, in pick order.
+    pub env_ids: Vec<EnvId>,
+    /// Per step: the pick, its gain and each term's share.
+    pub steps: Vec<StepTrace>,
+    /// Sum of the step gains: the objective of the selected sequence.
+    pub objective: f32,
+    /// Abilities the selection covers.
+    pub covered: usize,
+    /// Abilities some allowed (not excluded) environment covers.
+    pub coverable: usize,
+    /// Abilities in the problem.
+    pub abilities: usize,
+    /// Names of the abilities the selection leaves uncovered.
+    pub uncovered: Vec<String>,
+    /// Whether marginal gains can never increase under this objective (diminishing returns;
+    /// lazy greedy is exact then).
+    pub gains_non_increasing: bool,
+    /// Whether the lazy optimizer was asked for but naive greedy ran instead.
+    pub lazy_fell_back: bool,
+    /// Candidate evaluations performed (a measure of work).
+    pub evaluations: u64,
+    /// Anything a reader should know about this run.
+    pub notes: Vec<String>,
+    /// How far the selection can be from the best one (an upper bound on the optimum, where
+    /// one is valid). `None` when the config switched it off, or in files written before
+    /// certificates existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<Certificate>,
+}
+
+impl Selection {
+    /// The per-step gains.
+    pub fn gains(&self) -> Vec<f32> {
+        self.steps.iter().map(|s| s.gain).collect()
+    }
+
+    /// Write atomically as JSON.
+    pub fn write(&self, path: impl AsRef<Path>) -> Result<(), FileError> {
+        envdist_core::io::write_json_atomic(path, self)
+    }
+
+    /// Read a selection file (checks the schema version).
+    pub fn read(path: impl AsRef<Path>) -> Result<Self, FileError> {
+        envdist_core::io::read_json(path, Some(SELECTION_SCHEMA_VERSION))
+    }
+}
+
+/// Select environments: validate `config` against `problem` once, then run its optimizer.
+pub fn select(problem: &Problem, config: &SelectConfig) -> Result<Selection, SelectError> {
+    let checked = config.validate(problem)?;
+    select_checked(problem, &checked)
+}
+
+/// [`select`] for an already checked config.
+pub fn select_checked(problem: &Problem, checked: &Checked) -> Result<Selection, SelectError> {
+    if checked.n_envs != problem.n_envs() || checked.ability_weights.len() != problem.n_abilities()
+    {
+        return Err(SelectError::invalid(
+            "config",
+            "checked",
+            "a config validated against this problem",
+            "one validated against another",
+        ));
+    }
+    let cfg = &checked.config;
+    let mut notes = Vec::new();
+    let mut fell_back = false;
+    let monotone = cfg.gains_non_increasing();
+    let mode = match cfg.optimizer {
+        Optimizer::Naive => Mode::Naive,
+        Optimizer::Stochastic { epsilon, seed } => Mode::Stochastic { epsilon, seed },
+        Optimizer::Lazy if monotone => Mode::Lazy,
+        Optimizer::Lazy => {
+            fell_back = true;
+            notes.push(format!(
+                "lazy greedy fell back to naive: with {} conflict aggregation{} a candidate's gain can \
+                 increase as the set grows, so stale bounds are not upper bounds",
+                match cfg.aggregation {
+                    Aggregation::Max => "max",
+                    Aggregation::Mean => "mean",
+                    Aggregation::Sum => "sum",
+                },
+                if cfg.clamp_conflict { "" } else { " and no clamping" }
+            ));
+            Mode::Naive
+        }
+    };
+    let out = match run(problem, checked, mode) {
+        Ok(out) => out,
+        Err(RunError::Select(e)) => return Err(e),
+        Err(RunError::GainIncreased {
+            step,
+            env,
+            bound,
+            gain,
+        }) => {
+            fell_back = true;
+            notes.push(format!(
+                "lazy greedy fell back to naive: at step {step} environment {env}'s gain rose from \
+                 {bound} to {gain}"
+            ));
+            run(problem, checked, Mode::Naive).map_err(|e| match e {
+                RunError::Select(e) => e,
+                RunError::GainIncreased { .. } => {
+                    SelectError::invalid("problem", "gains", "naive greedy", "a lazy check")
+                }
+            })?
+        }
+    };
+    let method = match (cfg.optimizer, fell_back) {
+        (Optimizer::Lazy, false) => "aes/lazy",
+        (Optimizer::Lazy, true) | (Optimizer::Naive, _) => "aes/naive",
+        (Optimizer::Stochastic { .. }, _) => "aes/stochastic",
+    };
+    notes.extend(out.notes);
+    let selection = finish(
+        problem,
+        checked,
+        method,
+        out.steps,
+        out.evaluations,
+        fell_back,
+        notes,
+    );
+    Ok(certified(selection, problem, checked, out.tracked))
+}
+
+/// Attach the certificate, if the config asks for one. `tracked` is the coverage bound the
+/// exact coverage greedy kept while it ran (it spares the certificate a second walk).
+pub(crate) fn certified(
+    mut selection: Selection,
+    problem: &Problem,
+    checked: &Checked,
+    tracked: Option<TrackedBound>,
+) -> Selection {
+    if checked.config.certify {
+        selection.certificate = Some(certify(
+            problem,
+            checked,
+            &selection.ranking,
+            selection.objective,
+            tracked,
+        ));
+    }
+    selection
+}
+
+/// Assemble a [`Selection`] from a trace.
+pub(crate) fn finish(
+    problem: &Problem,
+    checked: &Checked,
+    method: &str,
+    steps: Vec<StepTrace>,
+    evaluations: u64,
+    lazy_fell_back: bool,
+    mut notes: Vec<String>,
+) -> Selection {
+    let ranking: Vec<usize> = steps.iter().map(|s| s.env).collect();
+    let mut covered = vec![false; problem.n_abilities()];
+    for &e in &ranking {
+        for &a in problem.env_abilities(e) {
+            covered[a as usize] = true;
+        }
+    }
+    let coverable = coverable_mask(problem, &checked.excluded);
+    let never: Vec<&str> = (0..problem.n_abilities())
+        .filter(|a| !coverable[*a])
+        .map(|a| problem.abilities()[a].as_str())
+        .collect();
+    if !never.is_empty() {
+        notes.push(format!(
+            "{} abilities are covered by no allowed environment: {}",
+            never.len(),
+            preview(&never)
+        ));
+    }
+    if let Some(g) = problem.gradients()
+        && g.zero_rows() > 0
+        && checked.w_conflict != 0.0
+    {
+        notes.push(format!(
+            "{} environments have an all-zero gradient (cosine 0 with everything)",
+            g.zero_rows()
+        ));
+    }
+    let objective = steps.iter().map(|s| f64::from(s.gain)).sum::<f64>() as f32;
+    Selection {
+        schema_version: SELECTION_SCHEMA_VERSION,
+        method: method.to_string(),
+        config: checked.config.clone(),
+        env_ids: ranking
+            .iter()
+            .map(|e| problem.env_ids()[*e].clone())
+            .collect(),
+        objective,
+        certificate: None,
+        covered: covered.iter().filter(|c| **c).count(),
+        coverable: coverable.iter().filter(|c| **c).count(),
+        abilities: problem.n_abilities(),
+        uncovered: (0..problem.n_abilities())
+            .filter(|a| !covered[*a])
+            .map(|a| problem.abilities()[a].clone())
+            .collect(),
+        gains_non_increasing: checked.config.gains_non_increasing(),
+        lazy_fell_back,
+        evaluations,
+        notes,
+        steps,
+        ranking,
+    }
+}
+
+fn preview(names: &[&str]) -> String {
+    let mut s = names
+        .iter()
+        .take(10)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > 10 {
+        s.push_str(&format!(", ... ({} more)", names.len() - 10));
+    }
+    s
+}
+
+fn coverable_mask(problem: &Problem, excluded: &[bool]) -> Vec<bool> {
+    if !excluded.iter().any(|x| *x) {
+        return (0..problem.n_abilities())
+            .map(|a| !problem.ability_envs(a).is_empty())
+            .collect();
+    }
+    (0..problem.n_abilities())
+        .map(|a| {
+            problem
+                .ability_envs(a)
+                .iter()
+                .any(|e| !excluded[*e as usize])
+        })
+        .collect()
+}
