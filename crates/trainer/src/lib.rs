@@ -51,6 +51,7 @@ pub mod gradients;
 pub mod model;
 mod play;
 pub mod ppo;
+pub mod pretrain;
 pub mod sampler;
 pub mod toy;
 mod trainer;
@@ -92,6 +93,7 @@ pub use bench::{THROUGHPUT_SCHEMA_VERSION, Throughput, measure_throughput};
 pub use config::{AdvantageKind, LrSchedule, ModelConfig, TrainConfig, TrainPreset};
 pub use eval::{EVAL_SCHEMA_VERSION, EnvScore, EvalReport, ScaleChoice, SplitScores};
 pub use gradients::{Baseline, GradientConfig, ProjectionKind, cosine, project};
+pub use pretrain::{CloneConfig, CloneSummary};
 pub use sampler::UniformSampler;
 pub use trainer::CHECKPOINT_SCHEMA_VERSION;
 

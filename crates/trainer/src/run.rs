@@ -188,6 +188,18 @@ impl Trainer {
         dispatch!(&mut self.inner, TrainerInner, c => c.train_update(sampler))
     }
 
+    /// Behaviour-clone the environments' solvers on tasks from `sampler` before any RL (see
+    /// [`crate::pretrain`]); `on_step(samples so far)` after each gradient step. Uses its own
+    /// optimizer; the run's optimizer, counters and schedule are untouched.
+    pub fn clone_behaviour(
+        &mut self,
+        sampler: &mut dyn TaskSampler,
+        cfg: &crate::CloneConfig,
+        on_step: &mut dyn FnMut(u64),
+    ) -> Result<crate::CloneSummary, TrainerError> {
+        dispatch!(&mut self.inner, TrainerInner, c => c.clone_behaviour(sampler, cfg, on_step))
+    }
+
     /// Save a checkpoint into `dir` (created if missing); `state.json` is written last.
     pub fn save_checkpoint(
         &self,

@@ -89,14 +89,14 @@ pub(crate) struct Core<B: AutodiffBackend> {
     pub model: PolicyNet<B>,
     optim: OptimizerAdaptor<Adam, PolicyNet<B>, B>,
     rng: Rng,
-    factory: Arc<dyn EnvFactory>,
+    pub(crate) factory: Arc<dyn EnvFactory>,
     slots: Vec<Slot>,
     pub update: u64,
     pub env_steps: u64,
     bufs: BatchBuffers,
 }
 
-fn adam() -> AdamConfig {
+pub(crate) fn adam() -> AdamConfig {
     AdamConfig::new().with_epsilon(1e-5)
 }
 
