@@ -9,6 +9,7 @@ use envdist_core::{
     Observation, Rgb8Image, Rng, Step, Task, Turn,
 };
 
+use crate::HintStyle;
 use crate::render::{Grid, Renderer, Theme};
 
 /// How an episode stands after a step.
@@ -41,9 +42,17 @@ pub(crate) trait Game: Send {
     }
     /// Text state channel.
     fn state_text(&self, out: &mut String);
-    /// Game-specific hint (single-turn: the answer's evidence; multi-turn: optional extra
-    /// beyond the solver's next move, which the wrapper adds).
+    /// Game-specific hint of the [`HintStyle::Action`] style (single-turn: the answer's
+    /// evidence; multi-turn: optional extra beyond the solver's next move, which the wrapper
+    /// adds).
     fn hint(&mut self, _out: &mut String) {}
+    /// The [`HintStyle::Subgoal`] hint: a subgoal (multi-turn) or what to look at and how
+    /// (single-turn), short and computed from the state. It must never name an action (no
+    /// direction word, `interact`, `wait` or `answer_k`) nor, single-turn, the answer, and
+    /// must not be empty while the episode runs. No default on purpose: every family has
+    /// something better than a generic line, and a default that fell back on [`Game::hint`]
+    /// would leak the answer of a single-turn family that forgot to override it.
+    fn subgoal(&mut self, out: &mut String);
     /// Rules channel (legend of the text observation included).
     fn rules(&self, out: &mut String);
     /// Step limit at `scale`.
@@ -120,6 +129,7 @@ pub struct SuiteEnv {
     variant: VariantCfg,
     game: Box<dyn Game>,
     schedule: HarnessSchedule,
+    hint_style: HintStyle,
     grid: Grid,
     renderer: Renderer,
     img: Rgb8Image,
@@ -144,12 +154,14 @@ impl SuiteEnv {
         game: Box<dyn Game>,
         canvas: u32,
         schedule: HarnessSchedule,
+        hint_style: HintStyle,
     ) -> Self {
         let mut env = Self {
             spec,
             variant,
             game,
             schedule,
+            hint_style,
             grid: Grid::new(),
             renderer: Renderer::default(),
             img: Rgb8Image::new(canvas, canvas),
@@ -177,6 +189,11 @@ impl SuiteEnv {
     /// The scale actually played (the task's scale clamped into the declared range).
     pub fn scale(&self) -> u32 {
         self.scale
+    }
+
+    /// What the `hints` channel says (the suite's [`crate::SuiteConfig::hint_style`]).
+    pub fn hint_style(&self) -> HintStyle {
+        self.hint_style
     }
 
     /// Steps taken in this episode.
@@ -338,7 +355,13 @@ impl SuiteEnv {
         }
         if kh {
             let mut s = String::new();
-            if self.spec.turn == Turn::Multi && !self.finished {
+            if self.finished {
+                s.push_str("the episode is over");
+            } else if self.hint_style == HintStyle::Subgoal {
+                // The subgoal does not depend on the solver's action; families that need the
+                // solver's plan (a plan length) consult it themselves.
+                self.game.subgoal(&mut s);
+            } else if self.spec.turn == Turn::Multi {
                 let a = self.oracle_action().unwrap_or(ActionId::WAIT);
                 s.push_str("next action: ");
                 s.push_str(&a.name());
@@ -348,8 +371,6 @@ impl SuiteEnv {
                     s.push_str("; ");
                     s.push_str(&extra);
                 }
-            } else if self.finished {
-                s.push_str("the episode is over");
             } else {
                 self.game.hint(&mut s);
             }

@@ -11,6 +11,8 @@
 //! wrapper ([`SuiteEnv`]) adds what every environment shares: themes, observation changes
 //! (noise, occlusion, egocentric crop), mirrored controls, harness levels (only the surviving
 //! channels are generated), the horizon and rewards (+1 on success, 0 otherwise, no step cost).
+//! The hints channel comes in two styles ([`HintStyle`]): `Action` gives the solver's action
+//! (or a single-turn answer's evidence) away, `Subgoal` only scaffolds.
 //!
 //! ```
 //! use envdist_core::{HarnessLevel, Task, env::EnvFactory};
@@ -76,6 +78,9 @@ pub struct SuiteConfig {
     pub canvas: u32,
     /// Which channel each harness level drops.
     pub harness_schedule: HarnessSchedule,
+    /// What the `hints` channel says (default [`HintStyle::Action`]).
+    #[serde(default)]
+    pub hint_style: HintStyle,
 }
 
 impl Default for SuiteConfig {
@@ -83,7 +88,55 @@ impl Default for SuiteConfig {
         Self {
             canvas: 64,
             harness_schedule: HarnessSchedule::default(),
+            hint_style: HintStyle::default(),
         }
+    }
+}
+
+/// What the `hints` harness channel says. The study compares the two for transfer to H4
+/// (bare pixels); `Action` stays the default until it has decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HintStyle {
+    /// Give the action away: multi-turn hints begin with `next action: <the solver's action>`
+    /// followed by the family's extra hint; single-turn hints state the answer's evidence
+    /// (the counted positions, the region sizes, the dice faces ...).
+    #[default]
+    Action,
+    /// Scaffold without giving the action away: a subgoal or what to look at (`the goal is 4
+    /// steps away along the corridors`, `1 box still off target`, `count the red objects`).
+    /// Never names an action, and for single-turn families never states the answer.
+    Subgoal,
+}
+
+impl HintStyle {
+    /// Both styles, the default first.
+    pub const ALL: [HintStyle; 2] = [HintStyle::Action, HintStyle::Subgoal];
+
+    /// The text name, as in configuration files (`action`, `subgoal`).
+    pub fn name(self) -> &'static str {
+        match self {
+            HintStyle::Action => "action",
+            HintStyle::Subgoal => "subgoal",
+        }
+    }
+}
+
+impl std::fmt::Display for HintStyle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for HintStyle {
+    type Err = InvalidValue;
+
+    /// Parse `action` or `subgoal` (a command-line flag); anything else names the choices.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        HintStyle::ALL
+            .into_iter()
+            .find(|h| h.name() == s)
+            .ok_or_else(|| InvalidValue::new("hint_style", "action or subgoal", s))
     }
 }
 
@@ -433,6 +486,7 @@ impl Suite {
             (f.make)(e.rule),
             self.config.canvas,
             self.config.harness_schedule.clone(),
+            self.config.hint_style,
         ))
     }
 }

@@ -535,6 +535,7 @@ fn a_custom_harness_schedule_is_honoured() {
     let suite = Suite::new(SuiteConfig {
         canvas: 32,
         harness_schedule: schedule.clone(),
+        ..SuiteConfig::default()
     })
     .unwrap();
     let spec = suite.spec(&"collect/classic".into()).unwrap().clone();

@@ -152,6 +152,13 @@ impl Game for Buttons {
             out.push_str(&format!("press the {} button next", OBJECT_COL_NAMES[n]));
         }
     }
+    fn subgoal(&mut self, out: &mut String) {
+        // The action-style extra is already a subgoal (which button), no move.
+        self.hint(out);
+        if out.is_empty() {
+            out.push_str("every button of the code is pressed");
+        }
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(if self.rule == 0 {
             "Move with up/down/left/right; `interact` presses the button you stand on. Press the \

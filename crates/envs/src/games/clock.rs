@@ -89,6 +89,9 @@ impl Game for Clock {
             DIR8_NAMES[self.dir * (8 / self.dirs)]
         ));
     }
+    fn subgoal(&mut self, out: &mut String) {
+        out.push_str("follow the yellow shaft from the white centre disc to the red tip");
+    }
     fn rules(&self, out: &mut String) {
         let names: Vec<String> = (0..self.dirs)
             .map(|k| format!("answer_{k} {}", DIR8_NAMES[k * (8 / self.dirs)]))

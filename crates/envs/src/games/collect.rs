@@ -5,7 +5,7 @@
 use envdist_core::{ActionId, ActionMask, Rng};
 
 use super::maze::AGENT;
-use super::util::{Pos, bfs, flood, move_mask, random_cells, step_pos};
+use super::util::{Pos, bfs, count_of, flood, move_mask, random_cells, step_pos};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
 
@@ -167,6 +167,31 @@ impl Game for Collect {
             .filter(|(_, r)| self.is_target(*r))
             .count();
         out.push_str(&format!("{left} target squares left"));
+    }
+    fn subgoal(&mut self, out: &mut String) {
+        let targets: Vec<Pos> = self
+            .items
+            .iter()
+            .filter(|(_, r)| self.is_target(*r))
+            .map(|(p, _)| *p)
+            .collect();
+        let colour = if self.rule == 0 { "red" } else { "blue" };
+        // The nearest target by a safe path: the one the solver heads for (up to ties).
+        let nearest = targets
+            .iter()
+            .filter_map(|t| {
+                bfs(self.n, self.n, self.agent, |q| self.safe(q), |q| q == *t).map(|r| (r.1, *t))
+            })
+            .min();
+        out.push_str(&count_of(
+            targets.len(),
+            &format!("{colour} square"),
+            &format!("{colour} squares"),
+        ));
+        out.push_str(" to collect");
+        if let Some((_, t)) = nearest {
+            out.push_str(&format!("; the nearest is at ({},{})", t.0, t.1));
+        }
     }
     fn rules(&self, out: &mut String) {
         out.push_str(if self.rule == 0 {

@@ -101,6 +101,13 @@ impl Game for Count {
             cells.len()
         ));
     }
+    fn subgoal(&mut self, out: &mut String) {
+        out.push_str(if self.target_red() {
+            "count the red objects; shapes do not matter"
+        } else {
+            "count the blue objects; shapes do not matter"
+        });
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(&format!(
             "Answer answer_k where k is the number of {} objects (k from 0 to {}); shapes do not \

@@ -66,6 +66,9 @@ impl Game for DiceSum {
             self.sum()
         ));
     }
+    fn subgoal(&mut self, out: &mut String) {
+        out.push_str("count the pips of every die, then add them");
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(&format!(
             "Add the pips of all dice. answer_k means the sum is k (0..={}). Text: digits are die \

@@ -122,6 +122,20 @@ impl Game for Hazard {
             gaps.join(" ")
         ));
     }
+    fn subgoal(&mut self, out: &mut String) {
+        // The gap of the first lava row below the agent (the agent starts above them all).
+        let gap = (self.agent.1 + 1..self.h - 1)
+            .filter(|y| (1..W - 1).any(|x| self.lava[y * W + x]))
+            .find_map(|y| (1..W - 1).find(|x| !self.lava[y * W + x]).map(|x| (x, y)));
+        match gap {
+            Some((x, y)) => out.push_str(&format!("the next lava gap is at ({x},{y})")),
+            None => out.push_str("every lava row is crossed"),
+        }
+        out.push_str(&format!(
+            "; the goal is at ({},{})",
+            self.goal.0, self.goal.1
+        ));
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(
             "Move with up/down/left/right to the green goal. Orange lava rows have one gap each; \

@@ -188,6 +188,10 @@ impl Game for KeyDoor {
             (Some(_), None) => "fetch the key of the next locked door",
         });
     }
+    fn subgoal(&mut self, out: &mut String) {
+        // The action-style extra is already a subgoal (which key, which door), no move.
+        self.hint(out);
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(
             "Move with up/down/left/right. Walk over a key to pick it up (one at a time); walk \

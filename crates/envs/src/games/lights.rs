@@ -195,6 +195,10 @@ impl Game for Lights {
             .collect();
         out.push_str(&format!("press {}", cells.join(" ")));
     }
+    fn subgoal(&mut self, out: &mut String) {
+        // The action-style extra is already a subgoal (the cells to press), no move.
+        self.hint(out);
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(if self.rule == 0 {
             "Move the white ring cursor with up/down/left/right; `interact` toggles the cell under \

@@ -110,6 +110,13 @@ impl Game for Maze {
             out.push_str(&format!("the goal is {d} steps away along the corridors"));
         }
     }
+    fn subgoal(&mut self, out: &mut String) {
+        // The action-style extra is already a subgoal (a distance, no direction).
+        self.hint(out);
+        if out.is_empty() {
+            out.push_str("find the corridor that leads to the goal");
+        }
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(
             "Move with up/down/left/right; grey walls block; reach the green goal. \

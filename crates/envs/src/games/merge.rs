@@ -4,6 +4,7 @@
 
 use envdist_core::{ActionId, ActionMask, Rng};
 
+use super::util::count_of;
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
 
@@ -143,6 +144,38 @@ impl Game for Merge {
             1u32 << self.max(),
             1u32 << self.goal,
             self.t.iter().filter(|v| **v == 0).count()
+        ));
+    }
+    fn subgoal(&mut self, out: &mut String) {
+        let n = self.n;
+        let max = self.max();
+        let corners = [0, n - 1, n * (n - 1), n * n - 1];
+        // A largest tile already in a corner if there is one (that is the one to keep there).
+        let at = corners
+            .iter()
+            .copied()
+            .find(|c| self.t[*c] == max)
+            .or_else(|| self.t.iter().position(|v| *v == max))
+            .unwrap_or(0);
+        let pairs = (0..n * n)
+            .filter(|i| self.t[*i] > 0)
+            .map(|i| {
+                let east = i % n + 1 < n && self.t[i + 1] == self.t[i];
+                let south = i + n < n * n && self.t[i + n] == self.t[i];
+                east as usize + south as usize
+            })
+            .sum::<usize>();
+        out.push_str(&format!(
+            "merge toward a corner; the largest tile is {} at ({},{}){}; {} side by side",
+            1u32 << max,
+            at % n,
+            at / n,
+            if corners.contains(&at) {
+                ", in a corner"
+            } else {
+                ""
+            },
+            count_of(pairs, "equal pair", "equal pairs")
         ));
     }
     fn rules(&self, out: &mut String) {

@@ -215,6 +215,13 @@ impl Game for Mines {
             ));
         }
     }
+    fn subgoal(&mut self, out: &mut String) {
+        // The action-style extra is already a subgoal (a cell to reveal), no move.
+        self.hint(out);
+        if out.is_empty() {
+            out.push_str("every safe cell is revealed");
+        }
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(
             "Move the red ring cursor with up/down/left/right; `interact` reveals the grey square \

@@ -79,6 +79,14 @@ impl Game for OddOneOut {
             if self.by_colour { "colour" } else { "shape" }
         ));
     }
+    fn subgoal(&mut self, out: &mut String) {
+        // Which attribute to compare, not which item differs.
+        out.push_str(if self.by_colour {
+            "compare the colours of the items and find the item that differs"
+        } else {
+            "compare the shapes of the items and find the item that differs"
+        });
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(&format!(
             "Items are numbered 0..{} in reading order (rows from the top, left to right). All \

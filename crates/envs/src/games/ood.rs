@@ -128,6 +128,18 @@ impl Game for Frozen {
             self.agent.0, self.agent.1, self.goal.0, self.goal.1
         ));
     }
+    fn subgoal(&mut self, out: &mut String) {
+        match bfs(
+            self.n,
+            self.n,
+            self.agent,
+            |q| self.safe(q),
+            |q| q == self.goal,
+        ) {
+            Some((_, d)) => out.push_str(&format!("the goal is {d} steps away around the holes")),
+            None => out.push_str("the holes cut the goal off"),
+        }
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(
             "Move with up/down/left/right over the cyan ice to the green goal. The ice is \
@@ -300,6 +312,16 @@ impl Game for Connect3 {
             .collect();
         out.push_str(&format!("column heights {}; your move", heights.join(",")));
     }
+    fn subgoal(&mut self, out: &mut String) {
+        // Which side can complete a line with one more disc, not in which column.
+        let open = |p: u8| (0..C).any(|c| c3_drop(&self.b, c, p).is_some_and(|o| c3_line(&o, p)));
+        out.push_str(match (open(1), open(2)) {
+            (true, true) => "a line of yours and a line of the opponent's each need one more disc",
+            (true, false) => "a line of yours needs one more disc",
+            (false, true) => "a line of the opponent's needs one more disc",
+            (false, false) => "no line is one disc from complete",
+        });
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(
             "You drop red discs, the opponent yellow ones, into a 4x4 board with gravity. \
@@ -452,6 +474,24 @@ impl Game for Memory {
             self.turned.len()
         ));
     }
+    fn subgoal(&mut self, out: &mut String) {
+        // Whether memory already holds a match, never which card: that would be the action.
+        // Two unmatched cards turned this round count as hidden (they turn back next).
+        let open_one = (self.turned.len() == 1).then(|| self.turned[0]);
+        let hidden = |i: usize| !self.up[i] && Some(i) != open_one;
+        let seen_match = |i: usize| {
+            (0..self.cards.len())
+                .any(|j| j != i && hidden(j) && self.seen[j] && self.cards[j] == self.cards[i])
+        };
+        out.push_str(match open_one {
+            Some(k) if seen_match(k) => "you have seen the partner of the turned card",
+            Some(_) => "the partner of the turned card is still unseen",
+            None if (0..self.cards.len()).any(|i| hidden(i) && self.seen[i] && seen_match(i)) => {
+                "you have seen both cards of a hidden pair"
+            }
+            None => "no hidden pair is fully seen yet; try an unseen card",
+        });
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(&format!(
             "Cards 0..{} lie face down (grey), numbered in reading order. answer_k turns card k. \
@@ -532,6 +572,9 @@ impl Game for Arith {
     fn hint(&mut self, out: &mut String) {
         let (d, s) = self.counts();
         out.push_str(&format!("{d} discs - {s} squares = {}", d - s));
+    }
+    fn subgoal(&mut self, out: &mut String) {
+        out.push_str("count the discs, count the squares, then take the difference");
     }
     fn rules(&self, out: &mut String) {
         out.push_str(&format!(

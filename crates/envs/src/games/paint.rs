@@ -4,7 +4,7 @@
 use envdist_core::{ActionId, ActionMask, Rng};
 
 use super::maze::AGENT;
-use super::util::{Pos, bfs, move_mask, step_pos};
+use super::util::{Pos, bfs, count_of, move_mask, step_pos};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
 
@@ -132,6 +132,14 @@ impl Game for Paint {
             self.painted,
             self.path.len()
         ));
+    }
+    fn subgoal(&mut self, out: &mut String) {
+        let todo = self.path.len().saturating_sub(self.painted);
+        out.push_str(&count_of(todo, "path cell", "path cells"));
+        out.push_str(" still to paint");
+        if let Some(end) = self.path.last() {
+            out.push_str(&format!("; the path ends at ({},{})", end.0, end.1));
+        }
     }
     fn rules(&self, out: &mut String) {
         out.push_str(

@@ -84,6 +84,11 @@ impl Game for PatternNext {
             self.period, OBJECT_COL_NAMES[self.cands[self.answer]], self.answer
         ));
     }
+    fn subgoal(&mut self, out: &mut String) {
+        out.push_str(
+            "find the cycle of colours in the top row, then the colour after its last disc",
+        );
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(
             "The discs in the top row follow a repeating cycle of colours. answer_k picks \

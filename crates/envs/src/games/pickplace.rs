@@ -143,6 +143,43 @@ impl Game for PickPlace {
             }
         }
     }
+    fn subgoal(&mut self, out: &mut String) {
+        let name = |i: usize| OBJECT_COL_NAMES[i];
+        match self.held {
+            Some(i) => {
+                let pad = self.items[i].1;
+                out.push_str(&format!(
+                    "bring the {} block you carry to its pad at ({},{})",
+                    name(i),
+                    pad.0,
+                    pad.1
+                ));
+            }
+            None => {
+                // The nearest block still lying about: the room is open, so the grid distance
+                // is the path length the solver walks.
+                let dist = |p: Pos| p.0.abs_diff(self.agent.0) + p.1.abs_diff(self.agent.1);
+                let next = self
+                    .items
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, (b, pad, _))| b.map(|b| (dist(b), i, b, *pad)))
+                    .min();
+                if let Some((_, i, b, pad)) = next {
+                    out.push_str(&format!(
+                        "bring the {} block at ({},{}) to its pad at ({},{})",
+                        name(i),
+                        b.0,
+                        b.1,
+                        pad.0,
+                        pad.1
+                    ));
+                } else {
+                    out.push_str("every block is on its pad");
+                }
+            }
+        }
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(
             "Move with up/down/left/right. `interact` on a block picks it up (hands empty); \

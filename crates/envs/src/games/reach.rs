@@ -102,6 +102,9 @@ impl Game for Reach {
             }
         }
     }
+    fn subgoal(&mut self, out: &mut String) {
+        out.push_str("follow the open cells out from A and see whether G is among them");
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(if self.rule == 0 {
             "Is the green goal reachable from the white agent by moving up/down/left/right \

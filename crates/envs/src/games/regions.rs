@@ -91,6 +91,13 @@ impl Game for Regions {
             .collect();
         out.push_str(&format!("region sizes: {}", s.join(", ")));
     }
+    fn subgoal(&mut self, out: &mut String) {
+        out.push_str(if self.rule == 0 {
+            "count the cells of each colour and find the largest area"
+        } else {
+            "count the cells of each colour and find the smallest area"
+        });
+    }
     fn rules(&self, out: &mut String) {
         let list: Vec<String> = (0..self.k)
             .map(|i| format!("answer_{i} {}", OBJECT_COL_NAMES[i]))

@@ -114,6 +114,14 @@ impl Game for RelPos {
             W[self.answer()]
         ));
     }
+    fn subgoal(&mut self, out: &mut String) {
+        // Which coordinate to compare, not how it compares.
+        out.push_str(if self.red.1 == self.blue.1 {
+            "the red and blue objects share a row: compare their columns"
+        } else {
+            "the red and blue objects share a column: compare their rows"
+        });
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(if self.rule == 0 {
             "Where is the red object relative to the blue one? They share a row or a column. \

@@ -82,6 +82,9 @@ impl Game for ShapeMatch {
             self.answer, SHAPE_NAMES[self.reference.0]
         ));
     }
+    fn subgoal(&mut self, out: &mut String) {
+        out.push_str("compare each candidate's outline with the reference; colours do not matter");
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(&format!(
             "The top row shows a reference shape; the bottom row shows candidates 0..{} left to \

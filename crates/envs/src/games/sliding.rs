@@ -7,6 +7,7 @@ use std::collections::{HashMap, VecDeque};
 
 use envdist_core::{ActionId, ActionMask, Rng};
 
+use super::util::prose_list;
 use crate::env::{Game, Status};
 use crate::render::{Cell, Grid, OBJECT_COL_NAMES, OBJECT_COLS, Shape};
 
@@ -182,6 +183,33 @@ impl Game for Sliding {
         ));
     }
     fn hint(&mut self, out: &mut String) {
+        out.push_str(&format!("{} moves to solve", self.plan.len()));
+    }
+    fn subgoal(&mut self, out: &mut String) {
+        // The plan length needs a plan for this board; the solver replans only if stale.
+        self.oracle();
+        let goal = self.goal();
+        // In tile order (the colour order of the rules), not board order.
+        let mut tiles: Vec<u8> = self
+            .tiles
+            .iter()
+            .zip(&goal)
+            .filter(|(a, b)| **a != 0 && *a != *b)
+            .map(|(a, _)| *a)
+            .collect();
+        tiles.sort_unstable();
+        let off: Vec<&str> = tiles
+            .iter()
+            .map(|t| OBJECT_COL_NAMES[*t as usize - 1])
+            .collect();
+        let n = off.len();
+        if n > 0 {
+            out.push_str(&format!(
+                "the {} {} out of place; ",
+                prose_list(&off),
+                if n == 1 { "tile is" } else { "tiles are" }
+            ));
+        }
         out.push_str(&format!("{} moves to solve", self.plan.len()));
     }
     fn rules(&self, out: &mut String) {

@@ -177,6 +177,15 @@ impl Game for Snake {
             self.goal
         ));
     }
+    fn subgoal(&mut self, out: &mut String) {
+        // The food's cell, not its offset from the head: an offset reads as a move.
+        out.push_str(&format!(
+            "the food is at ({},{}); {} still to eat",
+            self.food.0,
+            self.food.1,
+            self.goal.saturating_sub(self.eaten)
+        ));
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(
             "Steer the snake's white head with up/down/left/right (it cannot reverse). Eating the \

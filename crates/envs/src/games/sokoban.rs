@@ -8,7 +8,7 @@ use std::collections::{HashMap, VecDeque};
 use envdist_core::{ActionId, ActionMask, Rng};
 
 use super::maze::AGENT;
-use super::util::{Pos, step_pos};
+use super::util::{Pos, count_of, step_pos};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
 
@@ -296,6 +296,20 @@ impl Game for Sokoban {
             .count();
         out.push_str(&format!(
             "{left} boxes still off target; {} moves to solve",
+            self.plan.len()
+        ));
+    }
+    fn subgoal(&mut self, out: &mut String) {
+        // The plan length needs a plan for this state; the solver replans only if stale.
+        self.oracle();
+        let left = self
+            .boxes
+            .iter()
+            .filter(|b| !self.targets.contains(b))
+            .count();
+        out.push_str(&count_of(left, "box", "boxes"));
+        out.push_str(&format!(
+            " still off target; {} moves to solve",
             self.plan.len()
         ));
     }

@@ -88,6 +88,9 @@ impl Game for Symmetry {
             )),
         }
     }
+    fn subgoal(&mut self, out: &mut String) {
+        out.push_str("check each row against its mirror image, cell by cell from both ends");
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(if self.rule == 0 {
             "Is the pattern of purple cells mirror-symmetric left to right? answer_1 = yes, \

@@ -227,6 +227,22 @@ impl Game for TicTacToe {
             cells(2)
         ));
     }
+    fn subgoal(&mut self, out: &mut String) {
+        // Which side has a line one mark short, not which cell completes it; the rules text
+        // says whether completing a line wins or loses.
+        let open = |p: u8| {
+            LINES.iter().any(|l| {
+                l.iter().filter(|i| self.b[**i] == p).count() == 2
+                    && l.iter().any(|i| self.b[*i] == 0)
+            })
+        };
+        out.push_str(match (open(1), open(2)) {
+            (true, true) => "a line of yours and a line of the opponent's each need one more mark",
+            (true, false) => "a line of yours needs one more mark",
+            (false, true) => "a line of the opponent's needs one more mark",
+            (false, false) => "no line is one mark from complete",
+        });
+    }
     fn rules(&self, out: &mut String) {
         out.push_str(if self.rule == 0 {
             "You play red X against blue O. answer_k puts your X on empty cell k, numbered 0..8 \

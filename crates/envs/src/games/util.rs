@@ -136,6 +136,20 @@ pub fn random_cells(
     cells
 }
 
+/// `n` and the noun in the right number (`1 box`, `2 boxes`): subgoal hints read as prose.
+pub fn count_of(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Names joined as prose: `red`, `red and blue`, `red, blue and green`.
+pub fn prose_list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,6 +162,10 @@ mod tests {
         let mut rng = Rng::seed_from_u64(3);
         let walls = carve_maze(9, &mut rng);
         let open = flood(9, 9, (1, 1), |p| !walls[p.1 * 9 + p.0]);
+        assert_eq!(count_of(1, "box", "boxes"), "1 box");
+        assert_eq!(count_of(3, "box", "boxes"), "3 boxes");
+        assert_eq!(prose_list(&["red", "blue", "green"]), "red, blue and green");
+        assert_eq!(prose_list(&["red"]), "red");
         // A perfect maze connects every room.
         for y in (1..9).step_by(2) {
             for x in (1..9).step_by(2) {
