@@ -143,6 +143,15 @@ pub enum FixedScale {
 pub struct HdcConfig {
     /// Curriculum or ablation. Default [`Mode::Full`].
     pub mode: Mode,
+    /// Scales the window moves up by when a stage is mastered (clipped at the top). Default 1
+    /// (the window slides one scale at a time); a study with a small budget per environment
+    /// moves it by its width to pass the range in fewer stages.
+    pub window_step: u32,
+    /// A stage that has counted this many episodes without reaching competence advances
+    /// anyway (0: never; competence alone moves the curriculum). A safety valve that sizes
+    /// HDC to a training budget; every such advance is counted per environment
+    /// ([`crate::EnvState::capped_advances`]) and reported. Default 0.
+    pub max_stage_episodes: u32,
     /// Number of consecutive scales in the sliding window (clipped to the env's range).
     /// Default 2: narrow enough that the window's position tracks competence, wide enough
     /// that neighbouring scales are mixed.
@@ -183,6 +192,8 @@ impl Default for HdcConfig {
         Self {
             mode: Mode::Full,
             window_width: 2,
+            window_step: 1,
+            max_stage_episodes: 0,
             competence_threshold: 0.7,
             ema_rate: 0.05,
             min_episodes: 20,
@@ -204,6 +215,16 @@ fn bad(field: &str, expected: &str, found: impl fmt::Display) -> CurriculumError
 impl HdcConfig {
     /// Check every field once; the error names the first bad field and what it accepts.
     pub fn validate(&self) -> Result<(), CurriculumError> {
+        if self.window_step == 0 {
+            return Err(bad("window_step", "at least 1", self.window_step));
+        }
+        if self.max_stage_episodes != 0 && self.max_stage_episodes < self.min_episodes {
+            return Err(bad(
+                "max_stage_episodes",
+                "0 (no cap) or at least min_episodes",
+                self.max_stage_episodes,
+            ));
+        }
         if self.window_width == 0 {
             return Err(bad("window_width", "at least 1", self.window_width));
         }

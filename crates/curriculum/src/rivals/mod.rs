@@ -191,7 +191,7 @@ impl ArmSpace {
                 return Err(CurriculumError::Envs(InvalidValue::new(
                     format!("envs[{i}]"),
                     "distinct environment ids",
-                    format!("{:?} a second time", e.id.as_str()),
+                    format!("a duplicate {:?}", e.id.as_str()),
                 )));
             }
             let span = if per_scale {

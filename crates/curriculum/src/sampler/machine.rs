@@ -26,6 +26,10 @@ pub struct EnvState {
     pub episodes: u64,
     /// Every success reported for this environment.
     pub successes: u64,
+    /// Stage advances forced by [`HdcConfig::max_stage_episodes`] rather than earned by
+    /// competence.
+    #[serde(default)]
+    pub capped_advances: u32,
 }
 
 /// What one reported outcome did to the state machine.
@@ -228,15 +232,22 @@ impl HdcSampler {
         let x = if outcome.success { 1.0 } else { 0.0 };
         st.ema += rate * (x - st.ema);
         st.stage_episodes = st.stage_episodes.saturating_add(1);
-        if !self.is_competent(&self.per_env[i]) {
+        let cap = self.config.max_stage_episodes;
+        let competent = self.is_competent(&self.per_env[i]);
+        let capped = !competent && cap > 0 && self.per_env[i].stage_episodes >= cap;
+        if !competent && !capped {
             return UpdateEffect::Counted;
         }
         let top = self.top_lo(i);
         let min = self.envs[i].scale.min;
+        let step = self.config.window_step;
         let st = &mut self.per_env[i];
+        if capped {
+            st.capped_advances += 1;
+        }
         match self.config.mode {
             mode if mode.slides_scale() && st.window_lo < top => {
-                st.window_lo += 1;
+                st.window_lo = st.window_lo.saturating_add(step).min(top);
                 Self::reset_stage(st);
                 UpdateEffect::WindowUp
             }
@@ -307,6 +318,42 @@ mod tests {
             assert!(row.windows(2).all(|w| w[0] <= w[1]));
             assert_eq!(row[4], 1.0);
         }
+    }
+
+    #[test]
+    fn window_steps_jump_and_a_capped_stage_advances_and_is_counted() {
+        let cfg = HdcConfig {
+            min_episodes: 3,
+            window_step: 2,
+            max_stage_episodes: 4,
+            ..Default::default()
+        };
+        // Range 2..=5, window 2: the window jumps 2 -> 4 (the top), then the level weakens.
+        let mut s = HdcSampler::new(&specs(1, 2, 5), None, cfg, 1).unwrap();
+        let id = EnvId::new("fam/v0");
+        for _ in 0..3 {
+            s.record(&outcome(&id, HarnessLevel::H0, 2, true));
+        }
+        assert_eq!(s.window(0), (4, 5), "jumped by the window step");
+        // Four failures at the top: not competent, but the cap moves the stage on.
+        let effects: Vec<_> = (0..4)
+            .map(|_| s.record(&outcome(&id, HarnessLevel::H0, 4, false)))
+            .collect();
+        assert_eq!(effects[..3], [UpdateEffect::Counted; 3]);
+        assert_eq!(effects[3], UpdateEffect::LevelUp);
+        assert_eq!(s.current_level(0), HarnessLevel::H1);
+        assert_eq!(s.env_state(0).unwrap().capped_advances, 1);
+        let bad = HdcConfig {
+            min_episodes: 5,
+            max_stage_episodes: 2,
+            ..Default::default()
+        };
+        assert!(
+            bad.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("max_stage_episodes")
+        );
     }
 
     #[test]

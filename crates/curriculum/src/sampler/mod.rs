@@ -87,7 +87,7 @@ impl HdcSampler {
                 return Err(CurriculumError::Envs(InvalidValue::new(
                     format!("envs[{i}]"),
                     "distinct environment ids",
-                    format!("{:?} a second time", e.id.as_str()),
+                    format!("a duplicate {:?}", e.id.as_str()),
                 )));
             }
         }
@@ -148,6 +148,7 @@ impl HdcSampler {
                 ready: false,
                 episodes: 0,
                 successes: 0,
+                capped_advances: 0,
             })
             .collect();
         Ok(Self {
@@ -164,6 +165,27 @@ impl HdcSampler {
             unknown: 0,
             per_env,
         })
+    }
+
+    /// The same sampler over another environment set (uniform weights): environments in both
+    /// keep their curriculum state (level, window, competence, counts), new ones start fresh,
+    /// dropped ones are forgotten; the random stream and counters carry on. How a selection
+    /// that changes during training keeps the curriculum of the environments it keeps.
+    pub fn with_envs(&self, envs: &[EnvSpec]) -> Result<Self, CurriculumError> {
+        let mut next = Self::new(envs, None, self.config.clone(), 0)?;
+        next.rng = self.rng.clone();
+        next.samples = self.samples;
+        next.updates = self.updates;
+        next.unknown = self.unknown;
+        next.global_level = self.global_level;
+        for (i, e) in next.envs.iter().enumerate() {
+            if let Some(&j) = self.index.get(&e.id)
+                && self.envs[j].scale == e.scale
+            {
+                next.per_env[i] = self.per_env[j].clone();
+            }
+        }
+        Ok(next)
     }
 
     fn cumulative(entries: &[EnvEntry]) -> Result<Option<Vec<f64>>, CurriculumError> {
@@ -249,6 +271,32 @@ impl TaskSampler for HdcSampler {
 mod tests {
     use super::*;
     use crate::test_support::specs;
+
+    #[test]
+    fn a_new_env_set_keeps_the_state_of_the_envs_it_keeps() {
+        let mut s = crate::test_support::sampler(crate::Mode::Full);
+        let envs = s.envs().iter().map(|e| e.id.clone()).collect::<Vec<_>>();
+        for _ in 0..3 {
+            s.record(&crate::test_support::outcome(
+                &envs[1],
+                HarnessLevel::H0,
+                2,
+                true,
+            ));
+        }
+        let moved = s.env_state(1).unwrap().clone();
+        assert_ne!(moved.window_lo, 2, "the stage advanced");
+        let mut next_specs = specs(3, 2, 5);
+        next_specs[0].id = EnvId::new("other/x");
+        let next = s.with_envs(&next_specs[..2]).unwrap();
+        assert_eq!(next.env_state(1).unwrap(), &moved, "fam/v1 kept its state");
+        assert_eq!(
+            next.env_state(0).unwrap().episodes,
+            0,
+            "a new env starts fresh"
+        );
+        assert_eq!(next.samples(), s.samples());
+    }
 
     #[test]
     fn construction_errors_name_the_problem() {
