@@ -27,6 +27,19 @@ pub struct ExperimentArgs {
     config: Option<PathBuf>,
 }
 
+/// Overlay `patch` on `base`: objects merge field by field (so a file can change one field of
+/// a nested section), anything else replaces.
+fn merge(base: &mut serde_json::Value, patch: &serde_json::Value) {
+    match (base, patch) {
+        (serde_json::Value::Object(b), serde_json::Value::Object(p)) => {
+            for (k, v) in p {
+                merge(b.entry(k.clone()).or_insert(serde_json::Value::Null), v);
+            }
+        }
+        (b, p) => *b = p.clone(),
+    }
+}
+
 /// Build the effective configuration: preset, then config file, then flags.
 pub fn effective_config(args: &ExperimentArgs) -> anyhow::Result<ExperimentConfig> {
     let mut value = serde_json::to_value(ExperimentConfig::preset(args.preset))?;
@@ -42,7 +55,7 @@ pub fn effective_config(args: &ExperimentArgs) -> anyhow::Result<ExperimentConfi
             )
         })?;
         for (k, v) in obj {
-            value[k] = v.clone();
+            merge(&mut value[k], v);
         }
     }
     let mut cfg: ExperimentConfig = serde_json::from_value(value).map_err(|e| {
@@ -76,7 +89,11 @@ pub fn run(args: ExperimentArgs) -> anyhow::Result<()> {
         cfg.device,
         out.display()
     );
-    let results = xtask::experiment::run_and_report(&cfg, &out)?;
+    let command = std::iter::once("cargo xtask".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let results = xtask::experiment::run_and_report(&cfg, &out, &command)?;
     println!("{}", xtask::experiment::terminal_summary(&results));
     println!(
         "wrote {}/results.json and {}/REPORT.md",

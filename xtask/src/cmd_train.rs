@@ -236,6 +236,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let opts = RunOptions {
         out_dir: Some(args.out.clone()),
         checkpoint_every: args.checkpoint_every,
+        stop_at: None,
     };
     let summary = trainer.run(sampler.as_mut(), &opts, &mut |s| {
         bar.set_position(s.env_steps);

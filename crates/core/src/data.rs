@@ -198,6 +198,9 @@ pub struct PairSummary {
     pub same_family_mean: Option<f32>,
     /// Mean cosine over all pairs.
     pub all_pairs_mean: f32,
+    /// Standard deviation of the cosine over all pairs: how polarised the set is.
+    #[serde(default)]
+    pub all_pairs_std: f32,
     /// Fraction of pairs with cosine below [`CONFLICT_COSINE`].
     pub negative_fraction: f32,
 }
@@ -251,12 +254,13 @@ impl GradientSet {
             })
             .collect();
         let families: Vec<Option<String>> = self.env_ids.iter().map(&family).collect();
-        let (mut twin_c, mut fam_c, mut all_c, mut neg, mut pairs) =
-            (vec![], vec![], 0.0f64, 0usize, 0usize);
+        let (mut twin_c, mut fam_c, mut all_c, mut all_sq, mut neg, mut pairs) =
+            (vec![], vec![], 0.0f64, 0.0f64, 0usize, 0usize);
         for i in 0..n {
             for j in i + 1..n {
                 let c = self.cosine(i, j);
                 all_c += c as f64;
+                all_sq += (c as f64) * (c as f64);
                 pairs += 1;
                 if c < CONFLICT_COSINE {
                     neg += 1;
@@ -273,6 +277,10 @@ impl GradientSet {
             twin_mean: mean(&twin_c),
             same_family_mean: mean(&fam_c),
             all_pairs_mean: (all_c / pairs.max(1) as f64) as f32,
+            all_pairs_std: {
+                let m = all_c / pairs.max(1) as f64;
+                (all_sq / pairs.max(1) as f64 - m * m).max(0.0).sqrt() as f32
+            },
             negative_fraction: neg as f32 / pairs.max(1) as f32,
         }
     }

@@ -1,6 +1,6 @@
 //! [`Traced`]: an [`HdcSampler`] that records one [`TraceEvent`] per reported outcome, for
-//! curriculum-trace figures. Its saved state is the inner sampler's, so checkpoints are the
-//! same with or without the recording.
+//! curriculum-trace figures. Its saved state holds the inner sampler's state and the trace so
+//! far, so a run resumed from a checkpoint keeps its whole trace.
 
 use envdist_core::{EpisodeOutcome, SamplerStateError, Task, TaskSampler};
 
@@ -36,10 +36,19 @@ impl TaskSampler for Traced {
         }
     }
     fn state(&self) -> serde_json::Value {
-        self.sampler.state()
+        serde_json::json!({ "hdc": self.sampler.state(), "trace": self.trace })
     }
     fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError> {
-        self.sampler.restore(state)
+        let (Some(inner), Some(trace)) = (state.get("hdc"), state.get("trace")) else {
+            return Err(SamplerStateError(
+                "expected a traced HDC state with fields `hdc` and `trace`".into(),
+            ));
+        };
+        let trace: Vec<TraceEvent> = serde_json::from_value(trace.clone())
+            .map_err(|e| SamplerStateError(format!("field `trace`: {e}")))?;
+        self.sampler.restore(inner)?;
+        self.trace = trace;
+        Ok(())
     }
 }
 
@@ -49,7 +58,7 @@ mod tests {
     use crate::{HdcConfig, synthetic_specs};
 
     #[test]
-    fn traces_every_known_outcome_and_keeps_the_inner_state() {
+    fn traces_every_known_outcome_and_resumes_with_its_trace() {
         let envs = synthetic_specs("t", &[(1, 3)]);
         let inner = HdcSampler::new(&envs, None, HdcConfig::default(), 3).unwrap();
         let mut traced = Traced::new(inner.clone());
@@ -64,8 +73,10 @@ mod tests {
         }
         assert_eq!(traced.trace.len(), 5);
         assert_eq!(traced.trace[4].step, 4);
-        let mut fresh = inner;
+        let mut fresh = Traced::new(inner);
         fresh.restore(&traced.state()).unwrap();
         assert_eq!(fresh.state(), traced.state());
+        assert_eq!(fresh.trace, traced.trace);
+        assert!(fresh.restore(&serde_json::json!({"x": 1})).is_err());
     }
 }

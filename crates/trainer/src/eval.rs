@@ -140,6 +140,29 @@ fn mean_of(scores: &[EnvScore], turn: Turn, split: Split) -> Option<f32> {
     (!v.is_empty()).then(|| v.iter().sum::<f32>() / v.len() as f32)
 }
 
+/// The success rate of the best constant answer on `tasks` (all of one single-turn env): the
+/// share of tasks whose solver answer is the most common one. What a policy that ignores the
+/// image entirely can reach, the bar "above chance" has to clear. `None` when the env has no
+/// solver or the tasks are empty.
+pub fn constant_answer_baseline(
+    factory: &dyn EnvFactory,
+    tasks: &[Task],
+) -> Result<Option<f32>, TrainerError> {
+    let mut counts = std::collections::BTreeMap::new();
+    for t in tasks {
+        let mut env = factory
+            .make(&t.env)
+            .map_err(|e| TrainerError::UnknownEnv(e.0))?;
+        env.reset(t);
+        let Some(a) = env.oracle_action() else {
+            return Ok(None);
+        };
+        *counts.entry(a).or_insert(0u32) += 1;
+    }
+    let best = counts.values().copied().max().unwrap_or(0);
+    Ok((!tasks.is_empty()).then(|| best as f32 / tasks.len() as f32))
+}
+
 pub(crate) fn specs_for(
     factory: &dyn EnvFactory,
     envs: &[EnvId],

@@ -91,7 +91,9 @@ mod run;
 
 pub use bench::{THROUGHPUT_SCHEMA_VERSION, Throughput, measure_throughput};
 pub use config::{AdvantageKind, LrSchedule, ModelConfig, TrainConfig, TrainPreset};
-pub use eval::{EVAL_SCHEMA_VERSION, EnvScore, EvalReport, ScaleChoice, SplitScores};
+pub use eval::{
+    EVAL_SCHEMA_VERSION, EnvScore, EvalReport, ScaleChoice, SplitScores, constant_answer_baseline,
+};
 pub use gradients::{Baseline, GradientConfig, ProjectionKind, cosine, project};
 pub use pretrain::{CloneConfig, CloneSummary};
 pub use sampler::UniformSampler;
@@ -101,7 +103,7 @@ pub use device::Device;
 pub use error::TrainerError;
 pub use policy::{
     GradientReport, PolicyModel, evaluate, full_gradients, per_env_gradients,
-    per_env_gradients_report,
+    per_env_gradients_report, play_greedy,
 };
 pub use run::{LOG_SCHEMA_VERSION, RunOptions, RunSummary, Trainer, UpdateStats};
 

@@ -139,6 +139,26 @@ pub fn evaluate(
     ))
 }
 
+/// Play every task greedily to its end; outcomes in task order. For evaluations whose tasks
+/// are not one seed list shared by every env (distinct instances per env, several scales).
+pub fn play_greedy(
+    model: &PolicyModel,
+    factory: &dyn EnvFactory,
+    tasks: &[envdist_core::Task],
+) -> Result<Vec<envdist_core::EpisodeOutcome>, TrainerError> {
+    let played = with_model!(model, |net, dev| play::play_episodes(
+        net,
+        factory,
+        &model.cfg,
+        &dev,
+        tasks,
+        256,
+        play::Mode::Greedy,
+        false
+    ))?;
+    Ok(played.into_iter().map(|p| p.outcome).collect())
+}
+
 /// Unprojected per-env policy gradients (one vector of [`PolicyModel::num_params`] values per
 /// env). Large: meant for small models and for checking the projection.
 pub fn full_gradients(

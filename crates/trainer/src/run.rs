@@ -74,6 +74,10 @@ pub struct RunOptions {
     pub out_dir: Option<PathBuf>,
     /// Save a checkpoint every this many updates (0: only at the end).
     pub checkpoint_every: u64,
+    /// Stop (with a checkpoint) once this many environment steps are done, before the
+    /// budget: a run in segments (e.g. to change its sampler between them) calls
+    /// [`Trainer::run`] once per segment. `None`: run to the budget.
+    pub stop_at: Option<u64>,
 }
 
 /// What a finished [`Trainer::run`] did.
@@ -252,7 +256,10 @@ impl Trainer {
                 }
                 Ok(())
             };
-        while self.env_steps() < self.config().total_env_steps {
+        let end = opts.stop_at.map_or(self.config().total_env_steps, |s| {
+            s.min(self.config().total_env_steps)
+        });
+        while self.env_steps() < end {
             let stats = self.train_update(sampler)?;
             rollout_s += stats.rollout_seconds as f64;
             learn_s += stats.learn_seconds as f64;

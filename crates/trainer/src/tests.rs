@@ -119,6 +119,7 @@ fn run_writes_log_and_checkpoint_and_model_loads() {
     let opts = RunOptions {
         out_dir: Some(dir.clone()),
         checkpoint_every: 2,
+        stop_at: None,
     };
     let mut seen = 0;
     let summary = t.run(&mut s, &opts, &mut |_| seen += 1).unwrap();

@@ -3,21 +3,26 @@
 //! config it depends on.
 
 use envdist_core::{InvalidValue, Validate};
+use envdist_curriculum::{HdcConfig, SamplerConfig};
+use envdist_envs::HintStyle;
 use envdist_trainer::{Device, ScaleChoice, TrainPreset};
 use serde::{Deserialize, Serialize};
 
 /// Schema version of `config.json` and of the experiment's other files.
-pub const EXPERIMENT_SCHEMA_VERSION: u32 = 1;
+pub const EXPERIMENT_SCHEMA_VERSION: u32 = 2;
 
 /// Named presets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Preset {
-    /// Tiny pool and budget: the whole pipeline in a few minutes (CI runs it as a test).
+    /// Tiny pool and budget: every stage and arm in a few minutes (CI runs it and compares
+    /// it with the committed record).
     Smoke,
-    /// The default: the study at laptop scale on 2 CPU cores.
+    /// The default: the study at laptop scale on 2 CPU cores (at most 45 minutes).
     Cpu,
-    /// Paper scale: 200 environments, k = 30, larger model, CUDA.
+    /// One H200 and 16 cores, at most 8 minutes (`--device cuda`, `--features cuda`).
+    GpuLite,
+    /// The full study on a GPU.
     Gpu,
 }
 
@@ -27,22 +32,27 @@ impl Preset {
         match self {
             Preset::Smoke => "smoke",
             Preset::Cpu => "cpu",
+            Preset::GpuLite => "gpu-lite",
             Preset::Gpu => "gpu",
         }
     }
 }
 
-/// The training arms of the study (the paper's main table and ablations).
+/// The training arms of the study: the paper's main table and ablations, the methods users
+/// would pick instead, online re-selection, the control pool and the hint-style question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
 pub enum Arm {
-    /// The model before RL (the warm-up model): the reference for relative gains.
+    /// The pretrained model before RL: the reference of every gain.
+    #[serde(rename = "base")]
     Base,
-    /// Every pool environment, no curriculum.
+    /// Every pool environment, no curriculum (H4, scale uniform).
+    #[serde(rename = "all-pool")]
     AllPool,
     /// k random pool environments (a new draw per seed), no curriculum.
+    #[serde(rename = "random-k")]
     RandomK,
     /// The AES selection, no curriculum.
+    #[serde(rename = "aes")]
     Aes,
     /// The AES selection with the full HDC curriculum.
     #[serde(rename = "aes+hdc", alias = "aes-hdc")]
@@ -50,8 +60,8 @@ pub enum Arm {
     /// k random environments with the full HDC curriculum.
     #[serde(rename = "random-k+hdc", alias = "random-k-hdc")]
     RandomKHdc,
-    /// AES without the conflict term, no curriculum (the paper's key ablation: compare with
-    /// `aes`).
+    /// AES without the conflict term, no curriculum (the paper's key ablation).
+    #[serde(rename = "aes-no-conflict")]
     AesNoConflict,
     /// AES with harness weakening only.
     #[serde(rename = "aes+harness-only", alias = "aes-harness-only")]
@@ -59,11 +69,39 @@ pub enum Arm {
     /// AES with state-scale progression only.
     #[serde(rename = "aes+scale-only", alias = "aes-scale-only")]
     AesScaleOnly,
+    /// AES+HDC whose selection is recomputed every `online.every_steps` from fresh cheap
+    /// gradients of the current policy, the kept environments keeping their curriculum.
+    #[serde(rename = "aes+hdc-online")]
+    AesHdcOnline,
+    /// AES+HDC trained with the other hint style than the study's (the hint question).
+    #[serde(rename = "aes+hdc-other-hints")]
+    AesHdcOtherHints,
+    /// Online pass-rate filtering over the whole pool (DAPO / prime-rl).
+    #[serde(rename = "pass-rate")]
+    PassRate,
+    /// Learning progress over the whole pool (Syllabus).
+    #[serde(rename = "learning-progress")]
+    LearningProgress,
+    /// The SEC bandit over (env, harness, scale) of the whole pool.
+    #[serde(rename = "sec")]
+    Sec,
+    /// The RLVE difficulty ladder over the whole pool.
+    #[serde(rename = "ladder")]
+    Ladder,
+    /// Robust prioritized level replay over the whole pool.
+    #[serde(rename = "plr")]
+    Plr,
+    /// AES on the control pool (no designed conflict twins), no curriculum.
+    #[serde(rename = "control-aes")]
+    ControlAes,
+    /// k random control-pool environments, no curriculum.
+    #[serde(rename = "control-random-k")]
+    ControlRandomK,
 }
 
 impl Arm {
     /// Every arm in report order.
-    pub const ALL: [Arm; 9] = [
+    pub const ALL: [Arm; 18] = [
         Arm::Base,
         Arm::AllPool,
         Arm::RandomK,
@@ -73,6 +111,15 @@ impl Arm {
         Arm::AesNoConflict,
         Arm::AesHarnessOnly,
         Arm::AesScaleOnly,
+        Arm::AesHdcOnline,
+        Arm::AesHdcOtherHints,
+        Arm::PassRate,
+        Arm::LearningProgress,
+        Arm::Sec,
+        Arm::Ladder,
+        Arm::Plr,
+        Arm::ControlAes,
+        Arm::ControlRandomK,
     ];
 
     /// The name used in files, configs and tables (also its serde name).
@@ -87,7 +134,147 @@ impl Arm {
             Arm::AesNoConflict => "aes-no-conflict",
             Arm::AesHarnessOnly => "aes+harness-only",
             Arm::AesScaleOnly => "aes+scale-only",
+            Arm::AesHdcOnline => "aes+hdc-online",
+            Arm::AesHdcOtherHints => "aes+hdc-other-hints",
+            Arm::PassRate => "pass-rate",
+            Arm::LearningProgress => "learning-progress",
+            Arm::Sec => "sec",
+            Arm::Ladder => "ladder",
+            Arm::Plr => "plr",
+            Arm::ControlAes => "control-aes",
+            Arm::ControlRandomK => "control-random-k",
         }
+    }
+
+    /// The rival sampler an arm trains with, if it is one of the methods users would pick
+    /// instead of AES + HDC (each over the whole pool, with its published defaults).
+    pub fn rival(self) -> Option<SamplerConfig> {
+        let kind = match self {
+            Arm::PassRate => "pass_rate",
+            Arm::LearningProgress => "learning_progress",
+            Arm::Sec => "sec",
+            Arm::Ladder => "ladder",
+            Arm::Plr => "plr",
+            _ => return None,
+        };
+        SamplerConfig::default_for(kind).ok()
+    }
+}
+
+/// How the base model is made: behaviour cloning of the solvers on the pool's environments
+/// at harness levels and scales drawn uniformly, never RL (a stand-in for a pretrained VLM's
+/// priors: real but partial competence).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BaseConfig {
+    /// Demonstration samples.
+    pub samples: u64,
+    /// Probability of a random action during demonstrations (labels stay the solver's).
+    pub noise: f32,
+}
+
+impl Default for BaseConfig {
+    fn default() -> Self {
+        Self {
+            samples: 60_000,
+            noise: 0.2,
+        }
+    }
+}
+
+/// What AES does with environments whose per-env gradient is exactly zero (the base never
+/// solved them in any sampled episode): the conflict term cannot see them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ZeroGradient {
+    /// Treated as unknown and left out of the AES-family selections (default).
+    #[default]
+    Exclude,
+    /// Kept as the paper's objective sees them: conflict-free.
+    Keep,
+}
+
+/// Per-environment gradients of the base model, for AES's conflict term.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GradientsConfig {
+    /// Episodes per environment.
+    pub episodes: u32,
+    /// Projection dimension.
+    pub dim: usize,
+    /// Zero-gradient environments.
+    pub zero_gradient: ZeroGradient,
+    /// Also take the gradients at H0 (all text), to measure whether gradient cosines are
+    /// more polarised on bare pixels (H4) than with text, as the paper reports.
+    pub polarisation: bool,
+}
+
+impl Default for GradientsConfig {
+    fn default() -> Self {
+        Self {
+            episodes: 128,
+            dim: 1024,
+            zero_gradient: ZeroGradient::Exclude,
+            polarisation: true,
+        }
+    }
+}
+
+/// Evaluation: greedy, at H4, fixed instances per environment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EvalConfig {
+    /// Episodes per environment and scale (distinct instances per environment).
+    pub episodes: u32,
+    /// Scales evaluated (each env's `min`, `mid`, `max`).
+    pub scales: Vec<ScaleChoice>,
+    /// Bootstrap replicates of every interval.
+    pub bootstrap: u32,
+}
+
+impl Default for EvalConfig {
+    fn default() -> Self {
+        Self {
+            episodes: 12,
+            scales: vec![ScaleChoice::Min, ScaleChoice::Mid],
+            bootstrap: 2000,
+        }
+    }
+}
+
+/// The online re-selection arm.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OnlineConfig {
+    /// Environment steps between re-selections (the first selection is the one-shot AES).
+    pub every_steps: u64,
+    /// Episodes per environment of the cheap gradients.
+    pub episodes: u32,
+    /// Projection dimension of the cheap gradients.
+    pub dim: usize,
+}
+
+impl Default for OnlineConfig {
+    fn default() -> Self {
+        Self {
+            every_steps: 10_000,
+            episodes: 16,
+            dim: 256,
+        }
+    }
+}
+
+/// The HDC defaults of the study: sized so that a curriculum can reach H4 on most of its
+/// environments well before the budget ends (the paper publishes none of these numbers).
+pub fn study_hdc() -> HdcConfig {
+    HdcConfig {
+        window_width: 2,
+        window_step: 2,
+        min_episodes: 6,
+        competence_threshold: 0.6,
+        ema_rate: 0.25,
+        max_stage_episodes: 16,
+        ..HdcConfig::default()
     }
 }
 
@@ -101,43 +288,38 @@ pub struct ExperimentConfig {
     pub preset: Preset,
     /// Master seed; every stage derives its own streams from it.
     pub seed: u64,
-    /// Training seeds per arm.
+    /// Training seeds per arm (arms are paired by seed).
     pub seeds: u32,
     /// `cpu`, `cuda` or `cuda:N`.
     pub device: Device,
     /// Canvas (pixels per side) the policy sees.
     pub canvas: u32,
-    /// Pool size used (the first `pool_size` pool environments in a seeded shuffle that keeps
-    /// every conflict pair together; 200 = the whole pool).
+    /// Trainer network and RL preset.
+    pub model: TrainPreset,
+    /// Pool size used (a seeded subset that keeps conflict pairs together; 200 = all).
     pub pool_size: usize,
     /// Selection budget k.
     pub k: usize,
-    /// Trajectories per environment for profiling (half per policy).
-    pub profile_trajectories: u32,
-    /// Environment steps of the warm-up run that makes the base model.
-    pub warmup_steps: u64,
-    /// Episodes per environment for per-env gradients.
-    pub gradient_episodes: u32,
-    /// Projection dimension of per-env gradients.
-    pub gradient_dim: usize,
-    /// Environment steps per training arm and seed (equal for every arm).
-    pub train_steps: u64,
-    /// Evaluation episodes per environment (fixed seeds, greedy actions, H4).
-    pub eval_episodes: u32,
-    /// Scale of evaluation episodes: `min`, `mid` or `max` of each env's range.
-    pub eval_scale: ScaleChoice,
     /// Held-out (OOD) environments evaluated (0 = all).
     pub ood_envs: usize,
+    /// Trajectories per environment for profiling (half per policy).
+    pub profile_trajectories: u32,
+    /// The base model.
+    pub base: BaseConfig,
+    /// Per-environment gradients.
+    pub gradients: GradientsConfig,
+    /// Environment steps per training arm and seed (equal for every arm).
+    pub train_steps: u64,
+    /// Evaluation.
+    pub eval: EvalConfig,
+    /// The HDC curriculum of the HDC arms (and its ablations, which change only its mode).
+    pub hdc: HdcConfig,
+    /// Hint style of the harness's hint channel in training (evaluation is at H4, no hints).
+    pub hint_style: HintStyle,
+    /// The online re-selection arm.
+    pub online: OnlineConfig,
     /// Pool sizes of the scaling study (random subsets; empty to skip it).
     pub scaling_sizes: Vec<usize>,
-    /// Our extension, off by default (the paper's method): exclude from the AES, no-conflict and
-    /// coverage-only selections every environment whose per-env gradient is exactly zero (the
-    /// base model never solved it, so the conflict term cannot see it and training on it gives
-    /// no reward). See docs/experiments/README.md.
-    #[serde(default)]
-    pub exclude_no_signal: bool,
-    /// Trainer network and RL preset (`cpu` or `gpu`).
-    pub model: TrainPreset,
     /// Arms to run.
     pub arms: Vec<Arm>,
 }
@@ -145,61 +327,126 @@ pub struct ExperimentConfig {
 impl ExperimentConfig {
     /// The values of a preset.
     pub fn preset(preset: Preset) -> Self {
-        // The `cpu` values are sized from measured throughput (about 2,000 env steps/s with
-        // learning on 2 cores): about 35-45 minutes for the whole study.
+        // The `cpu` values are sized from measured throughput on 2 cores (about 2,500-3,000
+        // env steps/s with learning): the whole study in at most 45 minutes.
         let base = Self {
             schema_version: EXPERIMENT_SCHEMA_VERSION,
             preset,
             seed: 2026,
-            seeds: 3,
+            seeds: 5,
             device: Device::Cpu,
             canvas: 32,
+            model: TrainPreset::Cpu,
             pool_size: 200,
             k: 30,
-            profile_trajectories: 40,
-            warmup_steps: 50_000,
-            // Per-env gradient cosines change sign with the seed below a few hundred episodes.
-            gradient_episodes: 256,
-            gradient_dim: 1024,
-            train_steps: 100_000,
-            eval_episodes: 16,
-            eval_scale: ScaleChoice::Min,
             ood_envs: 0,
-            scaling_sizes: vec![10, 30, 100, 200],
-            exclude_no_signal: false,
-            model: TrainPreset::Cpu,
+            profile_trajectories: 40,
+            base: BaseConfig::default(),
+            gradients: GradientsConfig::default(),
+            train_steps: 24_000,
+            eval: EvalConfig::default(),
+            hdc: study_hdc(),
+            hint_style: HintStyle::Action,
+            online: OnlineConfig {
+                every_steps: 8_000,
+                ..OnlineConfig::default()
+            },
+            scaling_sizes: vec![10, 100],
             arms: Arm::ALL.to_vec(),
         };
         match preset {
             Preset::Smoke => Self {
-                seeds: 1,
+                seeds: 2,
                 canvas: 16,
+                // The unit-test network: 128 steps per update, so even a tiny budget has
+                // several updates (checkpoints, re-selections, resume all get exercised).
+                model: TrainPreset::Tiny,
                 pool_size: 40,
-                k: 8,
-                profile_trajectories: 4,
-                warmup_steps: 1_500,
-                gradient_episodes: 2,
-                gradient_dim: 64,
-                train_steps: 1_000,
-                eval_episodes: 1,
+                // Full ability coverage of a 40-env pool takes about 13 picks.
+                k: 14,
                 ood_envs: 8,
-                scaling_sizes: vec![],
+                profile_trajectories: 4,
+                base: BaseConfig {
+                    samples: 2_048,
+                    ..BaseConfig::default()
+                },
+                gradients: GradientsConfig {
+                    episodes: 4,
+                    dim: 64,
+                    ..GradientsConfig::default()
+                },
+                train_steps: 1_024,
+                eval: EvalConfig {
+                    episodes: 2,
+                    bootstrap: 200,
+                    ..EvalConfig::default()
+                },
+                online: OnlineConfig {
+                    every_steps: 512,
+                    episodes: 2,
+                    dim: 32,
+                },
+                scaling_sizes: vec![4],
                 ..base
             },
             Preset::Cpu => base,
-            Preset::Gpu => Self {
-                seeds: 3,
+            Preset::GpuLite => Self {
                 device: Device::Cuda(0),
-                canvas: 64,
-                warmup_steps: 400_000,
-                gradient_episodes: 512,
-                train_steps: 2_000_000,
-                eval_episodes: 32,
-                eval_scale: ScaleChoice::Mid,
-                scaling_sizes: vec![5, 10, 30, 60, 100, 200],
-                model: TrainPreset::Gpu,
+                base: BaseConfig {
+                    samples: 200_000,
+                    ..BaseConfig::default()
+                },
+                gradients: GradientsConfig {
+                    episodes: 256,
+                    ..GradientsConfig::default()
+                },
+                train_steps: 200_000,
+                eval: EvalConfig {
+                    episodes: 24,
+                    ..EvalConfig::default()
+                },
+                online: OnlineConfig {
+                    every_steps: 50_000,
+                    episodes: 32,
+                    ..OnlineConfig::default()
+                },
+                scaling_sizes: vec![10, 60, 100],
                 ..base
             },
+            Preset::Gpu => Self {
+                seeds: 8,
+                device: Device::Cuda(0),
+                canvas: 64,
+                model: TrainPreset::Gpu,
+                base: BaseConfig {
+                    samples: 1_000_000,
+                    ..BaseConfig::default()
+                },
+                gradients: GradientsConfig {
+                    episodes: 512,
+                    ..GradientsConfig::default()
+                },
+                train_steps: 2_000_000,
+                eval: EvalConfig {
+                    episodes: 32,
+                    ..EvalConfig::default()
+                },
+                online: OnlineConfig {
+                    every_steps: 400_000,
+                    episodes: 64,
+                    ..OnlineConfig::default()
+                },
+                scaling_sizes: vec![5, 10, 60, 100],
+                ..base
+            },
+        }
+    }
+
+    /// The hint style of the `aes+hdc-other-hints` arm.
+    pub fn other_hint_style(&self) -> HintStyle {
+        match self.hint_style {
+            HintStyle::Action => HintStyle::Subgoal,
+            HintStyle::Subgoal => HintStyle::Action,
         }
     }
 }
@@ -240,23 +487,58 @@ impl Validate for ExperimentConfig {
                 self.profile_trajectories.to_string(),
             );
         }
-        if self.eval_episodes == 0 {
-            return fail("eval_episodes", "at least 1", "0".into());
-        }
-        if !matches!(
-            self.eval_scale,
-            ScaleChoice::Min | ScaleChoice::Mid | ScaleChoice::Max
-        ) {
+        if self.base.samples < 256 {
             return fail(
-                "eval_scale",
-                "`min`, `mid` or `max`",
-                format!("{:?}", self.eval_scale),
+                "base.samples",
+                "at least 256 (one minibatch)",
+                self.base.samples.to_string(),
+            );
+        }
+        if self.gradients.episodes < 2 || self.gradients.dim == 0 {
+            return fail(
+                "gradients",
+                "episodes >= 2 (two halves) and dim >= 1",
+                format!("{:?}", self.gradients),
+            );
+        }
+        if self.eval.episodes == 0 {
+            return fail("eval.episodes", "at least 1", "0".into());
+        }
+        if self.eval.scales.is_empty()
+            || self
+                .eval
+                .scales
+                .iter()
+                .any(|s| !matches!(s, ScaleChoice::Min | ScaleChoice::Mid | ScaleChoice::Max))
+        {
+            return fail(
+                "eval.scales",
+                "a non-empty list of `min`, `mid`, `max`",
+                format!("{:?}", self.eval.scales),
+            );
+        }
+        if self.eval.bootstrap < 100 {
+            return fail(
+                "eval.bootstrap",
+                "at least 100 replicates",
+                self.eval.bootstrap.to_string(),
+            );
+        }
+        self.hdc.validate().map_err(|e| match e {
+            envdist_curriculum::CurriculumError::Config(v) => v.within("hdc"),
+            other => InvalidValue::new("hdc", "a valid HDC config", other),
+        })?;
+        if self.online.every_steps == 0 || self.online.episodes < 2 || self.online.dim == 0 {
+            return fail(
+                "online",
+                "every_steps >= 1, episodes >= 2, dim >= 1",
+                format!("{:?}", self.online),
             );
         }
         if !self.arms.contains(&Arm::Base) {
             return fail(
                 "arms",
-                "a list containing `base` (relative gains need it)",
+                "a list containing `base` (every gain is over it)",
                 format!("{:?}", self.arms),
             );
         }
@@ -286,17 +568,30 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", arm.name()));
             assert_eq!(serde_json::from_str::<Arm>(&json).unwrap(), arm);
         }
+        for arm in [
+            Arm::PassRate,
+            Arm::LearningProgress,
+            Arm::Sec,
+            Arm::Ladder,
+            Arm::Plr,
+        ] {
+            assert!(arm.rival().is_some(), "{}", arm.name());
+        }
     }
 
     #[test]
     fn presets_validate_and_bad_fields_are_named() {
-        for p in [Preset::Smoke, Preset::Cpu, Preset::Gpu] {
+        for p in [Preset::Smoke, Preset::Cpu, Preset::GpuLite, Preset::Gpu] {
             ExperimentConfig::preset(p).validate().unwrap();
         }
         let mut c = ExperimentConfig::preset(Preset::Cpu);
         c.k = 500;
         let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("`k`") && e.contains("1..=200"), "{e}");
+        let mut c = ExperimentConfig::preset(Preset::Cpu);
+        c.hdc.window_width = 0;
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("hdc.window_width"), "{e}");
         // Typed fields refuse bad values when the file is read, before any stage runs.
         let mut v = serde_json::to_value(ExperimentConfig::preset(Preset::Cpu)).unwrap();
         v["model"] = "huge".into();

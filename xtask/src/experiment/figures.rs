@@ -16,7 +16,17 @@ use crate::plot::{Heatmap, Legend, LineChart, Series, heatmap, line_chart, line_
 /// Training success rate over env steps, seed 0 of each trained arm (rolling mean of 5 updates).
 pub fn learning_curves(path: &Path, results: &Results) -> anyhow::Result<()> {
     let mut series = Vec::new();
-    for arm in Arm::ALL {
+    // The paper's main arms and three rivals: more lines would not be readable.
+    for arm in [
+        Arm::AllPool,
+        Arm::RandomK,
+        Arm::Aes,
+        Arm::AesHdc,
+        Arm::RandomKHdc,
+        Arm::PassRate,
+        Arm::Sec,
+        Arm::Plr,
+    ] {
         let Some(run) = results.arm_runs(arm).into_iter().find(|r| r.seed == 0) else {
             continue;
         };
@@ -212,45 +222,43 @@ pub fn curriculum_trace(
     curriculum_trace_grid(path, trace, &envs, "aes+hdc")
 }
 
-/// Mean success (over the four columns) against the number of random pool environments
-/// trained on, one point per seed plus the mean.
+/// Whole-pool score against the number of random pool environments trained on (the random-k
+/// and all-pool arms included), mean over seeds with its 95% interval.
 pub fn scaling(path: &Path, results: &Results) -> anyhow::Result<()> {
-    anyhow::ensure!(!results.scaling.is_empty(), "no scaling study in this run");
-    // In percent: the differences are a fraction of a point, and percent ticks stay distinct.
-    let score = |p: &super::results::ScalingPoint| {
-        let cols: Vec<f32> = p.scores.columns().iter().flatten().copied().collect();
-        100.0 * cols.iter().sum::<f32>() / cols.len().max(1) as f32
+    let points = results
+        .analysis
+        .as_ref()
+        .map(|a| a.scaling.clone())
+        .unwrap_or_default();
+    anyhow::ensure!(points.len() >= 2, "fewer than two pool sizes in this run");
+    let x: Vec<f32> = points.iter().map(|(n, _)| *n as f32).collect();
+    let pick = |f: fn(&super::stats::Interval) -> f64| -> Vec<f32> {
+        points.iter().map(|(_, i)| f(i) as f32).collect()
     };
-    let mut by_size: BTreeMap<usize, Vec<f32>> = BTreeMap::new();
-    for p in &results.scaling {
-        by_size.entry(p.pool_size).or_default().push(score(p));
-    }
-    let mut series = Vec::new();
-    let seeds = results.scaling.iter().map(|p| p.seed).max().unwrap_or(0);
-    for seed in 0..=seeds {
-        let pts: Vec<&super::results::ScalingPoint> =
-            results.scaling.iter().filter(|p| p.seed == seed).collect();
-        series.push(Series {
-            label: format!("seed {seed}"),
-            x: pts.iter().map(|p| p.pool_size as f32).collect(),
-            y: pts.iter().map(|p| score(p)).collect(),
-            step: false,
-        });
-    }
-    series.push(Series {
-        label: "mean".into(),
-        x: by_size.keys().map(|k| *k as f32).collect(),
-        y: by_size
-            .values()
-            .map(|v| v.iter().sum::<f32>() / v.len() as f32)
-            .collect(),
-        step: false,
-    });
     let chart = LineChart {
-        title: "Score vs number of training environments (random subsets, equal budget)".into(),
+        title: "Whole-pool score vs environments trained on (random subsets, equal budget)".into(),
         x_label: "environments trained on".into(),
-        y_label: "mean success at H4, % (ST/MT x ID/OOD)".into(),
-        series,
+        y_label: "success at H4 on the pool, %".into(),
+        series: vec![
+            Series {
+                label: "mean over seeds".into(),
+                x: x.clone(),
+                y: pick(|i| i.estimate),
+                step: false,
+            },
+            Series {
+                label: "95% interval (upper)".into(),
+                x: x.clone(),
+                y: pick(|i| i.hi),
+                step: false,
+            },
+            Series {
+                label: "95% interval (lower)".into(),
+                x,
+                y: pick(|i| i.lo),
+                step: false,
+            },
+        ],
         y_range: None,
         legend: Legend::LowerRight,
     };

@@ -1,8 +1,12 @@
 //! `cargo xtask experiment`: the paper's study end to end.
 //!
-//! Stages (each cached under the run directory, see [`stage`]): pool -> profiles -> warm-up
-//! model + per-env gradients -> selections -> training arms x seeds -> evaluation -> report.
+//! Stages (each cached under the run directory, see [`stage`]): pool -> profiles -> base model
+//! (behaviour cloning) -> constant-answer baselines -> per-env gradients (H4, and H0 for the
+//! polarisation comparison) -> selections -> training arms x seeds (each evaluated at H4) ->
+//! analysis (intervals, claims, verdicts) -> results.json, REPORT.md, figures.
 
+pub mod analysis;
+pub mod code;
 pub mod config;
 pub mod figures;
 pub mod report;
@@ -10,52 +14,68 @@ pub mod results;
 pub mod run;
 pub mod stage;
 pub mod stages;
+pub mod stats;
 
 use std::path::Path;
 
 use config::{Arm, ExperimentConfig};
 use results::Results;
 
-/// Run the study into `out` and write `results.json`, `REPORT.md` and the figures.
-pub fn run_and_report(cfg: &ExperimentConfig, out: &Path) -> anyhow::Result<Results> {
+/// Run the study into `out` and write `results.json`, `REPORT.md` and the figures; `command`
+/// is the command line the report names as the one that made it.
+pub fn run_and_report(
+    cfg: &ExperimentConfig,
+    out: &Path,
+    command: &str,
+) -> anyhow::Result<Results> {
     let results = run::run_experiment(cfg, out)?;
-    envdist_core::io::write_json_atomic(out.join("results.json"), &results)?;
-    let figures = make_figures(&results, out);
-    envdist_core::io::write_atomic(
-        out.join("REPORT.md"),
-        report::render(&results, &figures).as_bytes(),
-    )?;
+    write_report(&results, out, command)?;
     Ok(results)
 }
 
-/// The end-of-run table for the terminal.
+/// Write `results.json`, the figures and `REPORT.md` of `results` into `out`.
+pub fn write_report(results: &Results, out: &Path, command: &str) -> anyhow::Result<()> {
+    envdist_core::io::write_json_atomic(out.join("results.json"), results)?;
+    let figures = make_figures(results, out);
+    envdist_core::io::write_atomic(
+        out.join("REPORT.md"),
+        report::render(results, &figures, command).as_bytes(),
+    )?;
+    Ok(())
+}
+
+/// The end-of-run table for the terminal: every arm's whole-pool and held-out score and its
+/// gain over the base, with 95% intervals.
 pub fn terminal_summary(results: &Results) -> String {
-    let mut s =
-        String::from("\narm                    seeds  ST(ID)  MT(ID)  ST(OOD) MT(OOD)  rel.gain\n");
-    for arm in Arm::ALL {
-        let runs = results.arm_runs(arm);
-        if runs.is_empty() {
-            continue;
-        }
-        let col = |i: usize| {
-            let xs: Vec<f32> = runs.iter().filter_map(|r| r.scores.columns()[i]).collect();
-            results::mean_std(&xs).map_or("   –  ".to_string(), |(m, _)| {
-                format!("{:6.1}", 100.0 * m)
-            })
-        };
-        let gains: Vec<f32> = runs.iter().filter_map(|r| r.relative_gain).collect();
-        let gain = results::mean_std(&gains).map_or("     –".to_string(), |(m, _)| {
-            format!("{:+7.1}%", 100.0 * m)
-        });
+    let mut s = String::from(
+        "\narm                     seeds  ID score        Δ ID vs base (pts)      OOD score\n",
+    );
+    let Some(a) = &results.analysis else {
+        return s;
+    };
+    for arm in &a.arms {
+        let ci = |i: &stats::Interval| format!("{:5.1} [{:5.1},{:5.1}]", i.estimate, i.lo, i.hi);
         s.push_str(&format!(
-            "{:<22} {:>5}  {}  {}  {}  {}  {}\n",
-            arm.name(),
-            runs.len(),
-            col(0),
-            col(1),
-            col(2),
-            col(3),
-            gain
+            "{:<23} {:>5}  {:<18} {:<22} {}\n",
+            arm.arm.name(),
+            arm.seeds,
+            ci(&arm.id),
+            arm.delta_id.map_or("(reference)".into(), |d| format!(
+                "{:+5.1} [{:+5.1},{:+5.1}]",
+                d.estimate, d.lo, d.hi
+            )),
+            arm.ood.as_ref().map_or("–".into(), ci),
+        ));
+    }
+    s.push_str("\nclaims:\n");
+    for c in &a.claims {
+        s.push_str(&format!(
+            "  {:<70} {:+5.1} pts [{:+.1}, {:+.1}]  {}\n",
+            c.statement,
+            c.difference.estimate,
+            c.difference.lo,
+            c.difference.hi,
+            c.verdict.word()
         ));
     }
     s

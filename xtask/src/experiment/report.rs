@@ -1,73 +1,44 @@
-//! REPORT.md: the paper-shaped tables, our facts beside the paper's, and the figures.
+//! REPORT.md: the paper-shaped tables with 95% intervals, each claim's verdict and the smallest
+//! difference the run could detect, the rivals, the controls, the diagnostics, the figures.
 
 use std::fmt::Write as _;
 
+use super::analysis::{Comparison, base_vs_constant_by_family};
 use super::config::Arm;
-use super::results::{Results, arm_gain, main_table, mean_std, paper_ablation};
+use super::results::{Results, paper_gain};
+use super::stats::Interval;
 
-fn gain_text(results: &Results, arm: Arm) -> String {
-    match arm_gain(results, arm) {
-        Some((m, s)) if results.arm_runs(arm).len() > 1 => {
-            format!("{:+.1}% ± {:.1}", 100.0 * m, 100.0 * s)
-        }
-        Some((m, _)) => format!("{:+.1}%", 100.0 * m),
-        None => "–".into(),
-    }
+fn ci(i: &Interval) -> String {
+    format!("{:.1} [{:.1}, {:.1}]", i.estimate, i.lo, i.hi)
 }
 
-/// One sentence per comparison the issue asks about, stating what was measured.
-pub fn findings(results: &Results) -> Vec<String> {
-    let mut out = Vec::new();
-    let g = |a| arm_gain(results, a);
-    let cmp = |a: Arm, b: Arm| -> Option<String> {
-        let (ma, sa) = g(a)?;
-        let (mb, sb) = g(b)?;
-        let single = results.arm_runs(a).len() < 2 || results.arm_runs(b).len() < 2;
-        let verdict = if single {
-            if ma > mb {
-                "above (single seed: no spread to judge by)"
-            } else if ma < mb {
-                "below (single seed: no spread to judge by)"
-            } else {
-                "equal to"
-            }
-        } else if (ma - mb).abs() <= sa.max(sb) {
-            "within the seed spread of"
-        } else if ma > mb {
-            "above"
-        } else {
-            "below"
-        };
-        Some(format!(
-            "`{}` ({:+.1}% ± {:.1}) is {} `{}` ({:+.1}% ± {:.1}).",
-            a.name(),
-            100.0 * ma,
-            100.0 * sa,
-            verdict,
-            b.name(),
-            100.0 * mb,
-            100.0 * sb
-        ))
-    };
-    for (a, b) in [
-        (Arm::AesHdc, Arm::AllPool),
-        (Arm::AesHdc, Arm::RandomK),
-        (Arm::Aes, Arm::RandomK),
-        (Arm::Aes, Arm::AesNoConflict),
-        (Arm::RandomKHdc, Arm::RandomK),
-        (Arm::AesHdc, Arm::Aes),
-        (Arm::AesHdc, Arm::AesHarnessOnly),
-        (Arm::AesHdc, Arm::AesScaleOnly),
-    ] {
-        if let Some(s) = cmp(a, b) {
-            out.push(s);
-        }
+fn ci_signed(i: &Interval) -> String {
+    format!("{:+.1} [{:+.1}, {:+.1}]", i.estimate, i.lo, i.hi)
+}
+
+fn opt(i: &Option<Interval>, f: fn(&Interval) -> String) -> String {
+    i.as_ref().map_or("–".into(), f)
+}
+
+fn comparisons(r: &mut String, rows: &[Comparison]) {
+    let _ = writeln!(
+        r,
+        "| comparison | difference, points [95% CI] | smallest detectable | verdict on \"> 0\" |\n|---|---|---|---|"
+    );
+    for c in rows {
+        let _ = writeln!(
+            r,
+            "| {} | {} | {:.1} | {} |",
+            c.label,
+            ci_signed(&c.difference),
+            c.difference.mde(),
+            c.verdict.word()
+        );
     }
-    out
 }
 
 /// Render REPORT.md.
-pub fn render(results: &Results, figures: &[(String, String)]) -> String {
+pub fn render(results: &Results, figures: &[(String, String)], command: &str) -> String {
     let c = &results.config;
     let mut r = String::new();
     let _ = writeln!(
@@ -77,127 +48,306 @@ pub fn render(results: &Results, figures: &[(String, String)]) -> String {
     );
     let _ = writeln!(
         r,
-        "Reproduce: `cargo xtask experiment --config config.json --out NEW_DIR` with the \
-         `config.json` beside this report (every field of the run; it started from preset \
-         `{}`). Compute time of all stages {:.1} min on this machine (a stage loaded from the \
-         cache counts the time of the run that computed it); this invocation took {:.1} min.\n",
-        c.preset.name(),
+        "Made by `{command}` at commit `{}` (source hash `{}`); `config.json` beside this report \
+         holds every field, and `cargo xtask experiment --config config.json --out NEW_DIR` at \
+         that commit reproduces these numbers (the pipeline is deterministic). Compute time of \
+         all stages {:.1} min on this machine (a stage loaded from the cache counts the time of \
+         the run that computed it); this invocation took {:.1} min.\n",
+        results.code.commit,
+        results.code.source_hash,
         results.compute_seconds / 60.0,
         results.total_seconds / 60.0
     );
     let _ = writeln!(
         r,
-        "Every arm trains from the same base model (the warm-up model) for the same budget of \
-         {} environment steps per seed, {} seed(s) per arm; evaluation is greedy, at harness H4 \
-         (image + instruction only), at the `{}` scale of each environment, {} fixed seed(s) per \
-         environment, on the {} pool environments (ID) and {} held-out environments (OOD). \
-         Scores are success rates in percent, mean ± standard deviation over seeds. The relative \
-         gain is the mean over the four columns of (arm − base) / base, skipping columns where \
-         the base scores 0.\n",
+        "**Protocol.** The base model is the solvers' behaviour cloned ({} demonstration steps at \
+         harness levels and scales drawn uniformly, no RL): a stand-in for a pretrained VLM's \
+         priors. Every arm trains from it for the same {} environment steps, {} training seeds \
+         per arm, paired by seed (seed i draws the same random-k set and PPO stream in every \
+         arm). Evaluation is greedy at H4 (image and task statement only), {} instances per \
+         environment and scale at the {} scales, instances distinct per environment, on the {} \
+         pool environments (ID) and {} held-out ones (OOD). Scores are success rates in points; \
+         every interval is a 95% bootstrap interval over training seeds and environments \
+         ({} replicates); \"smallest detectable\" is the true difference the run would detect \
+         four times in five (2.8 standard errors).\n",
+        c.base.samples,
         c.train_steps,
         c.seeds,
-        c.eval_scale,
-        c.eval_episodes,
+        c.eval.episodes,
+        c.eval
+            .scales
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(" and "),
         results.facts.pool_envs,
         results.facts.ood_envs,
+        c.eval.bootstrap,
     );
-    let _ = writeln!(r, "## Main table\n");
-    r.push_str(&main_table(results, &Arm::ALL));
+    let Some(a) = &results.analysis else {
+        let _ = writeln!(r, "(no analysis: the base run is missing)");
+        return r;
+    };
+
+    let _ = writeln!(r, "## Verdicts on the paper's claims\n");
     let _ = writeln!(
         r,
-        "\nThe paper column is the paper's average relative gain (Qwen3-VL-4B/8B, 200 → 30 \
-         environments). Its absolute scores are not comparable with a small policy trained for \
-         minutes on a CPU; only directions are.\n"
+        "| claim | comparison (whole pool unless said) | difference, points [95% CI] | smallest detectable | verdict |\n|---|---|---|---|---|"
     );
-    let _ = writeln!(r, "## Ablations\n");
-    let _ = writeln!(
-        r,
-        "| arm | what it removes | avg. relative gain | paper |\n|---|---|---|---|"
-    );
-    for (arm, what) in [
-        (Arm::Aes, "the whole curriculum (AES selection only)"),
-        (
-            Arm::AesNoConflict,
-            "the conflict term of selection (no curriculum)",
-        ),
-        (
-            Arm::AesHarnessOnly,
-            "scale progression (harness weakening only)",
-        ),
-        (
-            Arm::AesScaleOnly,
-            "harness weakening (scale progression only)",
-        ),
-        (Arm::AesHdc, "nothing (AES + full HDC)"),
-    ] {
-        if results.arm_runs(arm).is_empty() {
-            continue;
-        }
+    for cl in &a.claims {
         let _ = writeln!(
             r,
-            "| {} | {} | {} | {} |",
-            arm.name(),
-            what,
-            gain_text(results, arm),
-            paper_ablation(arm).unwrap_or("")
+            "| {} | {} | {} | {:.1} | **{}** |",
+            cl.statement,
+            cl.comparison,
+            ci_signed(&cl.difference),
+            cl.mde,
+            cl.verdict.word()
         );
     }
-    let _ = writeln!(r, "\n## Findings, as measured\n");
-    let f = findings(results);
-    if f.is_empty() {
-        let _ = writeln!(r, "(not enough arms ran to compare)");
+    let mdes: Vec<f64> = a.claims.iter().map(|c| c.mde).collect();
+    if !mdes.is_empty() {
+        let lo = mdes.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = mdes.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let _ = writeln!(
+            r,
+            "\nPower: the smallest difference between arms this run could detect ranges from \
+             {lo:.1} to {hi:.1} points on the pooled ID score. {}\n",
+            if hi <= 5.0 {
+                "Every comparison can separate arms whose true difference is 5 points."
+            } else if lo <= 5.0 {
+                "Some comparisons can separate arms 5 points apart; the others cannot, and their \
+                 \"inconclusive\" verdicts say only that any difference is smaller than their \
+                 detection limit."
+            } else {
+                "No comparison can separate arms 5 points apart: an inconclusive verdict here \
+                 means only that the difference, if any, is below the detection limit."
+            }
+        );
     }
-    for line in f {
-        let _ = writeln!(r, "- {line}");
+
+    let _ = writeln!(r, "## Main table\n");
+    let _ = writeln!(
+        r,
+        "| arm | seeds | ST (ID) | MT (ID) | ST (OOD) | MT (OOD) | whole pool (ID) | Δ ID vs base, points | pooled rel. gain ID | pooled rel. gain OOD | avg. rel. gain (paper's statistic) | paper |\n|---|---|---|---|---|---|---|---|---|---|---|---|"
+    );
+    for s in &a.arms {
+        let cols: Vec<String> = s.columns.iter().map(|c| opt(c, ci)).collect();
+        let _ = writeln!(
+            r,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            s.arm.name(),
+            s.seeds,
+            cols[0],
+            cols[1],
+            cols[2],
+            cols[3],
+            ci(&s.id),
+            opt(&s.delta_id, ci_signed),
+            opt(&s.pooled_gain_id, |i| format!(
+                "{:+.1}% [{:+.1}, {:+.1}]",
+                i.estimate, i.lo, i.hi
+            )),
+            opt(&s.pooled_gain_ood, |i| format!(
+                "{:+.1}% [{:+.1}, {:+.1}]",
+                i.estimate, i.lo, i.hi
+            )),
+            s.paper_gain.map_or("–".into(), |g| format!("{g:+.1}%")),
+            paper_gain(s.arm).unwrap_or(""),
+        );
     }
+    let _ = writeln!(
+        r,
+        "\nThe pooled relative gain is mean(arm) / mean(base) − 1 over the environments; the \
+         paper's statistic is the mean over the four columns of (arm − base) / base and skips a \
+         column where the base scores 0 (undefined), which can reverse comparisons: read the \
+         points and the pooled gain first. The paper's numbers (Qwen3-VL, 200 → 30 \
+         environments) are beside ours for direction only.\n"
+    );
+    let _ = writeln!(
+        r,
+        "Score on the environments each arm trained on (mean over seeds, points): {}.\n",
+        a.arms
+            .iter()
+            .filter_map(|s| s.trained_id.map(|t| format!("{} {t:.1}", s.arm.name())))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+
+    let _ = writeln!(r, "## Every method ranked, and against AES + HDC\n");
+    let _ = writeln!(
+        r,
+        "| rank | arm | Δ whole pool vs base, points [95% CI] |\n|---|---|---|"
+    );
+    for (i, (arm, d)) in a.ranking.iter().enumerate() {
+        let _ = writeln!(r, "| {} | {} | {} |", i + 1, arm.name(), ci_signed(d));
+    }
+    let _ = writeln!(r);
+    comparisons(&mut r, &a.versus_aes_hdc);
+    let _ = writeln!(
+        r,
+        "\nThe rivals (pass-rate filtering, learning progress, SEC, the RLVE ladder, robust PLR) \
+         each choose over the whole pool with their published defaults (see \
+         crates/curriculum and docs/curriculum-rivals); the same base, budget and evaluation as \
+         every other arm.\n"
+    );
+
+    let _ = writeln!(r, "## Base model\n");
+    if let Some(d) = &a.base_over_constant {
+        let _ = writeln!(
+            r,
+            "On the single-turn pool environments the base scores {} points above the best \
+             constant answer (the bar a policy that ignores the image can reach). Per family \
+             (points; base vs best constant answer):\n",
+            ci_signed(d)
+        );
+    }
+    let _ = writeln!(r, "| family | base | constant answer |\n|---|---|---|");
+    for (fam, (b, k)) in base_vs_constant_by_family(results) {
+        let _ = writeln!(r, "| {fam} | {b:.1} | {k:.1} |");
+    }
+    let _ = writeln!(r);
+
+    let _ = writeln!(r, "## HDC: where the curricula went\n");
+    let _ = writeln!(
+        r,
+        "| arm | episodes at H0 / H1 / H2 / H3 / H4 (share) | final level H0..H4 (envs) | envs at H4 at the end | half the envs at H4 after | capped / all stage advances |\n|---|---|---|---|---|---|"
+    );
+    for arm in [
+        Arm::AesHdc,
+        Arm::RandomKHdc,
+        Arm::AesHarnessOnly,
+        Arm::AesHdcOnline,
+        Arm::AesHdcOtherHints,
+    ] {
+        let runs = results.arm_runs(arm);
+        let sums: Vec<&super::results::CurriculumSummary> =
+            runs.iter().filter_map(|x| x.curriculum.as_ref()).collect();
+        if sums.is_empty() {
+            continue;
+        }
+        let mut eps = [0u64; 5];
+        let mut fin = [0u32; 5];
+        let (mut share, mut capped, mut adv) = (0.0f32, 0u32, 0u32);
+        let mut half: Vec<f32> = Vec::new();
+        for s in &sums {
+            for k in 0..5 {
+                eps[k] += s.episodes_per_level[k];
+                fin[k] += s.final_levels[k];
+            }
+            share += s.share_at_h4;
+            capped += s.capped_advances;
+            adv += s.advances;
+            half.extend(s.half_at_h4_after);
+        }
+        let total: u64 = eps.iter().sum::<u64>().max(1);
+        let _ = writeln!(
+            r,
+            "| {} | {} | {} | {:.0}% | {} | {capped} / {adv} |",
+            arm.name(),
+            eps.iter()
+                .map(|e| format!("{:.0}%", 100.0 * *e as f64 / total as f64))
+                .collect::<Vec<_>>()
+                .join(" / "),
+            fin.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(" / "),
+            100.0 * share / sums.len() as f32,
+            if half.len() == sums.len() {
+                format!(
+                    "{:.0}% of the episodes",
+                    100.0 * half.iter().sum::<f32>() / half.len() as f32
+                )
+            } else {
+                format!("{} of {} seeds never", sums.len() - half.len(), sums.len())
+            }
+        );
+    }
+    let _ = writeln!(
+        r,
+        "\nHDC settings: window {} scales moving by {}, competence {:.2} (EMA rate {:.2}, at \
+         least {} episodes), a stage capped at {} episodes (a capped advance is a budget \
+         fallback, not earned competence), review decay λ = {}.\n",
+        c.hdc.window_width,
+        c.hdc.window_step,
+        c.hdc.competence_threshold,
+        c.hdc.ema_rate,
+        c.hdc.min_episodes,
+        c.hdc.max_stage_episodes,
+        c.hdc.lambda
+    );
+
+    let _ = writeln!(r, "## Control pool, hints, online re-selection\n");
+    comparisons(&mut r, &a.control);
+    let _ = writeln!(
+        r,
+        "\nThe control pool drops the rule-inverted member of every conflict pair (mirrored \
+         controls, negated goals); there AES has no designed conflict to avoid, so its advantage \
+         over random-k should shrink.\n"
+    );
+    let extra: Vec<Comparison> = a.hints.iter().chain(&a.online).cloned().collect();
+    if !extra.is_empty() {
+        comparisons(&mut r, &extra);
+        let _ = writeln!(
+            r,
+            "\nHints: the study trains with `{}` hints; `aes+hdc-other-hints` uses `{}` hints \
+             (action: the solver's next action; subgoal: what to reach or look at, never the \
+             action). Evaluation has no hints (H4): the difference is the transfer.\n",
+            c.hint_style,
+            c.other_hint_style()
+        );
+    }
+
+    let _ = writeln!(r, "## Pool size\n");
+    let _ = writeln!(
+        r,
+        "| random environments trained on | whole-pool score, points [95% CI] |\n|---|---|"
+    );
+    for (n, i) in &a.scaling {
+        let _ = writeln!(r, "| {n} | {} |", ci(i));
+    }
+
     let _ = writeln!(r, "\n## Selections\n");
     let _ = writeln!(
         r,
-        "| selection | envs | abilities covered | mean pairwise gradient cosine | pairs with cosine < −0.1 |\n|---|---|---|---|---|"
+        "| selection | envs | abilities covered | mean pairwise gradient cosine | pairs with cosine < −0.1 | certified gap to optimum |\n|---|---|---|---|---|---|"
     );
     for s in &results.selections {
         let _ = writeln!(
             r,
-            "| {} | {} | {}/{} | {} | {} |",
+            "| {} | {} | {}/{} | {} | {} | {} |",
             s.name,
             s.envs.len(),
             s.covered,
             s.coverable,
             s.mean_pairwise_cosine
                 .map_or("–".into(), |c| format!("{c:+.3}")),
-            s.conflicting_pairs
+            s.conflicting_pairs,
+            s.certificate_gap
+                .map_or("–".into(), |g| format!("≤ {:.1}%", 100.0 * g))
         );
     }
-    if !results.scaling.is_empty() {
-        let _ = writeln!(r, "\n## Pool size vs score (random subsets, same budget)\n");
+    for s in results.selections.iter().filter(|s| s.note.is_some()) {
         let _ = writeln!(
             r,
-            "| envs | seeds | mean success over the four columns |\n|---|---|---|"
+            "\nNote on `{}`: {}",
+            s.name,
+            s.note.as_deref().unwrap_or("")
         );
-        let mut sizes: Vec<usize> = results.scaling.iter().map(|p| p.pool_size).collect();
-        sizes.dedup();
-        for size in sizes {
-            let xs: Vec<f32> = results
-                .scaling
-                .iter()
-                .filter(|p| p.pool_size == size)
-                .map(|p| {
-                    let cols: Vec<f32> = p.scores.columns().iter().flatten().copied().collect();
-                    cols.iter().sum::<f32>() / cols.len().max(1) as f32
-                })
-                .collect();
-            if let Some((m, s)) = mean_std(&xs) {
-                let _ = writeln!(
-                    r,
-                    "| {size} | {} | {:.1} ± {:.1} |",
-                    xs.len(),
-                    100.0 * m,
-                    100.0 * s
-                );
-            }
-        }
     }
-    let _ = writeln!(r, "\n## Facts of this run\n");
+    let _ = writeln!(
+        r,
+        "\nAES enforces full ability coverage, breaks ties between equal-scoring environments \
+         in a seeded random order, and {} environments whose gradient is exactly zero.\n",
+        match c.gradients.zero_gradient {
+            super::config::ZeroGradient::Exclude => "excludes (as unknown)",
+            super::config::ZeroGradient::Keep =>
+                "keeps (as conflict-free, the paper's literal objective)",
+        }
+    );
+
+    let _ = writeln!(r, "## Facts of this run\n");
     let _ = writeln!(r, "| fact | value |\n|---|---|");
     for (k, v) in results.facts.rows() {
         let _ = writeln!(r, "| {k} | {v} |");
@@ -210,17 +360,21 @@ pub fn render(results: &Results, figures: &[(String, String)]) -> String {
     for (k, v) in &results.stage_seconds {
         let _ = writeln!(r, "| {k} | {v:.1} |");
     }
-    for run in &results.runs {
-        if run.arm != Arm::Base {
-            let _ = writeln!(
-                r,
-                "| train+eval {} seed {} | {:.1} |",
-                run.arm.name(),
-                run.seed,
-                run.wall_seconds
-            );
-        }
-    }
+    let train: f64 = results
+        .runs
+        .iter()
+        .filter(|x| x.arm != Arm::Base)
+        .map(|x| x.wall_seconds)
+        .sum::<f64>()
+        + results
+            .scaling
+            .iter()
+            .map(|p| p.run.wall_seconds)
+            .sum::<f64>();
+    let _ = writeln!(
+        r,
+        "| training + evaluation of every arm and seed | {train:.1} |"
+    );
     if !figures.is_empty() {
         let _ = writeln!(r, "\n## Figures\n");
         for (title, file) in figures {

@@ -1,28 +1,43 @@
 //! [`run_experiment`]: the stages wired in order, each cached under the run directory (see
-//! [`super::stage`]), so rerunning the same command resumes where an earlier run stopped.
+//! [`super::stage`]) with a key made of the configuration it depends on and the source hashes
+//! of the code it runs, so rerunning the same command resumes where an earlier run stopped and
+//! a code change recomputes what it can affect.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use envdist_core::{GradientSet, ProfileSet, Rng, Validate};
+use envdist_core::{GradientSet, HarnessLevel, ProfileSet, Rng, Turn, Validate};
 use envdist_curriculum::Mode;
 use envdist_envs::{Suite, SuiteConfig};
 use envdist_trainer::PolicyModel;
 
+use super::code::CodeVersion;
 use super::config::{Arm, ExperimentConfig};
-use super::results::{ArmRun, Results, ScalingPoint, relative_gain};
-use super::stage::{RunDir, StageInfo};
-use super::stages::arms::{ArmJob, EvalKey, TrainKey, arm_plan, evaluate_model, train_arm};
+use super::results::{ArmRun, EnvSets, Results, ScalingPoint};
+use super::stage::{RunDir, StageInfo, stable_hash};
+use super::stages::arms::{
+    ArmJob, ArmPlan, OnlineInputs, SamplerPlan, TrainKey, arm_plan, train_arm,
+};
+use super::stages::base::BaseKey;
+use super::stages::eval::{EvalKey, constant_baselines, evaluate};
 use super::stages::gradients::GradientsKey;
 use super::stages::pool::PoolKey;
 use super::stages::profiles::{IGNORED_RULE_TAGS, ProfilesKey};
 use super::stages::selections::SelectionsKey;
-use super::stages::warmup::WarmupKey;
-use super::stages::{gradients, pool, profiles, selections, warmup};
+use super::stages::{base, gradients, pool, profiles, selections};
 
-/// Run the whole study into `run_dir`.
+/// Run the whole study into `run_dir` with the code of this binary.
 pub fn run_experiment(cfg: &ExperimentConfig, run_dir: &Path) -> anyhow::Result<Results> {
+    run_experiment_with(cfg, run_dir, &CodeVersion::current())
+}
+
+/// Run the whole study into `run_dir`, keying every stage on `code`.
+pub fn run_experiment_with(
+    cfg: &ExperimentConfig,
+    run_dir: &Path,
+    code: &CodeVersion,
+) -> anyhow::Result<Results> {
     cfg.validate()?;
     anyhow::ensure!(
         cfg.device.is_available(),
@@ -32,8 +47,11 @@ pub fn run_experiment(cfg: &ExperimentConfig, run_dir: &Path) -> anyhow::Result<
     let t0 = Instant::now();
     let run = RunDir::new(run_dir)?;
     envdist_core::io::write_json_atomic(run.root().join("config.json"), cfg)?;
-    let mut results = Results::new(cfg.clone());
-    let suite = Arc::new(Suite::new(SuiteConfig::with_canvas(cfg.canvas))?);
+    let mut results = Results::new(cfg.clone(), code.info());
+    let suite = Arc::new(Suite::new(SuiteConfig {
+        hint_style: cfg.hint_style,
+        ..SuiteConfig::with_canvas(cfg.canvas)
+    })?);
     // Compute time of every stage, whether computed now or loaded from the cache (then it is
     // the time the run that computed it took), so a resumed run still reports the full cost.
     let compute = std::cell::Cell::new(0.0f64);
@@ -49,21 +67,40 @@ pub fn run_experiment(cfg: &ExperimentConfig, run_dir: &Path) -> anyhow::Result<
         ood_envs: cfg.ood_envs,
         canvas: cfg.canvas,
     };
-    let (pool, info) = run.stage("pool", &pool_key, |_| pool::run(&pool_key, &suite))?;
+    let pool_deps = (&pool_key, code.of(&["core", "envs"]));
+    let (pool, info) = run.stage("pool", &pool_deps, |_| pool::run(&pool_key, &suite))?;
     say("pool", &info);
     results.stage_seconds.insert("pool".into(), info.seconds);
-    let facts = &mut results.facts;
-    facts.pool_envs = pool.pool.len();
-    facts.pool_families = pool.families;
-    facts.ood_envs = pool.ood.len();
-    facts.conflict_pairs = pool.conflict_pairs.len();
+    {
+        let f = &mut results.facts;
+        f.pool_envs = pool.pool.len();
+        f.pool_families = pool.families;
+        f.ood_envs = pool.ood.len();
+        f.conflict_pairs = pool.conflict_pairs.len();
+        f.control_envs = pool.control.len();
+    }
+    let all: Vec<_> = pool.pool.iter().chain(&pool.ood).cloned().collect();
+    results.envs = EnvSets {
+        pool: pool.pool.clone(),
+        ood: pool.ood.clone(),
+        single_turn: all
+            .iter()
+            .filter(|e| suite.spec(e).is_some_and(|s| s.turn == Turn::Single))
+            .cloned()
+            .collect(),
+        family: all
+            .iter()
+            .filter_map(|e| suite.spec(e).map(|s| (e.clone(), s.family.clone())))
+            .collect(),
+    };
 
     let profiles_key = ProfilesKey {
         trajectories: cfg.profile_trajectories,
         seed: cfg.seed,
         ignored_tags: IGNORED_RULE_TAGS,
     };
-    let (prof, info) = run.stage("profiles", &(&pool_key, &profiles_key), |dir| {
+    let profiles_deps = (&pool_deps, &profiles_key, code.of(&["profiling"]));
+    let (prof, info) = run.stage("profiles", &profiles_deps, |dir| {
         profiles::run(&profiles_key, &suite, &pool, dir, run.root())
     })?;
     say("profiles", &info);
@@ -75,49 +112,81 @@ pub fn run_experiment(cfg: &ExperimentConfig, run_dir: &Path) -> anyhow::Result<
     results.facts.twin_profile_cosine = prof.twin_profile_cosine;
     let profile_set = ProfileSet::read(run.root().join(&prof.profiles_file))?;
 
-    let warm_key = WarmupKey {
-        steps: cfg.warmup_steps,
+    let base_key = BaseKey {
+        base: cfg.base.clone(),
         model: cfg.model,
         device: cfg.device,
         seed: cfg.seed,
     };
-    let warm_deps = (&pool_key, &warm_key);
-    let (warm, info) = run.stage("warmup", &warm_deps, |dir| {
-        warmup::run(&warm_key, suite.clone(), &pool, dir, run.root())
+    let base_deps = (
+        &pool_deps,
+        &base_key,
+        cfg.hint_style,
+        code.of(&["trainer", "curriculum"]),
+    );
+    let (base_out, info) = run.stage("base", &base_deps, |dir| {
+        base::run(&base_key, suite.clone(), &pool, dir, run.root())
     })?;
-    say("warmup", &info);
-    results.stage_seconds.insert("warmup".into(), info.seconds);
-    results.facts.train_env_steps_per_s = warm.env_steps_per_second;
-    results.facts.rollout_steps_per_s = warm.rollout_steps_per_second;
-    results.facts.learn_samples_per_s = warm.learn_samples_per_second;
-    let base = PolicyModel::load(&run.root().join(&warm.checkpoint), cfg.device)?;
+    say("base", &info);
+    results.stage_seconds.insert("base".into(), info.seconds);
+    results.facts.base_clone_accuracy = base_out.clone.final_accuracy;
+    let base_model = PolicyModel::load(&run.root().join(&base_out.checkpoint), cfg.device)?;
 
-    let grad_key = GradientsKey {
-        episodes: cfg.gradient_episodes,
-        dim: cfg.gradient_dim,
-        seed: cfg.seed,
+    let eval_key = EvalKey {
+        episodes: cfg.eval.episodes,
+        scales: cfg.eval.scales.clone(),
     };
-    let grad_deps = (&warm_deps, &grad_key);
-    let (grad, info) = run.stage("gradients", &grad_deps, |dir| {
-        gradients::run(&grad_key, &suite, &pool, &base, dir, run.root())
+    let (constant, info) = run.stage("constant-baseline", &(&pool_deps, &eval_key), |_| {
+        constant_baselines(&eval_key, &suite, &all)
     })?;
-    say("gradients", &info);
-    results
-        .stage_seconds
-        .insert("gradients".into(), info.seconds);
+    say("constant-baseline", &info);
+    results.constant_baseline = constant;
+
+    let mut grad_stage = |harness: HarnessLevel| {
+        let key = GradientsKey {
+            episodes: cfg.gradients.episodes,
+            dim: cfg.gradients.dim,
+            seed: cfg.seed,
+            harness,
+        };
+        let name = match harness {
+            HarnessLevel::H4 => "gradients".to_string(),
+            h => format!("gradients-{}", h.to_string().to_lowercase()),
+        };
+        let deps = (&base_deps, key.clone());
+        let (out, info) = run.stage(&name, &deps, |dir| {
+            gradients::run(&key, &suite, &pool, &base_model, dir, run.root())
+        })?;
+        say(&name, &info);
+        results.stage_seconds.insert(name, info.seconds);
+        anyhow::Ok((out, stable_hash(&deps)))
+    };
+    let (grad, grad_hash) = grad_stage(HarnessLevel::H4)?;
+    let grad_h0 = if cfg.gradients.polarisation {
+        Some(grad_stage(HarnessLevel::H0)?.0)
+    } else {
+        None
+    };
     let grads = GradientSet::read(run.root().join(&grad.gradients_file))?;
     results.facts.gradients = Some(grad.pairs.clone());
+    results.facts.gradients_h0 = grad_h0.map(|g| g.pairs);
+    results.facts.gradient_split_half = grad.split_half_cosine_mean;
     results.facts.zero_gradient_envs = grads.zero_rows().len();
 
     let sel_key = SelectionsKey {
         k: cfg.k,
         seeds: cfg.seeds,
         seed: cfg.seed,
-        exclude_no_signal: cfg.exclude_no_signal,
+        zero_gradient: cfg.gradients.zero_gradient,
     };
-    let sel_deps = (&grad_deps, &sel_key);
+    let sel_deps = (
+        &grad_hash,
+        &profiles_deps,
+        &sel_key,
+        code.of(&["selection"]),
+    );
     let (sels, info) = run.stage("selections", &sel_deps, |_| {
-        selections::run(&sel_key, &profile_set, &grads)
+        selections::run(&sel_key, &pool, &profile_set, &grads)
     })?;
     say("selections", &info);
     results
@@ -125,98 +194,111 @@ pub fn run_experiment(cfg: &ExperimentConfig, run_dir: &Path) -> anyhow::Result<
         .insert("selections".into(), info.seconds);
     results.selections = sels.clone();
 
-    let eval_key = EvalKey {
-        episodes: cfg.eval_episodes,
-        scale: cfg.eval_scale,
-    };
-    let eval_deps = (&warm_deps, &eval_key, cfg.ood_envs);
+    let every_crate = code.of(&[
+        "core",
+        "envs",
+        "profiling",
+        "selection",
+        "curriculum",
+        "trainer",
+    ]);
+    let eval_deps = (&base_deps, &eval_key, &every_crate);
     let (base_eval, info) = run.stage("arms/base", &eval_deps, |_| {
-        evaluate_model(&eval_key, &suite, &pool, &base)
+        evaluate(&eval_key, &suite, &all, &base_model)
     })?;
     say("arms/base", &info);
     results.runs.push(ArmRun {
         arm: Arm::Base,
         seed: 0,
         train_envs: vec![],
-        per_env: base_eval.0.clone(),
-        scores: base_eval.1.clone(),
-        relative_gain: None,
+        scores: base_eval.splits(&suite),
+        per_env: base_eval.per_env.clone(),
         env_steps: 0,
         wall_seconds: info.seconds,
         curve: vec![],
+        curriculum: None,
+        reselections: vec![],
+        env_steps_per_s: 0.0,
     });
-    let train_key = TrainKey {
-        steps: cfg.train_steps,
-        model: cfg.model,
-        seed: cfg.seed,
+
+    let train_key = TrainKey::of(cfg);
+    let online = OnlineInputs {
+        profiles: &profile_set,
+        selections: &sel_key,
     };
-    for &arm in cfg.arms.iter().filter(|a| **a != Arm::Base) {
-        for seed in 0..cfg.seeds {
-            let (envs, mode) = arm_plan(arm, seed, &pool, &sels)?;
-            let name = format!("arms/{}/seed{seed}", arm.name());
-            let key = (&eval_deps, &sel_deps, &train_key, arm, seed, &envs);
-            let job = ArmJob {
+    let run_arm = |name: String, label: &str, arm: Arm, seed: u32, plan: &ArmPlan| {
+        let key = (&eval_deps, &sel_deps, &train_key, arm, seed, plan);
+        let job = ArmJob {
+            arm,
+            label,
+            seed,
+            plan,
+            key_hash: stable_hash(&key),
+            interrupt_at: None,
+        };
+        let (r, info) = run.stage(&name, &key, |dir| {
+            train_arm(
+                &train_key,
+                &eval_key,
+                &suite,
+                &pool,
+                &base_model,
+                &job,
+                Some(&online),
+                dir,
+            )
+        })?;
+        say(&name, &info);
+        anyhow::Ok(r)
+    };
+    for seed in 0..cfg.seeds {
+        for &arm in cfg.arms.iter().filter(|a| **a != Arm::Base) {
+            let plan = arm_plan(arm, seed, &pool, &sels, &train_key)?;
+            let r = run_arm(
+                format!("arms/{}/seed{seed}", arm.name()),
+                arm.name(),
                 arm,
-                label: arm.name(),
                 seed,
-                envs: &envs,
-                mode,
-            };
-            let (mut r, info) = run.stage(&name, &key, |dir| {
-                train_arm(
-                    &train_key,
-                    &eval_key,
-                    suite.clone(),
-                    &pool,
-                    &base,
-                    &job,
-                    dir,
-                )
-            })?;
-            say(&name, &info);
-            r.relative_gain = relative_gain(&r.scores, &base_eval.1);
+                &plan,
+            )?;
             results.runs.push(r);
         }
-    }
-
-    for &size in &cfg.scaling_sizes {
-        for seed in 0..cfg.seeds {
+        for &size in &cfg.scaling_sizes {
             let mut rng = Rng::derive(cfg.seed ^ 0x5343_414c, (size as u64) << 8 | seed as u64);
             let mut ids = pool.pool.clone();
             rng.shuffle(&mut ids);
             ids.truncate(size);
             ids.sort();
-            let name = format!("scaling/n{size}/seed{seed}");
-            let key = (&eval_deps, &train_key, size, seed, &ids);
-            let label = format!("scaling n={size}");
-            let job = ArmJob {
-                arm: Arm::RandomK,
-                label: &label,
-                seed,
-                envs: &ids,
-                mode: Mode::BaselineH4,
+            let plan = ArmPlan {
+                envs: ids,
+                sampler: SamplerPlan::Hdc(Mode::BaselineH4),
+                hint_style: cfg.hint_style,
+                online: false,
             };
-            let (r, info) = run.stage(&name, &key, |dir| {
-                train_arm(
-                    &train_key,
-                    &eval_key,
-                    suite.clone(),
-                    &pool,
-                    &base,
-                    &job,
-                    dir,
-                )
-            })?;
-            say(&name, &info);
+            let run = run_arm(
+                format!("scaling/n{size}/seed{seed}"),
+                &format!("scaling n={size}"),
+                Arm::RandomK,
+                seed,
+                &plan,
+            )?;
             results.scaling.push(ScalingPoint {
                 pool_size: size,
                 seed,
-                scores: r.scores,
+                run,
             });
         }
     }
-
+    let trained: Vec<f32> = results
+        .runs
+        .iter()
+        .filter(|r| r.arm != Arm::Base)
+        .map(|r| r.env_steps_per_s)
+        .filter(|v| *v > 0.0)
+        .collect();
+    results.facts.train_env_steps_per_s = trained.iter().sum::<f32>() / trained.len().max(1) as f32;
     results.total_seconds = t0.elapsed().as_secs_f64();
     results.compute_seconds = compute.get();
+    results.analysis = super::analysis::analyse(&results);
     Ok(results)
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use envdist_core::{EnvId, PairSummary};
+use envdist_core::{EnvId, HarnessLevel, PairSummary};
 use envdist_envs::Suite;
 use envdist_trainer::{GradientConfig, PolicyModel};
 use serde::{Deserialize, Serialize};
@@ -25,6 +25,9 @@ pub struct GradientsKey {
     pub dim: usize,
     /// Master seed.
     pub seed: u64,
+    /// Harness level the episodes are played at (H4 for selection; H0 for the polarisation
+    /// comparison).
+    pub harness: HarnessLevel,
 }
 
 /// Gradient output.
@@ -68,9 +71,13 @@ pub fn run(
         rollouts_per_env: key.episodes as usize,
         dim: key.dim,
         seed: key.seed ^ 0x4752_4144,
+        harness: key.harness,
         ..GradientConfig::default()
     };
-    let pb = bar(pool.pool.len() as u64, "per-env gradients");
+    let pb = bar(
+        pool.pool.len() as u64,
+        &format!("per-env gradients at {}", key.harness),
+    );
     let report =
         envdist_trainer::per_env_gradients_report(base, suite, &pool.pool, &gcfg, &mut |_| {
             pb.inc(1)

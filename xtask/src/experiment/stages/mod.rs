@@ -3,11 +3,12 @@
 //! [`super::stage::RunDir::stage`] caches; [`super::run::run_experiment`] wires them.
 
 pub mod arms;
+pub mod base;
+pub mod eval;
 pub mod gradients;
 pub mod pool;
 pub mod profiles;
 pub mod selections;
-pub mod warmup;
 
 use anyhow::Context;
 use envdist_core::{EnvId, EnvSpec};

@@ -28,7 +28,14 @@ pub struct PoolStage {
     pub families: usize,
     /// Conflict pairs with both members in the pool.
     pub conflict_pairs: Vec<(EnvId, EnvId)>,
+    /// The control pool: the pool without the rule-inverted member of every conflict pair
+    /// (mirrored controls, negated goals), so no two environments ask for opposite actions
+    /// on the same pixels by design.
+    pub control: Vec<EnvId>,
 }
+
+/// Step tags that mark a conflict twin's rule inversion.
+pub const RULE_INVERSION_TAGS: [&str; 2] = ["mirrored-control", "negation"];
 
 /// Choose the pool subset and the OOD set.
 pub fn run(key: &PoolKey, suite: &Suite) -> anyhow::Result<PoolStage> {
@@ -38,8 +45,20 @@ pub fn run(key: &PoolKey, suite: &Suite) -> anyhow::Result<PoolStage> {
         .filter_map(|id| suite.spec(id).map(|s| s.family.clone()))
         .collect::<std::collections::BTreeSet<_>>()
         .len();
+    let control = pool
+        .iter()
+        .filter(|id| {
+            suite.spec(id).is_some_and(|s| {
+                !s.abilities
+                    .iter()
+                    .any(|a| RULE_INVERSION_TAGS.contains(&a.as_str()))
+            })
+        })
+        .cloned()
+        .collect();
     Ok(PoolStage {
         conflict_pairs: suite.conflict_pairs(&pool),
+        control,
         ood: suite.ood_subset(key.ood_envs),
         families,
         pool,

@@ -18,7 +18,7 @@ pub const PROFILES_FILE: &str = "profiles/profiles.json";
 
 /// Step tags that mark a conflict twin's rule inversion rather than an ability an annotator
 /// could see in a trajectory; the profiling stage ignores them.
-pub const IGNORED_RULE_TAGS: [&str; 2] = ["mirrored-control", "negation"];
+pub const IGNORED_RULE_TAGS: [&str; 2] = super::pool::RULE_INVERSION_TAGS;
 
 /// What the profiles stage depends on (besides the pool).
 #[derive(Debug, Clone, Serialize)]

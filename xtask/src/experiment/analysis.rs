@@ -1,0 +1,631 @@
+//! From runs to claims: every arm's scores with 95% intervals, gains over the base (pooled
+//! relative gain, absolute points, and the paper's average of per-column gains), each claim of
+//! the paper with its verdict and the smallest difference the run could detect, and the
+//! comparisons of the rival methods, the control pool, the hint styles, online re-selection and
+//! pool size.
+//!
+//! Units: a run's score on an environment is its success averaged over the evaluated scales;
+//! arms are paired by training seed (the same seed index drew the same random-k set, played
+//! the same PPO stream); the base is one model, compared with every seed of an arm. Intervals
+//! come from [`super::stats::bootstrap`] over seeds and environments.
+
+use std::collections::BTreeMap;
+
+use envdist_core::EnvId;
+use serde::{Deserialize, Serialize};
+
+use super::config::Arm;
+use super::results::{ArmRun, Results, relative_gain};
+use super::stats::{Interval, Verdict, bootstrap, mean_of, paired_difference};
+
+/// Points per unit of success rate.
+const PTS: f64 = 100.0;
+
+/// One arm's scores and gains.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArmSummary {
+    /// The arm.
+    pub arm: Arm,
+    /// Seeds run.
+    pub seeds: usize,
+    /// ST (ID), MT (ID), ST (OOD), MT (OOD) in points, `None` where a column is empty.
+    pub columns: [Option<Interval>; 4],
+    /// Whole-pool ID score, points.
+    pub id: Interval,
+    /// Held-out score, points.
+    pub ood: Option<Interval>,
+    /// Score on the environments the arm trained on, points (mean over seeds).
+    pub trained_id: Option<f64>,
+    /// Whole-pool ID minus base, points.
+    pub delta_id: Option<Interval>,
+    /// Held-out minus base, points.
+    pub delta_ood: Option<Interval>,
+    /// Pooled relative gain on the pool: mean(arm) / mean(base) - 1, percent.
+    pub pooled_gain_id: Option<Interval>,
+    /// Pooled relative gain on the held-out set, percent.
+    pub pooled_gain_ood: Option<Interval>,
+    /// The paper's statistic: mean over the four columns of (arm - base) / base, skipping
+    /// columns where the base scores 0; mean over seeds, percent.
+    pub paper_gain: Option<f64>,
+}
+
+/// One claim of the paper, as tested.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Claim {
+    /// The paper's statement.
+    pub statement: String,
+    /// What was compared (`a − b` on the whole pool, unless said otherwise).
+    pub comparison: String,
+    /// The difference in points with its interval (positive = the paper's direction).
+    pub difference: Interval,
+    /// What the run says.
+    pub verdict: Verdict,
+    /// The smallest true difference the run would detect (points).
+    pub mde: f64,
+}
+
+/// A difference in points between two things, for the comparison tables.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// What is compared.
+    pub label: String,
+    /// Difference in points.
+    pub difference: Interval,
+    /// Verdict on "positive".
+    pub verdict: Verdict,
+}
+
+/// Everything the report prints beyond raw scores.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// Per arm.
+    pub arms: Vec<ArmSummary>,
+    /// The paper's claims.
+    pub claims: Vec<Claim>,
+    /// Every trained arm ranked by its whole-pool gain over the base.
+    pub ranking: Vec<(Arm, Interval)>,
+    /// Each rival and AES variant against AES+HDC.
+    pub versus_aes_hdc: Vec<Comparison>,
+    /// AES minus random-k on the main pool and on the control pool, and the difference.
+    pub control: Vec<Comparison>,
+    /// Hint styles: the study's style minus the other, both AES+HDC, at H4.
+    pub hints: Option<Comparison>,
+    /// Online re-selection minus one-shot AES+HDC.
+    pub online: Option<Comparison>,
+    /// Pool size -> whole-pool score (points) with interval.
+    pub scaling: Vec<(usize, Interval)>,
+    /// Base above the constant-answer baseline on single-turn pool environments (points).
+    pub base_over_constant: Option<Interval>,
+}
+
+/// The score matrix `[seed][env]` of `runs` on `envs` (success averaged over scales).
+fn matrix(runs: &[&ArmRun], envs: &[EnvId]) -> Vec<Vec<f64>> {
+    runs.iter()
+        .map(|r| {
+            envs.iter()
+                .map(|e| r.success(e).unwrap_or(0.0) as f64)
+                .collect()
+        })
+        .collect()
+}
+
+/// `runs` by seed index, or `None` when a seed is missing.
+fn by_seed<'a>(runs: &[&'a ArmRun], seeds: u32) -> Option<Vec<&'a ArmRun>> {
+    (0..seeds)
+        .map(|s| runs.iter().find(|r| r.seed == s).copied())
+        .collect()
+}
+
+struct Ctx<'a> {
+    results: &'a Results,
+    base: &'a ArmRun,
+    seeds: u32,
+    b: u32,
+    seed: u64,
+}
+
+impl<'a> Ctx<'a> {
+    fn runs(&self, arm: Arm) -> Option<Vec<&'a ArmRun>> {
+        let runs = self.results.arm_runs(arm);
+        if arm == Arm::Base || runs.is_empty() {
+            return None;
+        }
+        by_seed(&runs, self.seeds)
+    }
+
+    fn base_matrix(&self, envs: &[EnvId]) -> Vec<Vec<f64>> {
+        let row = matrix(&[self.base], envs).remove(0);
+        vec![row; self.seeds as usize]
+    }
+
+    fn score(&self, runs: &[&ArmRun], envs: &[EnvId]) -> Option<Interval> {
+        if envs.is_empty() {
+            return None;
+        }
+        let x = matrix(runs, envs);
+        Some(
+            bootstrap(runs.len(), &[envs.len()], self.b, self.seed, |s, u| {
+                mean_of(&x, s, &u[0])
+            })
+            .scaled(PTS),
+        )
+    }
+
+    fn diff(&self, a: &[Vec<f64>], b: &[Vec<f64>]) -> Interval {
+        paired_difference(a, b, self.b, self.seed).scaled(PTS)
+    }
+
+    fn pooled_gain(&self, runs: &[&ArmRun], envs: &[EnvId]) -> Option<Interval> {
+        if envs.is_empty() {
+            return None;
+        }
+        let a = matrix(runs, envs);
+        let b = self.base_matrix(envs);
+        let i = bootstrap(runs.len(), &[envs.len()], self.b, self.seed, |s, u| {
+            let base = mean_of(&b, s, &u[0]);
+            if base > 0.0 {
+                mean_of(&a, s, &u[0]) / base - 1.0
+            } else {
+                f64::NAN
+            }
+        });
+        i.estimate.is_finite().then(|| i.scaled(PTS))
+    }
+
+    /// `a − b` on the pool, paired by seed (the base stands in for every seed).
+    fn arms_diff(&self, a: Arm, b: Arm) -> Option<Interval> {
+        let pool = &self.results.envs.pool;
+        let x = matrix(&self.runs(a)?, pool);
+        let y = if b == Arm::Base {
+            self.base_matrix(pool)
+        } else {
+            matrix(&self.runs(b)?, pool)
+        };
+        Some(self.diff(&x, &y))
+    }
+
+    fn columns(&self, runs: &[&ArmRun]) -> [Option<Interval>; 4] {
+        let sets = &self.results.envs;
+        let st = |e: &EnvId| sets.single_turn.contains(e);
+        let pick = |from: &[EnvId], single: bool| -> Vec<EnvId> {
+            from.iter().filter(|e| st(e) == single).cloned().collect()
+        };
+        [
+            self.score(runs, &pick(&sets.pool, true)),
+            self.score(runs, &pick(&sets.pool, false)),
+            self.score(runs, &pick(&sets.ood, true)),
+            self.score(runs, &pick(&sets.ood, false)),
+        ]
+    }
+
+    fn summary(&self, arm: Arm) -> Option<ArmSummary> {
+        let sets = &self.results.envs;
+        let runs = if arm == Arm::Base {
+            vec![self.base]
+        } else {
+            self.runs(arm)?
+        };
+        let trained = (arm != Arm::Base).then(|| {
+            let per_seed: Vec<f64> = runs
+                .iter()
+                .map(|r| {
+                    let v: Vec<f64> = r
+                        .train_envs
+                        .iter()
+                        .filter_map(|e| r.success(e))
+                        .map(f64::from)
+                        .collect();
+                    v.iter().sum::<f64>() / v.len().max(1) as f64
+                })
+                .collect();
+            PTS * per_seed.iter().sum::<f64>() / per_seed.len().max(1) as f64
+        });
+        let delta = |envs: &[EnvId]| -> Option<Interval> {
+            (arm != Arm::Base && !envs.is_empty())
+                .then(|| self.diff(&matrix(&runs, envs), &self.base_matrix(envs)))
+        };
+        let paper: Vec<f32> = runs
+            .iter()
+            .filter_map(|r| relative_gain(&r.scores, &self.base.scores))
+            .collect();
+        Some(ArmSummary {
+            arm,
+            seeds: runs.len(),
+            columns: self.columns(&runs),
+            id: self.score(&runs, &sets.pool)?,
+            ood: self.score(&runs, &sets.ood),
+            trained_id: trained,
+            delta_id: delta(&sets.pool),
+            delta_ood: delta(&sets.ood),
+            pooled_gain_id: (arm != Arm::Base)
+                .then(|| self.pooled_gain(&runs, &sets.pool))
+                .flatten(),
+            pooled_gain_ood: (arm != Arm::Base)
+                .then(|| self.pooled_gain(&runs, &sets.ood))
+                .flatten(),
+            paper_gain: (arm != Arm::Base && !paper.is_empty())
+                .then(|| PTS * paper.iter().map(|g| *g as f64).sum::<f64>() / paper.len() as f64),
+        })
+    }
+
+    fn claim(&self, statement: &str, a: Arm, b: Arm) -> Option<Claim> {
+        let d = self.arms_diff(a, b)?;
+        Some(Claim {
+            statement: statement.into(),
+            comparison: format!("{} − {}", a.name(), b.name()),
+            verdict: Verdict::of(&d),
+            mde: d.mde(),
+            difference: d,
+        })
+    }
+
+    /// ID gain minus OOD gain of `arm` over the base (envs of each split resampled apart).
+    fn ood_smaller(&self, arm: Arm) -> Option<Claim> {
+        let sets = &self.results.envs;
+        if sets.ood.is_empty() {
+            return None;
+        }
+        let runs = self.runs(arm)?;
+        let (ai, bi) = (matrix(&runs, &sets.pool), self.base_matrix(&sets.pool));
+        let (ao, bo) = (matrix(&runs, &sets.ood), self.base_matrix(&sets.ood));
+        let d = bootstrap(
+            runs.len(),
+            &[sets.pool.len(), sets.ood.len()],
+            self.b,
+            self.seed,
+            |s, u| {
+                (mean_of(&ai, s, &u[0]) - mean_of(&bi, s, &u[0]))
+                    - (mean_of(&ao, s, &u[1]) - mean_of(&bo, s, &u[1]))
+            },
+        )
+        .scaled(PTS);
+        Some(Claim {
+            statement: "OOD gains are smaller than ID gains".into(),
+            comparison: format!("({0} − base on ID) − ({0} − base on OOD)", arm.name()),
+            verdict: Verdict::of(&d),
+            mde: d.mde(),
+            difference: d,
+        })
+    }
+
+    fn scaling(&self) -> Vec<(usize, Vec<Vec<f64>>)> {
+        let pool = &self.results.envs.pool;
+        let mut sizes: Vec<usize> = self.results.scaling.iter().map(|p| p.pool_size).collect();
+        sizes.sort();
+        sizes.dedup();
+        let mut out: Vec<(usize, Vec<Vec<f64>>)> = Vec::new();
+        for size in sizes {
+            let runs: Vec<&ArmRun> = self
+                .results
+                .scaling
+                .iter()
+                .filter(|p| p.pool_size == size)
+                .map(|p| &p.run)
+                .collect();
+            if let Some(runs) = by_seed(&runs, self.seeds) {
+                out.push((size, matrix(&runs, pool)));
+            }
+        }
+        let k = self.results.config.k;
+        if let Some(r) = self.runs(Arm::RandomK) {
+            out.push((k, matrix(&r, pool)));
+        }
+        if let Some(r) = self.runs(Arm::AllPool) {
+            out.push((pool.len(), matrix(&r, pool)));
+        }
+        out.sort_by_key(|(n, _)| *n);
+        out.dedup_by_key(|(n, _)| *n);
+        out
+    }
+}
+
+/// Compute the analysis of `results` (needs the base run).
+pub fn analyse(results: &Results) -> Option<Analysis> {
+    let base = results.base()?;
+    let ctx = Ctx {
+        results,
+        base,
+        seeds: results.config.seeds,
+        b: results.config.eval.bootstrap,
+        seed: results.config.seed ^ 0x4241_4e41,
+    };
+    let arms: Vec<ArmSummary> = results
+        .config
+        .arms
+        .iter()
+        .filter_map(|&a| ctx.summary(a))
+        .collect();
+    let mut claims: Vec<Claim> = [
+        (
+            "AES + HDC beats random-k + HDC",
+            Arm::AesHdc,
+            Arm::RandomKHdc,
+        ),
+        (
+            "HDC helps a random selection",
+            Arm::RandomKHdc,
+            Arm::RandomK,
+        ),
+        ("AES beats random-k", Arm::Aes, Arm::RandomK),
+        ("AES beats all 200 environments", Arm::Aes, Arm::AllPool),
+        ("RL on random-k beats the base", Arm::RandomK, Arm::Base),
+        (
+            "RL on all environments beats the base",
+            Arm::AllPool,
+            Arm::Base,
+        ),
+        (
+            "the conflict term matters (removing it loses most of AES's gain)",
+            Arm::Aes,
+            Arm::AesNoConflict,
+        ),
+        (
+            "harness weakening + scale progression beat harness weakening alone",
+            Arm::AesHdc,
+            Arm::AesHarnessOnly,
+        ),
+        (
+            "harness weakening + scale progression beat scale progression alone",
+            Arm::AesHdc,
+            Arm::AesScaleOnly,
+        ),
+    ]
+    .iter()
+    .filter_map(|(s, a, b)| ctx.claim(s, *a, *b))
+    .collect();
+    claims.extend(ctx.ood_smaller(Arm::AesHdc));
+    // "More environments can hurt": some larger pool scores below a smaller one.
+    let scaling_data = ctx.scaling();
+    let scaling: Vec<(usize, Interval)> = scaling_data
+        .iter()
+        .map(|(n, x)| {
+            let i = bootstrap(x.len(), &[x[0].len()], ctx.b, ctx.seed, |s, u| {
+                mean_of(x, s, &u[0])
+            })
+            .scaled(PTS);
+            (*n, i)
+        })
+        .collect();
+    if scaling_data.len() >= 2 {
+        // The pair where the larger pool fares worst against a smaller one.
+        let mut worst: Option<(String, Interval)> = None;
+        for (i, (n_small, small)) in scaling_data.iter().enumerate() {
+            for (n_large, large) in &scaling_data[i + 1..] {
+                let d = ctx.diff(small, large);
+                if worst.as_ref().is_none_or(|(_, w)| d.estimate > w.estimate) {
+                    worst = Some((format!("{n_small} envs − {n_large} envs"), d));
+                }
+            }
+        }
+        if let Some((comparison, d)) = worst {
+            claims.push(Claim {
+                statement:
+                    "more environments can hurt (a larger random pool scores below a smaller one)"
+                        .into(),
+                comparison: format!(
+                    "{comparison} (the least favourable pair of sizes for the larger pool)"
+                ),
+                verdict: Verdict::of(&d),
+                mde: d.mde(),
+                difference: d,
+            });
+        }
+    }
+    let mut ranking: Vec<(Arm, Interval)> = arms
+        .iter()
+        .filter_map(|s| s.delta_id.map(|d| (s.arm, d)))
+        .collect();
+    ranking.sort_by(|a, b| b.1.estimate.total_cmp(&a.1.estimate));
+    let versus_aes_hdc = [
+        Arm::PassRate,
+        Arm::LearningProgress,
+        Arm::Sec,
+        Arm::Ladder,
+        Arm::Plr,
+        Arm::AllPool,
+        Arm::Aes,
+        Arm::RandomKHdc,
+    ]
+    .iter()
+    .filter_map(|&a| {
+        let d = ctx.arms_diff(Arm::AesHdc, a)?;
+        Some(Comparison {
+            label: format!("aes+hdc − {}", a.name()),
+            verdict: Verdict::of(&d),
+            difference: d,
+        })
+    })
+    .collect();
+    let mut control = Vec::new();
+    let main = ctx.arms_diff(Arm::Aes, Arm::RandomK);
+    let ctrl = ctx.arms_diff(Arm::ControlAes, Arm::ControlRandomK);
+    if let Some(d) = main {
+        control.push(Comparison {
+            label: "main pool: aes − random-k".into(),
+            verdict: Verdict::of(&d),
+            difference: d,
+        });
+    }
+    if let Some(d) = ctrl {
+        control.push(Comparison {
+            label: "control pool: control-aes − control-random-k".into(),
+            verdict: Verdict::of(&d),
+            difference: d,
+        });
+    }
+    if let (Some(a), Some(r), Some(ca), Some(cr)) = (
+        ctx.runs(Arm::Aes),
+        ctx.runs(Arm::RandomK),
+        ctx.runs(Arm::ControlAes),
+        ctx.runs(Arm::ControlRandomK),
+    ) {
+        let pool = &results.envs.pool;
+        let (a, r, ca, cr) = (
+            matrix(&a, pool),
+            matrix(&r, pool),
+            matrix(&ca, pool),
+            matrix(&cr, pool),
+        );
+        let d = bootstrap(a.len(), &[pool.len()], ctx.b, ctx.seed, |s, u| {
+            (mean_of(&a, s, &u[0]) - mean_of(&r, s, &u[0]))
+                - (mean_of(&ca, s, &u[0]) - mean_of(&cr, s, &u[0]))
+        })
+        .scaled(PTS);
+        control.push(Comparison {
+            label: "AES's advantage on the main pool minus on the control pool".into(),
+            verdict: Verdict::of(&d),
+            difference: d,
+        });
+    }
+    let hints = ctx
+        .arms_diff(Arm::AesHdc, Arm::AesHdcOtherHints)
+        .map(|d| Comparison {
+            label: format!(
+                "aes+hdc ({} hints) − aes+hdc ({} hints)",
+                results.config.hint_style,
+                results.config.other_hint_style()
+            ),
+            verdict: Verdict::of(&d),
+            difference: d,
+        });
+    let online = ctx
+        .arms_diff(Arm::AesHdcOnline, Arm::AesHdc)
+        .map(|d| Comparison {
+            label: "aes+hdc-online − aes+hdc (one-shot)".into(),
+            verdict: Verdict::of(&d),
+            difference: d,
+        });
+    let st_pool: Vec<EnvId> = results
+        .envs
+        .pool
+        .iter()
+        .filter(|e| results.constant_baseline.contains_key(*e))
+        .cloned()
+        .collect();
+    let base_over_constant = (!st_pool.is_empty()).then(|| {
+        let b = matrix(&[base], &st_pool);
+        let c: Vec<Vec<f64>> = vec![
+            st_pool
+                .iter()
+                .map(|e| results.constant_baseline[e] as f64)
+                .collect(),
+        ];
+        paired_difference(&b, &c, ctx.b, ctx.seed).scaled(PTS)
+    });
+    Some(Analysis {
+        arms,
+        claims,
+        ranking,
+        versus_aes_hdc,
+        control,
+        hints,
+        online,
+        scaling,
+        base_over_constant,
+    })
+}
+
+/// Per single-turn family of the pool: base success and constant-answer baseline, points.
+pub fn base_vs_constant_by_family(results: &Results) -> BTreeMap<String, (f64, f64)> {
+    let mut acc: BTreeMap<String, (f64, f64, usize)> = BTreeMap::new();
+    let Some(base) = results.base() else {
+        return BTreeMap::new();
+    };
+    for e in &results.envs.pool {
+        let (Some(c), Some(b)) = (results.constant_baseline.get(e), base.success(e)) else {
+            continue;
+        };
+        let fam = results.envs.family.get(e).cloned().unwrap_or_default();
+        let a = acc.entry(fam).or_default();
+        a.0 += b as f64;
+        a.1 += *c as f64;
+        a.2 += 1;
+    }
+    acc.into_iter()
+        .map(|(f, (b, c, n))| (f, (PTS * b / n as f64, PTS * c / n as f64)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::config::{ExperimentConfig, Preset};
+    use crate::experiment::results::{CodeInfo, EnvSets, SplitScores};
+
+    fn run(arm: Arm, seed: u32, envs: &[EnvId], score: impl Fn(usize) -> f32) -> ArmRun {
+        ArmRun {
+            arm,
+            seed,
+            train_envs: envs.to_vec(),
+            per_env: envs
+                .iter()
+                .enumerate()
+                .map(|(i, e)| (e.clone(), vec![score(i)]))
+                .collect(),
+            scores: SplitScores::default(),
+            env_steps: 0,
+            wall_seconds: 0.0,
+            curve: vec![],
+            curriculum: None,
+            reselections: vec![],
+            env_steps_per_s: 0.0,
+        }
+    }
+
+    fn results(base: impl Fn(usize) -> f32, arm: impl Fn(u32, usize) -> f32) -> Results {
+        let mut cfg = ExperimentConfig::preset(Preset::Smoke);
+        cfg.seeds = 3;
+        cfg.arms = vec![Arm::Base, Arm::Aes, Arm::RandomK];
+        cfg.eval.bootstrap = 500;
+        let envs: Vec<EnvId> = (0..20)
+            .map(|i| EnvId::new(format!("f{}/v{i}", i % 4)))
+            .collect();
+        let mut r = Results::new(cfg, CodeInfo::default());
+        r.envs = EnvSets {
+            pool: envs.clone(),
+            ood: vec![],
+            single_turn: vec![],
+            family: Default::default(),
+        };
+        r.runs.push(run(Arm::Base, 0, &envs, &base));
+        for s in 0..3 {
+            r.runs.push(run(Arm::Aes, s, &envs, |i| arm(s, i)));
+            r.runs
+                .push(run(Arm::RandomK, s, &envs, |i| arm(s, i) * 0.5));
+        }
+        r
+    }
+
+    #[test]
+    fn a_zero_base_has_point_gains_but_no_relative_gain() {
+        let r = results(|_| 0.0, |s, i| ((s as usize + i) % 3) as f32 * 0.2);
+        let a = analyse(&r).unwrap();
+        let aes = a.arms.iter().find(|s| s.arm == Arm::Aes).unwrap();
+        // Points are defined: the mean of 0, .2, .4 over envs and seeds is 0.2 = 20 points.
+        let d = aes.delta_id.unwrap();
+        assert!((d.estimate - 20.0).abs() < 1e-4, "{d:?}");
+        assert_eq!(Verdict::of(&d), Verdict::Supported);
+        // A relative gain over a zero base is undefined, in both statistics.
+        assert!(aes.pooled_gain_id.is_none());
+        assert!(aes.paper_gain.is_none());
+        let claim = a
+            .claims
+            .iter()
+            .find(|c| c.comparison == "aes − random-k")
+            .unwrap();
+        assert!((claim.difference.estimate - 10.0).abs() < 1e-4);
+    }
+
+    #[test]
+    fn pooled_gain_is_the_ratio_of_means() {
+        // Base 0.5 everywhere, the arm 0.6: +20% pooled, +10 points.
+        let r = results(|_| 0.5, |_, _| 0.6);
+        let a = analyse(&r).unwrap();
+        let aes = a.arms.iter().find(|s| s.arm == Arm::Aes).unwrap();
+        assert!((aes.pooled_gain_id.unwrap().estimate - 20.0).abs() < 1e-4);
+        assert!((aes.delta_id.unwrap().estimate - 10.0).abs() < 1e-4);
+        // Without any variation the interval collapses on the estimate.
+        let d = aes.delta_id.unwrap();
+        assert!((d.hi - d.lo).abs() < 1e-9);
+    }
+}
