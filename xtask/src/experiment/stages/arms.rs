@@ -188,14 +188,14 @@ struct OnlineState {
 
 /// The sampler of a run: HDC (traced) or a rival.
 enum Sampler {
-    Hdc(Traced),
+    Hdc(Box<Traced>),
     Rival(Box<dyn CurriculumSampler>),
 }
 
 impl Sampler {
     fn as_task_sampler(&mut self) -> &mut dyn TaskSampler {
         match self {
-            Sampler::Hdc(t) => t,
+            Sampler::Hdc(t) => t.as_mut(),
             Sampler::Rival(r) => r.as_mut(),
         }
     }
@@ -208,7 +208,7 @@ fn make_sampler(
     stream: u64,
 ) -> anyhow::Result<Sampler> {
     Ok(match plan {
-        SamplerPlan::Hdc(mode) => Sampler::Hdc(Traced::new(HdcSampler::new(
+        SamplerPlan::Hdc(mode) => Sampler::Hdc(Box::new(Traced::new(HdcSampler::new(
             specs,
             None,
             HdcConfig {
@@ -216,7 +216,7 @@ fn make_sampler(
                 ..hdc.clone()
             },
             stream,
-        )?)),
+        )?))),
         SamplerPlan::Rival(config) => Sampler::Rival(config.build(specs, stream)?),
     })
 }
@@ -547,7 +547,7 @@ mod tests {
             );
             match &p.sampler {
                 SamplerPlan::Rival(c) => {
-                    assert_eq!(c.kind().replace('_', "-"), arm.name().replace("plr", "plr"))
+                    assert_eq!(c.kind().replace('_', "-"), arm.name())
                 }
                 SamplerPlan::Hdc(_) => panic!("{} is a rival", arm.name()),
             }
