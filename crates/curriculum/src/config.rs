@@ -152,6 +152,13 @@ pub struct HdcConfig {
     /// HDC to a training budget; every such advance is counted per environment
     /// ([`crate::EnvState::capped_advances`]) and reported. Default 0.
     pub max_stage_episodes: u32,
+    /// When above 0, every environment passes its scale range in this many windows at each
+    /// level, whatever the range's length: its window is `ceil(range / n)` scales wide and
+    /// moves by its width, so the windows partition the range (and `window_width` and
+    /// `window_step` are ignored). Every environment then has the same number of stages, which
+    /// is what sizes HDC to a budget of episodes per environment: with a fixed width, an
+    /// environment with 12 scales has 3 times the stages of one with 4. Default 0 (off).
+    pub windows_per_level: u32,
     /// Number of consecutive scales in the sliding window (clipped to the env's range).
     /// Default 2: narrow enough that the window's position tracks competence, wide enough
     /// that neighbouring scales are mixed.
@@ -193,6 +200,7 @@ impl Default for HdcConfig {
             mode: Mode::Full,
             window_width: 2,
             window_step: 1,
+            windows_per_level: 0,
             max_stage_episodes: 0,
             competence_threshold: 0.7,
             ema_rate: 0.05,

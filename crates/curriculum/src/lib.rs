@@ -66,6 +66,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod balanced;
 mod config;
 mod error;
 mod registry;
@@ -75,6 +76,7 @@ mod shared;
 pub mod synthetic;
 mod traced;
 
+pub use balanced::StepBalanced;
 pub use config::{FixedScale, HdcConfig, Mode};
 pub use envdist_core::TaskSampler;
 pub use error::CurriculumError;

@@ -90,6 +90,9 @@ pub struct CloneSummary {
     pub final_accuracy: f32,
     /// Demonstration episodes the solver finished successfully (noise included).
     pub demo_success: f32,
+    /// Steps played but not learned from: the solver had no legal action there.
+    #[serde(default)]
+    pub unlabelled_steps: u64,
 }
 
 struct Demo {
@@ -134,7 +137,7 @@ impl<B: AutodiffBackend> Core<B> {
             let task = sampler.sample();
             demos.push((start(task.clone(), self.factory.as_ref())?, task));
         }
-        let (mut done_eps, mut solved_eps) = (0u64, 0u64);
+        let (mut done_eps, mut solved_eps, mut unlabelled) = (0u64, 0u64, 0u64);
         let mut batch: Vec<(Features, ActionId)> = Vec::with_capacity(cfg.minibatch);
         let mut bufs = BatchBuffers::default();
         let (mut samples, mut steps) = (0u64, 0u64);
@@ -142,18 +145,28 @@ impl<B: AutodiffBackend> Core<B> {
         let tail_from = total_steps - total_steps / 10;
         let (mut tail_loss, mut tail_hits, mut tail_n) = (0.0f64, 0u64, 0u64);
         while samples + (cfg.minibatch as u64) <= cfg.samples {
+            if samples == 0 && unlabelled > cfg.samples.max(cfg.minibatch as u64 * 64) {
+                return Err(TrainerError::Config(InvalidValue::new(
+                    "sampler",
+                    "environments whose solvers give legal actions",
+                    format!("{unlabelled} steps without one and no labelled sample"),
+                )));
+            }
             // One step of every demonstration, in parallel: the solver's label, the action
             // actually played, the next observation.
             let noise: Vec<(f64, u64)> = (0..demos.len())
                 .map(|_| (rng.next_f64(), rng.next_u64()))
                 .collect();
             let model_cfg = &model_cfg;
-            let stepped: Vec<(Features, ActionId, bool, bool)> = demos
+            let stepped: Vec<(Features, Option<ActionId>, bool, bool)> = demos
                 .par_iter_mut()
                 .zip(noise.par_iter())
                 .map(|((d, _), &(u, pick))| {
-                    let label = d.env.oracle_action().unwrap_or(ActionId::WAIT);
                     let legal = d.env.legal_actions();
+                    // A state without a legal solver action teaches nothing (its label would
+                    // be masked out of the softmax): it is played but not learned from.
+                    let target = d.env.oracle_action().filter(|a| legal.contains(*a));
+                    let label = target.unwrap_or(ActionId::WAIT);
                     let played = if u < cfg.noise as f64 && legal.count() > 0 {
                         legal
                             .iter()
@@ -169,11 +182,15 @@ impl<B: AutodiffBackend> Core<B> {
                         &mut d.features,
                         encode(&step.observation, step.legal, model_cfg),
                     );
-                    (seen, label, ended, step.done && step.success)
+                    (seen, target, ended, step.done && step.success)
                 })
                 .collect();
-            for (i, (features, label, ended, success)) in stepped.into_iter().enumerate() {
-                batch.push((features, label));
+            for (i, (features, target, ended, success)) in stepped.into_iter().enumerate() {
+                if let Some(label) = target {
+                    batch.push((features, label));
+                } else {
+                    unlabelled += 1;
+                }
                 if ended {
                     done_eps += 1;
                     solved_eps += success as u64;
@@ -210,6 +227,7 @@ impl<B: AutodiffBackend> Core<B> {
             final_loss: (tail_loss / tail_n.max(1) as f64) as f32,
             final_accuracy: tail_hits as f32 / (tail_n.max(1) * cfg.minibatch as u64) as f32,
             demo_success: solved_eps as f32 / done_eps.max(1) as f32,
+            unlabelled_steps: unlabelled,
         })
     }
 

@@ -264,13 +264,18 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
             }
         );
     }
+    let windows = match c.hdc.windows_per_level {
+        0 => format!(
+            "window {} scales moving by {}",
+            c.hdc.window_width, c.hdc.window_step
+        ),
+        n => format!("each env's scale range passed in {n} windows per level"),
+    };
     let _ = writeln!(
         r,
-        "\nHDC settings: window {} scales moving by {}, competence {:.2} (EMA rate {:.2}, at \
+        "\nHDC settings: {windows}, competence {:.2} (EMA rate {:.2}, at \
          least {} episodes), a stage capped at {} episodes (a capped advance is a budget \
          fallback, not earned competence), review decay λ = {}.\n",
-        c.hdc.window_width,
-        c.hdc.window_step,
         c.hdc.competence_threshold,
         c.hdc.ema_rate,
         c.hdc.min_episodes,

@@ -77,9 +77,30 @@ impl HdcSampler {
         }
     }
 
+    /// Width of environment `i`'s scale window (see [`HdcConfig::windows_per_level`]).
+    pub(super) fn window_width(&self, i: usize) -> u32 {
+        match self.config.windows_per_level {
+            0 => self.config.window_width,
+            n => {
+                let r = self.envs[i].scale;
+                // Scales in the range, saturating (a full u32 range has 2^32 of them).
+                let len = (r.max - r.min).saturating_add(1);
+                len.div_ceil(n).max(1)
+            }
+        }
+    }
+
+    /// How far environment `i`'s window moves when a stage is passed.
+    fn window_step(&self, i: usize) -> u32 {
+        match self.config.windows_per_level {
+            0 => self.config.window_step,
+            _ => self.window_width(i),
+        }
+    }
+
     pub(super) fn top_lo(&self, i: usize) -> u32 {
         let r = self.envs[i].scale;
-        let w = self.config.window_width;
+        let w = self.window_width(i);
         // `max - min < w` rather than `len() <= w`: len() overflows on a full u32 range.
         if r.max - r.min < w {
             r.min
@@ -94,7 +115,7 @@ impl HdcSampler {
         match self.config.mode {
             mode if mode.slides_scale() => {
                 let lo = self.per_env[i].window_lo;
-                let hi = lo.saturating_add(self.config.window_width - 1).min(r.max);
+                let hi = lo.saturating_add(self.window_width(i) - 1).min(r.max);
                 (lo, hi)
             }
             Mode::HarnessOnly if self.config.harness_only_scale == FixedScale::Mid => {
@@ -240,12 +261,10 @@ impl HdcSampler {
         }
         let top = self.top_lo(i);
         let min = self.envs[i].scale.min;
-        let step = self.config.window_step;
+        let step = self.window_step(i);
         let st = &mut self.per_env[i];
-        if capped {
-            st.capped_advances += 1;
-        }
-        match self.config.mode {
+        let was_ready = st.ready;
+        let effect = match self.config.mode {
             mode if mode.slides_scale() && st.window_lo < top => {
                 st.window_lo = st.window_lo.saturating_add(step).min(top);
                 Self::reset_stage(st);
@@ -272,7 +291,17 @@ impl HdcSampler {
                 UpdateEffect::Counted
             }
             Mode::None | Mode::BaselineUniform | Mode::BaselineH4 => UpdateEffect::Counted,
+        };
+        // A capped stage counts once, when the cap moves the environment on (a window or
+        // level up, or its first "ready" at the last stage): an environment that sits at its
+        // last stage past the cap advances nowhere and is not counted again.
+        let st = &mut self.per_env[i];
+        let moved = matches!(effect, UpdateEffect::WindowUp | UpdateEffect::LevelUp)
+            || (!was_ready && st.ready);
+        if capped && moved {
+            st.capped_advances += 1;
         }
+        effect
     }
 
     fn maybe_advance_global(&mut self) -> UpdateEffect {
@@ -321,6 +350,29 @@ mod tests {
     }
 
     #[test]
+    fn windows_per_level_give_short_and_long_ranges_the_same_number_of_stages() {
+        let cfg = HdcConfig {
+            min_episodes: 2,
+            competence_threshold: 0.5,
+            ema_rate: 0.5,
+            windows_per_level: 2,
+            ..Default::default()
+        };
+        for (min, max, first, second) in [(1, 4, (1, 2), (3, 4)), (1, 12, (1, 6), (7, 12))] {
+            let mut s = HdcSampler::new(&specs(1, min, max), None, cfg.clone(), 1).unwrap();
+            let id = EnvId::new("fam/v0");
+            assert_eq!(s.window(0), first, "range {min}..={max}");
+            s.record(&outcome(&id, HarnessLevel::H0, min, true));
+            s.record(&outcome(&id, HarnessLevel::H0, min, true));
+            assert_eq!(s.window(0), second, "range {min}..={max}");
+            s.record(&outcome(&id, HarnessLevel::H0, max, true));
+            let effect = s.record(&outcome(&id, HarnessLevel::H0, max, true));
+            assert_eq!(effect, UpdateEffect::LevelUp, "range {min}..={max}");
+            assert_eq!(s.window(0), first, "back at the bottom, range {min}..={max}");
+        }
+    }
+
+    #[test]
     fn window_steps_jump_and_a_capped_stage_advances_and_is_counted() {
         let cfg = HdcConfig {
             min_episodes: 3,
@@ -343,6 +395,25 @@ mod tests {
         assert_eq!(effects[3], UpdateEffect::LevelUp);
         assert_eq!(s.current_level(0), HarnessLevel::H1);
         assert_eq!(s.env_state(0).unwrap().capped_advances, 1);
+        // At the last stage (H4, top window) the cap can move nothing: however many failures
+        // follow, it is counted once (the stage's first "ready"), not once per episode.
+        let mut last = HdcSampler::new(
+            &specs(1, 2, 3),
+            None,
+            HdcConfig {
+                min_episodes: 3,
+                max_stage_episodes: 4,
+                harness_start: HarnessLevel::H4,
+                ..Default::default()
+            },
+            1,
+        )
+        .unwrap();
+        for _ in 0..40 {
+            last.record(&outcome(&id, HarnessLevel::H4, 2, false));
+        }
+        assert_eq!(last.current_level(0), HarnessLevel::H4);
+        assert_eq!(last.env_state(0).unwrap().capped_advances, 1);
         let bad = HdcConfig {
             min_episodes: 5,
             max_stage_episodes: 2,

@@ -27,7 +27,7 @@ use super::eval::{EvalKey, evaluate};
 use super::pool::PoolStage;
 use super::selections::{SelectionsKey, reselect};
 use super::{bar, specs_of};
-use crate::experiment::config::{Arm, ExperimentConfig, OnlineConfig};
+use crate::experiment::config::{Arm, ExperimentConfig, FinetuneConfig, OnlineConfig};
 use crate::experiment::results::{ArmRun, CurriculumSummary, SelectionId, SelectionSummary};
 
 /// How arms are trained.
@@ -37,6 +37,8 @@ pub struct TrainKey {
     pub steps: u64,
     /// Network and RL preset.
     pub model: TrainPreset,
+    /// Overrides of the preset's RL settings.
+    pub finetune: FinetuneConfig,
     /// Device.
     pub device: Device,
     /// Master seed.
@@ -57,6 +59,7 @@ impl TrainKey {
         Self {
             steps: cfg.train_steps,
             model: cfg.model,
+            finetune: cfg.finetune.clone(),
             device: cfg.device,
             seed: cfg.seed,
             hdc: cfg.hdc.clone(),
@@ -289,8 +292,10 @@ pub fn train_arm(
         if job.plan.online {
             envdist_core::io::write_json_atomic(&online_path, &online_state)?;
         }
+        let mut rl = train_config(train.model, train.steps, stream);
+        train.finetune.apply(&mut rl);
         Trainer::from_policy(
-            train_config(train.model, train.steps, stream),
+            rl,
             factory,
             base,
         )?

@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use envdist_core::EnvFactory;
-use envdist_curriculum::{HdcConfig, HdcSampler, Mode};
+use envdist_core::{EnvFactory, TaskSampler, Turn};
+use envdist_curriculum::{HdcConfig, HdcSampler, Mode, StepBalanced};
 use envdist_envs::Suite;
 use envdist_trainer::{CloneConfig, CloneSummary, Device, TrainConfig, TrainPreset, Trainer};
 use serde::{Deserialize, Serialize};
@@ -57,12 +57,34 @@ pub fn run(
         mode: Mode::BaselineUniform,
         ..HdcConfig::default()
     };
-    let mut sampler = HdcSampler::new(&specs, None, uniform, key.seed ^ 0x4243_4c4e)?;
+    let seed = key.seed ^ 0x4243_4c4e;
+    let mut sampler: Box<dyn TaskSampler> = if key.base.balance_turns {
+        // One sample per step: uniform over environments, the one-step single-turn tasks
+        // would get a few percent of the demonstrations. Half the steps go to each kind.
+        let mut parts = Vec::new();
+        for (i, turn) in [Turn::Single, Turn::Multi].into_iter().enumerate() {
+            let of_kind: Vec<_> = specs.iter().filter(|s| s.turn == turn).cloned().collect();
+            if of_kind.is_empty() {
+                continue;
+            }
+            let ids = of_kind.iter().map(|s| s.id.clone()).collect();
+            let part: Box<dyn TaskSampler> = Box::new(HdcSampler::new(
+                &of_kind,
+                None,
+                uniform.clone(),
+                seed + i as u64,
+            )?);
+            parts.push((ids, part));
+        }
+        Box::new(StepBalanced::new(parts, seed)?)
+    } else {
+        Box::new(HdcSampler::new(&specs, None, uniform, seed)?)
+    };
     let factory: Arc<dyn EnvFactory> = suite;
     let mut trainer = Trainer::new(train_config(key.model, 1, key.seed), factory, key.device)?;
     let pb = bar(key.base.samples, "base: cloning the solvers");
     let clone = trainer.clone_behaviour(
-        &mut sampler,
+        sampler.as_mut(),
         &CloneConfig {
             samples: key.base.samples,
             noise: key.base.noise,
@@ -73,7 +95,7 @@ pub fn run(
     )?;
     pb.finish_and_clear();
     let ckpt = dir.join("checkpoint");
-    trainer.save_checkpoint(&ckpt, &sampler)?;
+    trainer.save_checkpoint(&ckpt, sampler.as_ref())?;
     Ok(BaseStage {
         checkpoint: relative(&ckpt, run_root),
         clone,
