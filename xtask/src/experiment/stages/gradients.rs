@@ -30,6 +30,20 @@ pub struct GradientsKey {
     pub harness: HarnessLevel,
 }
 
+impl GradientsKey {
+    /// The gradient config the stage runs with: the defaults but for episodes, dimension,
+    /// harness level and a seed derived from the master seed.
+    pub fn config(&self) -> GradientConfig {
+        GradientConfig {
+            rollouts_per_env: self.episodes as usize,
+            dim: self.dim,
+            seed: self.seed ^ 0x4752_4144,
+            harness: self.harness,
+            ..GradientConfig::default()
+        }
+    }
+}
+
 /// Gradient output.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GradientStage {
@@ -67,13 +81,7 @@ pub fn run(
     dir: &Path,
     run_root: &Path,
 ) -> anyhow::Result<GradientStage> {
-    let gcfg = GradientConfig {
-        rollouts_per_env: key.episodes as usize,
-        dim: key.dim,
-        seed: key.seed ^ 0x4752_4144,
-        harness: key.harness,
-        ..GradientConfig::default()
-    };
+    let gcfg = key.config();
     let pb = bar(
         pool.pool.len() as u64,
         &format!("per-env gradients at {}", key.harness),
