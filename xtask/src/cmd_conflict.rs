@@ -1,6 +1,6 @@
 //! `cargo xtask conflict-estimates`: cheaper estimates of the per-environment gradients behind
 //! AES's conflict term, measured against the full estimate the study's gradients stage
-//! computes, on the same model, profiles and environments, in one process.
+//! computes (at H4, as for selection), on the same model, profiles and environments, in one process.
 //!
 //! ```text
 //! cargo xtask conflict-estimates --checkpoint runs/x/warmup/checkpoint \
@@ -29,13 +29,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use envdist_core::{CosineAgreement, EnvId, GradientSet, ProfileSet, Rng};
+use envdist_core::{CosineAgreement, EnvId, GradientSet, HarnessLevel, ProfileSet, Rng};
 use envdist_envs::Suite;
 use envdist_selection::{Problem, SelectConfig, Selection, select};
 use envdist_trainer::{
     Device, GradientConfig, GradientCost, GradientParams, PolicyModel, per_env_gradients_report,
 };
 use serde::Serialize;
+use xtask::experiment::config::{ExperimentConfig, GradientsConfig, Preset};
 use xtask::experiment::stages::bar;
 use xtask::experiment::stages::gradients::GradientsKey;
 
@@ -67,17 +68,18 @@ pub struct ConflictArgs {
     /// `head`, `ep<N>`, `d<N>`, `t<N>`, `seed<N>` (e.g. `head+ep32`), or `noise` alone.
     #[arg(long, value_delimiter = ',', default_value = DEFAULT_ESTIMATES)]
     estimates: Vec<String>,
-    /// Episodes per environment of the reference (the study's `gradient_episodes`).
-    #[arg(long, default_value_t = 256)]
+    /// Episodes per environment of the reference (the study's `gradients.episodes`).
+    #[arg(long, default_value_t = GradientsConfig::default().episodes)]
     episodes: u32,
-    /// Projection dimension of the reference (the study's `gradient_dim`).
-    #[arg(long, default_value_t = 1024)]
+    /// Projection dimension of the reference (the study's `gradients.dim`).
+    #[arg(long, default_value_t = GradientsConfig::default().dim)]
     dim: usize,
-    /// The study's master seed; the gradient seed derives from it as in the gradients stage.
-    #[arg(long, default_value_t = 2026)]
+    /// The study's master seed (default: the `cpu` preset's); the gradient seed derives from
+    /// it as in the gradients stage.
+    #[arg(long, default_value_t = ExperimentConfig::preset(Preset::Cpu).seed)]
     seed: u64,
-    /// AES budget.
-    #[arg(long, default_value_t = 30)]
+    /// AES budget (the study's `k`).
+    #[arg(long, default_value_t = ExperimentConfig::preset(Preset::Cpu).k)]
     k: usize,
     /// Fraction of all pairs counted as the most conflicting (for the recall).
     #[arg(long, default_value_t = 0.05)]
@@ -383,13 +385,15 @@ pub fn run(args: ConflictArgs) -> anyhow::Result<()> {
     let model = PolicyModel::load(&args.checkpoint, device)
         .with_context(|| format!("loading {}", args.checkpoint.display()))?;
     let canvas = model.config().image_size as u32;
-    let suite = Arc::new(
-        Suite::with_canvas(canvas).map_err(|e| anyhow::anyhow!("canvas {canvas}: {e}"))?,
-    );
+    let suite =
+        Arc::new(Suite::with_canvas(canvas).map_err(|e| anyhow::anyhow!("canvas {canvas}: {e}"))?);
     let reference_cfg = GradientsKey {
         episodes: args.episodes,
         dim: args.dim,
         seed: args.seed,
+        harness: HarnessLevel::H4,
+        params: GradientParams::All,
+        max_episode_steps: None,
     }
     .config();
     if let Some(dir) = &args.save_sets {
@@ -433,17 +437,16 @@ pub fn run(args: ConflictArgs) -> anyhow::Result<()> {
             selection,
         ))
     };
-    let measure = |name: &str,
-                   cfg: &GradientConfig|
-     -> anyhow::Result<(Measured, GradientSet, Selection)> {
-        let pb = bar(envs.len() as u64, name);
-        let t = Instant::now();
-        let report =
-            per_env_gradients_report(&model, suite.as_ref(), &envs, cfg, &mut |_| pb.inc(1))?;
-        let seconds = t.elapsed().as_secs_f64();
-        pb.finish_and_clear();
-        finish(name, Some(cfg.clone()), seconds, report.cost, report.set)
-    };
+    let measure =
+        |name: &str, cfg: &GradientConfig| -> anyhow::Result<(Measured, GradientSet, Selection)> {
+            let pb = bar(envs.len() as u64, name);
+            let t = Instant::now();
+            let report =
+                per_env_gradients_report(&model, suite.as_ref(), &envs, cfg, &mut |_| pb.inc(1))?;
+            let seconds = t.elapsed().as_secs_f64();
+            pb.finish_and_clear();
+            finish(name, Some(cfg.clone()), seconds, report.cost, report.set)
+        };
     let noise = |name: &str| -> anyhow::Result<(Measured, GradientSet, Selection)> {
         let t = Instant::now();
         let mut rng = Rng::seed_from_u64(reference_cfg.seed ^ 0x4e4f_4953);
@@ -505,15 +508,13 @@ pub fn run(args: ConflictArgs) -> anyhow::Result<()> {
     let rows: Vec<Row> = measured
         .into_iter()
         .zip(rows)
-        .map(
-            |((m, _, _), (vs_reference, vs_replicate, stable))| Row {
-                cost_ratio: m.seconds / reference_seconds,
-                measured: m,
-                vs_reference,
-                vs_replicate,
-                stable,
-            },
-        )
+        .map(|((m, _, _), (vs_reference, vs_replicate, stable))| Row {
+            cost_ratio: m.seconds / reference_seconds,
+            measured: m,
+            vs_reference,
+            vs_replicate,
+            stable,
+        })
         .collect();
 
     let report = Report {

@@ -631,7 +631,10 @@ mod tests {
             vec![1.0, 0.0, 0.9, 0.1, 1.0, -0.2, 0.0, 1.0],
         );
         let f = flipped.cosine_agreement(&reference, 0.2).unwrap();
-        assert!((f.spearman.unwrap() - (1.0 - 228.0 / 210.0)).abs() < 1e-5, "{f:?}");
+        assert!(
+            (f.spearman.unwrap() - (1.0 - 228.0 / 210.0)).abs() < 1e-5,
+            "{f:?}"
+        );
         assert_eq!(f.conflict_recall, 0.0);
         // Zero rows: cosines 0, a constant list has no ranking.
         let zero = set(&["e/a", "e/b", "e/c", "e/d"], 2, vec![0.0; 8]);

@@ -143,7 +143,10 @@ pub fn lowest_recall(estimate: &[f32], reference: &[f32], count: usize) -> Optio
     for i in lowest(estimate, count) {
         mine[i] = true;
     }
-    let hits = lowest(reference, count).into_iter().filter(|&i| mine[i]).count();
+    let hits = lowest(reference, count)
+        .into_iter()
+        .filter(|&i| mine[i])
+        .count();
     Some(hits as f64 / count as f64)
 }
 
@@ -188,7 +191,10 @@ mod tests {
         assert!((kendall_tau_b(&a, &one).unwrap() - 0.8).abs() < 1e-12);
         // Spearman: 1 - 6 sum d^2 / (n (n^2 - 1)) = 1 - 12 / 120.
         assert!((spearman(&a, &one).unwrap() - 0.9).abs() < 1e-12);
-        assert_eq!(average_ranks(&[3.0, 1.0, 3.0, 2.0]), vec![3.5, 1.0, 3.5, 2.0]);
+        assert_eq!(
+            average_ranks(&[3.0, 1.0, 3.0, 2.0]),
+            vec![3.5, 1.0, 3.5, 2.0]
+        );
     }
 
     #[test]

@@ -161,7 +161,8 @@ pub fn play_greedy(
         tasks,
         256,
         play::Mode::Greedy,
-        false
+        false,
+        None
     ))?;
     Ok(played.into_iter().map(|p| p.outcome).collect())
 }
@@ -246,19 +247,18 @@ pub fn per_env_gradients_report(
     // regenerated block by block on every call, which costs as much as projecting many rows.
     let mut pending: Vec<Vec<f32>> = Vec::new();
     let mut project_seconds = 0.0f64;
-    let mut flush = |pending: &mut Vec<Vec<f32>>,
-                     values: &mut Vec<f32>,
-                     split_half_cosine: &mut Vec<f32>| {
-        let t = std::time::Instant::now();
-        let d = cfg.dim;
-        let p = project(pending, d, cfg.projection, cfg.seed);
-        for rows in p.chunks_exact(3 * d) {
-            values.extend_from_slice(&rows[..d]);
-            split_half_cosine.push(cosine(&rows[d..2 * d], &rows[2 * d..]));
-        }
-        pending.clear();
-        project_seconds += t.elapsed().as_secs_f64();
-    };
+    let mut flush =
+        |pending: &mut Vec<Vec<f32>>, values: &mut Vec<f32>, split_half_cosine: &mut Vec<f32>| {
+            let t = std::time::Instant::now();
+            let d = cfg.dim;
+            let p = project(pending, d, cfg.projection, cfg.seed);
+            for rows in p.chunks_exact(3 * d) {
+                values.extend_from_slice(&rows[..d]);
+                split_half_cosine.push(cosine(&rows[d..2 * d], &rows[2 * d..]));
+            }
+            pending.clear();
+            project_seconds += t.elapsed().as_secs_f64();
+        };
     let mut cost = GradientCost::default();
     with_model!(model, |net, dev| gradients::each_env_gradient(
         net,

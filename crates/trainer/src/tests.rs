@@ -299,8 +299,8 @@ fn head_only_gradient_is_the_head_slice_of_the_full_gradient() {
         }
     }
     // Projected: same shape as the full estimate, with far fewer parameters differentiated.
-    let report = per_env_gradients_report(&model, factory.as_ref(), &envs, &head, &mut |_| {})
-        .unwrap();
+    let report =
+        per_env_gradients_report(&model, factory.as_ref(), &envs, &head, &mut |_| {}).unwrap();
     assert_eq!((report.set.len(), report.set.dim), (3, head.dim));
     assert_eq!(report.cost.params, range.len());
     assert_eq!(report.cost.episodes, 3 * 12);
@@ -326,7 +326,11 @@ fn capped_episodes_are_shorter_and_bad_gradient_configs_are_errors() {
     let short = per_env_gradients_report(&model, &factory, &envs, &capped, &mut |_| {}).unwrap();
     assert_eq!(short.cost.episodes, full.cost.episodes);
     assert!(short.cost.env_steps <= 3 * 8 * 3, "{:?}", short.cost);
-    assert!(short.cost.env_steps < full.cost.env_steps, "{:?}", short.cost);
+    assert!(
+        short.cost.env_steps < full.cost.env_steps,
+        "{:?}",
+        short.cost
+    );
     assert_eq!(full.cost.params, model.num_params());
     for (field, bad) in [
         (

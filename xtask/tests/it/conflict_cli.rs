@@ -104,7 +104,10 @@ fn conflict_estimates_measure_against_the_reference() {
     assert_eq!(v["replicate"], "seed1");
     let rows = v["rows"].as_array().unwrap();
     let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["reference", "ep8", "head", "t2+ep4", "seed1", "noise"]);
+    assert_eq!(
+        names,
+        ["reference", "ep8", "head", "t2+ep4", "seed1", "noise"]
+    );
     let reference = &rows[0];
     assert_eq!(reference["config"]["rollouts_per_env"], 8);
     assert_eq!(reference["config"]["params"], "all");
@@ -126,7 +129,10 @@ fn conflict_estimates_measure_against_the_reference() {
     assert!(rows[3]["cost_ratio"].as_f64().unwrap() > 0.0);
     // The replicate is not compared with itself; noise has no config and no work.
     assert!(rows[4]["vs_replicate"].is_null());
-    assert_eq!(rows[4]["config"]["seed"], reference["config"]["seed"].as_u64().unwrap() + 1);
+    assert_eq!(
+        rows[4]["config"]["seed"],
+        reference["config"]["seed"].as_u64().unwrap() + 1
+    );
     assert!(rows[5]["config"].is_null());
     assert_eq!(params(&rows[5]), 0);
 
