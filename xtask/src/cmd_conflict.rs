@@ -15,7 +15,8 @@
 //! Gaussian rows: the floor of every statistic). For each: wall seconds and their ratio to the reference's,
 //! the work done, the rank agreement of all pairwise cosines with the reference's (Spearman,
 //! Kendall), the recall of the reference's most negative pairs, and the overlap of the AES
-//! selection it leads to with the reference's (same profiles, `SelectConfig::aes(k)`). The
+//! selection it leads to with the reference's (same profiles, the study's AES: full coverage,
+//! zero-gradient environments excluded). The
 //! reference is itself an estimate from sampled episodes: when the `--replicate` estimate
 //! (`seed1`: the reference's config on other episodes) is measured, every row is also compared
 //! with it. Agreement with the reference rewards sharing its episodes, noise included;
@@ -31,14 +32,15 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use envdist_core::{CosineAgreement, EnvId, GradientSet, HarnessLevel, ProfileSet, Rng};
 use envdist_envs::Suite;
-use envdist_selection::{Problem, SelectConfig, Selection, select};
+use envdist_selection::Selection;
 use envdist_trainer::{
     Device, GradientConfig, GradientCost, GradientParams, PolicyModel, per_env_gradients_report,
 };
 use serde::Serialize;
-use xtask::experiment::config::{ExperimentConfig, GradientsConfig, Preset};
+use xtask::experiment::config::{ExperimentConfig, GradientsConfig, Preset, ZeroGradient};
 use xtask::experiment::stages::bar;
 use xtask::experiment::stages::gradients::GradientsKey;
+use xtask::experiment::stages::selections::{SelectionsKey, study_aes};
 
 /// Schema version of the JSON this command writes.
 pub const CONFLICT_ESTIMATES_SCHEMA_VERSION: u32 = 1;
@@ -94,6 +96,10 @@ pub struct ConflictArgs {
     /// the reference.
     #[arg(long, default_value = "seed1")]
     replicate: String,
+    /// Zero-gradient environments in the AES selections: `exclude` (the study's default:
+    /// left out as unknown) or `keep` (seen as conflict-free).
+    #[arg(long, default_value = "exclude")]
+    zero_gradient: String,
     /// `cpu` or `cuda` (`cuda:N`); cuda needs `--features cuda`.
     #[arg(long, default_value = "cpu")]
     device: String,
@@ -379,9 +385,17 @@ pub fn run(args: ConflictArgs) -> anyhow::Result<()> {
             envs.len()
         );
     }
-    // The selections see only the measured environments' profiles (abilities unchanged).
-    let mut subset = profiles.clone();
-    subset.profiles.retain(|p| envs.contains(&p.env));
+    // The selections are the study's AES over the measured environments' profiles.
+    let sel_key = SelectionsKey {
+        k: args.k,
+        seeds: 1,
+        seed: args.seed,
+        zero_gradient: match args.zero_gradient.as_str() {
+            "exclude" => ZeroGradient::Exclude,
+            "keep" => ZeroGradient::Keep,
+            other => bail!("--zero-gradient {other:?}: expected exclude or keep"),
+        },
+    };
     let model = PolicyModel::load(&args.checkpoint, device)
         .with_context(|| format!("loading {}", args.checkpoint.display()))?;
     let canvas = model.config().image_size as u32;
@@ -415,8 +429,10 @@ pub fn run(args: ConflictArgs) -> anyhow::Result<()> {
                   cost: GradientCost,
                   set: GradientSet|
      -> anyhow::Result<(Measured, GradientSet, Selection)> {
-        let problem = Problem::from_profiles(&subset, Some(&set))?;
-        let selection = select(&problem, &SelectConfig::aes(args.k))?;
+        let (selection, note) = study_aes(&sel_key, &profiles, &set, &envs)?;
+        if let Some(note) = &note {
+            eprintln!("  {name}: {note}");
+        }
         if let Some(dir) = &args.save_sets {
             set.write(dir.join(format!("{name}.safetensors")))?;
         }

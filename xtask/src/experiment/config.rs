@@ -208,11 +208,19 @@ pub struct GradientsConfig {
     /// more polarised on bare pixels (H4) than with text, as the paper reports.
     pub polarisation: bool,
     /// Parameters the gradients are taken with respect to: `all` (default) or `policy_head`
-    /// (a cheaper estimate; see docs/conflict-estimates.md).
+    /// (a cheaper estimate; see docs/conflict-estimates.md). Not written when `all`, so
+    /// configs and records of earlier runs read and compare as before.
+    #[serde(skip_serializing_if = "is_all_params")]
     pub params: GradientParams,
     /// Cut every gradient episode after this many steps (default: none, each env's own
-    /// limit; see docs/conflict-estimates.md).
+    /// limit; see docs/conflict-estimates.md). Not written when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_episode_steps: Option<u32>,
+}
+
+/// Whether gradients are taken with respect to every parameter (the default).
+pub fn is_all_params(p: &GradientParams) -> bool {
+    *p == GradientParams::All
 }
 
 impl Default for GradientsConfig {

@@ -30,15 +30,11 @@ pub struct GradientsKey {
     pub harness: HarnessLevel,
     /// Parameters the gradient is taken with respect to (left out of the key when `all`, so
     /// caches of runs before the option existed stay valid).
-    #[serde(skip_serializing_if = "is_all")]
+    #[serde(skip_serializing_if = "crate::experiment::config::is_all_params")]
     pub params: GradientParams,
     /// Episode step cut (left out of the key when none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_episode_steps: Option<u32>,
-}
-
-fn is_all(p: &GradientParams) -> bool {
-    *p == GradientParams::All
 }
 
 impl GradientsKey {
