@@ -140,8 +140,12 @@ fn conflict_estimates_measure_against_the_reference() {
     assert!(!bad.status.success());
     let e = String::from_utf8_lossy(&bad.stderr);
     assert!(e.contains("ep0"), "{e}");
-    let bad = xtask(&[&base[..], &["--estimates", "fast"]].concat());
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown part"));
+    let bad = xtask(&[&base[..], &["--estimates", "ep16,foo"]].concat());
+    assert!(!bad.status.success());
+    let e = String::from_utf8_lossy(&bad.stderr);
+    assert!(e.contains("\"foo\"") && e.contains("unknown part"), "{e}");
+    let bad = xtask(&[&base[..], &["--zero-gradient", "drop"]].concat());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--zero-gradient \"drop\""));
     let bad = xtask(&[&base[..], &["--estimates", "noise+head"]].concat());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("stands alone"));
     let _ = std::fs::remove_dir_all(&dir);

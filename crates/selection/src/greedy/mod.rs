@@ -305,7 +305,7 @@ mod tests {
     #[test]
     fn overlap_is_shared_picks_over_k_in_any_order() {
         let pool = crate::synthetic::generate(&crate::synthetic::SyntheticConfig {
-            n: 40,
+            n: 80,
             seed: 3,
             ..Default::default()
         })
