@@ -11,8 +11,8 @@ use envdist_core::{EnvId, HarnessLevel, TaskSampler};
 use envdist_curriculum::{HdcConfig, HdcSampler};
 use envdist_envs::Suite;
 use envdist_trainer::{
-    AdvantageKind, Baseline, Device, GradientConfig, PolicyModel, ProjectionKind, RunOptions,
-    ScaleChoice, TrainConfig, Trainer, UniformSampler,
+    AdvantageKind, Baseline, Device, GradientConfig, GradientParams, PolicyModel, ProjectionKind,
+    RunOptions, ScaleChoice, TrainConfig, Trainer, UniformSampler,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -108,6 +108,12 @@ pub struct GradientsArgs {
     /// Baseline subtracted from returns: `mean` (per env) or `value` (the value head).
     #[arg(long, default_value = "mean")]
     pub baseline: String,
+    /// Parameters differentiated: `all` or `head` (the policy head only, a cheap estimate).
+    #[arg(long, default_value = "all")]
+    pub params: String,
+    /// Cut every episode after this many steps (default: each env's own limit).
+    #[arg(long)]
+    pub max_episode_steps: Option<u32>,
     /// `cpu` or `cuda`.
     #[arg(long, default_value = "cpu")]
     pub device: String,
@@ -362,6 +368,12 @@ pub fn run_gradients(args: GradientsArgs) -> anyhow::Result<()> {
             "value" => Baseline::Value,
             other => bail!("--baseline {other:?}: expected mean or value"),
         },
+        params: match args.params.as_str() {
+            "all" => GradientParams::All,
+            "head" => GradientParams::PolicyHead,
+            other => bail!("--params {other:?}: expected all or head"),
+        },
+        max_episode_steps: args.max_episode_steps,
     };
     eprintln!(
         "gradients: {} envs x {} episodes at {}, {} params -> d = {}",

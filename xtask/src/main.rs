@@ -8,6 +8,7 @@
 //! One module per subcommand, each with its own clap `Args` type and a `run` function.
 
 mod cmd_bench_train;
+mod cmd_conflict;
 mod cmd_curriculum;
 mod cmd_envs;
 mod cmd_experiment;
@@ -44,6 +45,10 @@ enum Command {
     Gradients(cmd_train::GradientsArgs),
     /// Training throughput of a preset: env steps/s end to end, rollouts, learning.
     BenchTrain(cmd_bench_train::BenchTrainArgs),
+    /// Cheaper estimates of the conflict term's per-env gradients (head only, fewer episodes,
+    /// smaller projections, truncated episodes) against the full estimate: cost, rank
+    /// agreement of pairwise cosines, recall of conflicting pairs, AES selection overlap.
+    ConflictEstimates(cmd_conflict::ConflictArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -67,5 +72,6 @@ fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Train(a) => cmd_train::run(a),
         Command::Gradients(a) => cmd_train::run_gradients(a),
         Command::BenchTrain(a) => cmd_bench_train::run(a),
+        Command::ConflictEstimates(a) => cmd_conflict::run(a),
     }
 }

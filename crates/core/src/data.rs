@@ -205,7 +205,119 @@ pub struct PairSummary {
     pub negative_fraction: f32,
 }
 
+/// How closely one gradient set's pairwise cosines follow a reference set's over the same
+/// environments: the quality of a cheap estimate of the conflict term's input
+/// ([`GradientSet::cosine_agreement`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CosineAgreement {
+    /// Pairs compared: `n (n - 1) / 2` for `n` environments.
+    pub pairs: usize,
+    /// Spearman rank correlation of the two lists of pair cosines (`None` when either list is
+    /// constant, e.g. every row zero, or there are fewer than two pairs).
+    pub spearman: Option<f32>,
+    /// Kendall's tau-b of the two lists (`None` as for `spearman`).
+    pub kendall: Option<f32>,
+    /// Fraction of pairs counted as the most conflicting.
+    pub conflict_fraction: f32,
+    /// Size of each most-conflicting set: `ceil(conflict_fraction * pairs)`.
+    pub conflict_pairs: usize,
+    /// Of the reference's `conflict_pairs` most negative pairs, the fraction that are also
+    /// among this set's `conflict_pairs` most negative (0 when there are no pairs).
+    pub conflict_recall: f32,
+    /// Mean absolute difference between the two cosines of a pair.
+    pub mean_abs_diff: f32,
+}
+
 impl GradientSet {
+    /// Every pair's cosine in row order `(0, 1), (0, 2), .., (0, n-1), (1, 2), ..`.
+    pub fn pairwise_cosines(&self) -> Vec<f32> {
+        self.pairwise_cosines_of(&(0..self.len()).collect::<Vec<_>>())
+    }
+
+    /// The cosines of every pair of `rows`, in the order of `rows` (as `pairwise_cosines`).
+    fn pairwise_cosines_of(&self, rows: &[usize]) -> Vec<f32> {
+        let norms: Vec<f64> = rows
+            .iter()
+            .map(|&i| {
+                self.row(i)
+                    .iter()
+                    .map(|x| (*x as f64).powi(2))
+                    .sum::<f64>()
+                    .sqrt()
+            })
+            .collect();
+        let mut out = Vec::with_capacity(rows.len() * rows.len().saturating_sub(1) / 2);
+        for (a, &i) in rows.iter().enumerate() {
+            for (b, &j) in rows.iter().enumerate().skip(a + 1) {
+                let dot: f64 = self
+                    .row(i)
+                    .iter()
+                    .zip(self.row(j))
+                    .map(|(x, y)| *x as f64 * *y as f64)
+                    .sum();
+                let n = norms[a] * norms[b];
+                out.push(if n == 0.0 { 0.0 } else { (dot / n) as f32 });
+            }
+        }
+        out
+    }
+
+    /// Compare this set's pairwise cosines (an estimate) with `reference`'s over the same
+    /// environments, matched by id (the two may list them in different orders): rank
+    /// agreement over all pairs, and the recall of the reference's `conflict_fraction` most
+    /// negative pairs among this set's as many most negative ones. Fails when the two sets do
+    /// not hold the same environments or `conflict_fraction` is not in `(0, 1]`.
+    pub fn cosine_agreement(
+        &self,
+        reference: &GradientSet,
+        conflict_fraction: f32,
+    ) -> Result<CosineAgreement, crate::InvalidValue> {
+        if !(conflict_fraction > 0.0 && conflict_fraction <= 1.0) {
+            return Err(crate::InvalidValue::new(
+                "conflict_fraction",
+                "a fraction in (0, 1]",
+                conflict_fraction,
+            ));
+        }
+        let mut rows = Vec::with_capacity(reference.len());
+        for id in &reference.env_ids {
+            rows.push(self.index_of(id).ok_or_else(|| {
+                crate::InvalidValue::new(
+                    "env_ids",
+                    "the reference's environments",
+                    format!("no row for {:?}", id.0),
+                )
+            })?);
+        }
+        if self.len() != reference.len() {
+            return Err(crate::InvalidValue::new(
+                "env_ids",
+                format!("the reference's {} environments", reference.len()),
+                format!("{} environments", self.len()),
+            ));
+        }
+        let mine = self.pairwise_cosines_of(&rows);
+        let theirs = reference.pairwise_cosines();
+        let pairs = theirs.len();
+        let conflict_pairs = ((conflict_fraction as f64 * pairs as f64).ceil() as usize).min(pairs);
+        let mean_abs_diff = mine
+            .iter()
+            .zip(&theirs)
+            .map(|(a, b)| (a - b).abs() as f64)
+            .sum::<f64>()
+            / pairs.max(1) as f64;
+        Ok(CosineAgreement {
+            pairs,
+            spearman: crate::rank::spearman(&mine, &theirs).map(|r| r as f32),
+            kendall: crate::rank::kendall_tau_b(&mine, &theirs).map(|r| r as f32),
+            conflict_fraction,
+            conflict_pairs,
+            conflict_recall: crate::rank::lowest_recall(&mine, &theirs, conflict_pairs)
+                .unwrap_or(0.0) as f32,
+            mean_abs_diff: mean_abs_diff as f32,
+        })
+    }
+
     /// Cosine between the rows of environments `i` and `j`.
     pub fn cosine(&self, i: usize, j: usize) -> f32 {
         cosine(self.row(i), self.row(j))
@@ -477,6 +589,75 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("g.safetensors"), "{e}");
+    }
+
+    fn set(ids: &[&str], dim: usize, values: Vec<f32>) -> GradientSet {
+        GradientSet {
+            env_ids: ids.iter().map(|i| EnvId::new(*i)).collect(),
+            dim,
+            values,
+            projection_seed: None,
+        }
+    }
+
+    #[test]
+    fn cosine_agreement_matches_rows_by_id_and_ranks_pairs() {
+        // Four envs in 2-d: a and b agree, c opposes a, d is orthogonal to a.
+        let reference = set(
+            &["e/a", "e/b", "e/c", "e/d"],
+            2,
+            vec![1.0, 0.0, 0.9, 0.1, -1.0, 0.2, 0.0, 1.0],
+        );
+        assert_eq!(reference.pairwise_cosines().len(), 6);
+        assert_eq!(reference.pairwise_cosines()[0], reference.cosine(0, 1));
+        // The same rows in another order (and scaled): perfect agreement.
+        let shuffled = set(
+            &["e/d", "e/c", "e/b", "e/a"],
+            2,
+            vec![0.0, 2.0, -2.0, 0.4, 1.8, 0.2, 2.0, 0.0],
+        );
+        let a = shuffled.cosine_agreement(&reference, 0.2).unwrap();
+        assert_eq!(a.pairs, 6);
+        assert_eq!(a.conflict_pairs, 2);
+        assert!((a.spearman.unwrap() - 1.0).abs() < 1e-6, "{a:?}");
+        assert!((a.kendall.unwrap() - 1.0).abs() < 1e-6, "{a:?}");
+        assert_eq!(a.conflict_recall, 1.0);
+        assert!(a.mean_abs_diff < 1e-6);
+        // c's gradient negated: the pairs with c change sign, the two most negative pairs
+        // (a-c, b-c) become aligned and the ranking is mostly lost (rho = 1 - 6*38/210).
+        let flipped = set(
+            &["e/a", "e/b", "e/c", "e/d"],
+            2,
+            vec![1.0, 0.0, 0.9, 0.1, 1.0, -0.2, 0.0, 1.0],
+        );
+        let f = flipped.cosine_agreement(&reference, 0.2).unwrap();
+        assert!(
+            (f.spearman.unwrap() - (1.0 - 228.0 / 210.0)).abs() < 1e-5,
+            "{f:?}"
+        );
+        assert_eq!(f.conflict_recall, 0.0);
+        // Zero rows: cosines 0, a constant list has no ranking.
+        let zero = set(&["e/a", "e/b", "e/c", "e/d"], 2, vec![0.0; 8]);
+        let z = zero.cosine_agreement(&reference, 0.5).unwrap();
+        assert_eq!((z.spearman, z.kendall), (None, None));
+    }
+
+    #[test]
+    fn cosine_agreement_refuses_other_envs_and_bad_fractions() {
+        let reference = set(&["e/a", "e/b", "e/c"], 1, vec![1.0, -1.0, 0.5]);
+        let fewer = set(&["e/a", "e/b"], 1, vec![1.0, -1.0]);
+        let e = fewer.cosine_agreement(&reference, 0.1).unwrap_err();
+        assert!(e.to_string().contains("e/c"), "{e}");
+        let more = set(&["e/a", "e/b", "e/c", "e/d"], 1, vec![1.0, -1.0, 0.5, 1.0]);
+        let e = more.cosine_agreement(&reference, 0.1).unwrap_err();
+        assert_eq!(e.field, "env_ids");
+        for q in [0.0, -0.1, 1.5, f32::NAN] {
+            let e = reference.cosine_agreement(&reference, q).unwrap_err();
+            assert_eq!(e.field, "conflict_fraction");
+        }
+        let single = set(&["e/a"], 1, vec![1.0]);
+        let s = single.cosine_agreement(&single, 0.05).unwrap();
+        assert_eq!((s.pairs, s.conflict_pairs, s.spearman), (0, 0, None));
     }
 
     #[test]

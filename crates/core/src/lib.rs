@@ -35,15 +35,16 @@ pub mod hash;
 pub mod image;
 pub mod io;
 pub mod policy;
+pub mod rank;
 pub mod rng;
 
 pub use action::{
     ActionId, ActionMask, NUM_ACTIONS, NUM_ANSWERS, ParseActionError, ParseActionTextError,
 };
 pub use data::{
-    AbilityProfile, AbilityTransition, CONFLICT_COSINE, GRADIENT_SCHEMA_VERSION, GradientSet,
-    MetaAbility, PROFILE_SCHEMA_VERSION, PairSummary, ProfileSet, TRAJECTORY_SCHEMA_VERSION,
-    Trajectory, TrajectoryStep, cosine,
+    AbilityProfile, AbilityTransition, CONFLICT_COSINE, CosineAgreement, GRADIENT_SCHEMA_VERSION,
+    GradientSet, MetaAbility, PROFILE_SCHEMA_VERSION, PairSummary, ProfileSet,
+    TRAJECTORY_SCHEMA_VERSION, Trajectory, TrajectoryStep, cosine,
 };
 pub use env::{
     Env, EnvFactory, EnvId, EnvSpec, EpisodeOutcome, Observation, ScaleRange, Split, Step, Task,

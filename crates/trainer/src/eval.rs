@@ -201,7 +201,17 @@ pub(crate) fn evaluate_core<B: AutodiffBackend>(
             })
         })
         .collect();
-    let played = play_episodes(net, factory, cfg, device, &tasks, 256, Mode::Greedy, false)?;
+    let played = play_episodes(
+        net,
+        factory,
+        cfg,
+        device,
+        &tasks,
+        256,
+        Mode::Greedy,
+        false,
+        None,
+    )?;
     let per_env: Vec<EnvScore> = specs
         .iter()
         .enumerate()

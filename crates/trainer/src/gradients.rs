@@ -9,10 +9,20 @@
 //! cosines between projected gradients estimate the full ones with error about `1/sqrt(d)`.
 //! `R` is never stored: rows are regenerated from `(seed, row block)`, so any two runs with
 //! the same seed, parameter count and `d` project identically, whatever the env set.
+//!
+//! Cheaper estimates of the same directions (measured against the full one by
+//! `cargo xtask conflict-estimates`, see docs/conflict-estimates.md): fewer episodes
+//! (`rollouts_per_env`), a smaller `dim`, episodes cut after a few steps
+//! (`max_episode_steps`), and the policy head's gradient alone ([`GradientParams::PolicyHead`]:
+//! the trunk runs forward without autodiff, so backward stops at the head).
 
+use std::ops::Range;
+use std::time::Instant;
+
+use burn::module::{AutodiffModule, Module, ModuleVisitor, Param, ParamId};
 use burn::optim::GradientsParams;
 use burn::tensor::activation::log_softmax;
-use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Int, Tensor, TensorData};
 use envdist_core::InvalidValue;
 use envdist_core::env::EnvFactory;
@@ -25,7 +35,7 @@ use crate::config::ModelConfig;
 use crate::encode::BatchBuffers;
 use crate::eval::{ScaleChoice, specs_for};
 use crate::model::{Inputs, PolicyNet};
-use crate::play::{Mode, Played, play_episodes};
+use crate::play::{Mode, Played, play_episodes, to_inner_device};
 use crate::trainer::flat_gradient;
 
 /// Distribution of the projection's entries.
@@ -57,6 +67,84 @@ pub struct GradientConfig {
     pub gamma: f32,
     /// What is subtracted from `G_t`.
     pub baseline: Baseline,
+    /// Parameters the gradient is taken with respect to (serde default: all of them).
+    #[serde(default)]
+    pub params: GradientParams,
+    /// Cut every episode after this many steps (serde default: none, each env's own step
+    /// limit). Returns then count only the rewards of the first steps: a shorter rollout
+    /// budget, not the same estimator.
+    #[serde(default)]
+    pub max_episode_steps: Option<u32>,
+}
+
+/// Which parameters a per-environment gradient is taken with respect to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GradientParams {
+    /// Every parameter of the network (the default).
+    #[default]
+    All,
+    /// Only the policy head, the last linear layer from the fused features to the action
+    /// logits (`hidden x NUM_ACTIONS` weights and `NUM_ACTIONS` biases). The trunk runs
+    /// forward on the inner (non-autodiff) backend and its output enters the head as a
+    /// constant, so nothing of the trunk is recorded or differentiated: backward is one small
+    /// matrix product, and the projection reads a few thousand values instead of every
+    /// parameter. The result is exactly the head's slice of the full gradient
+    /// ([`crate::PolicyModel::gradient_param_range`]); whether its cosines rank env pairs
+    /// like the full gradient's is an empirical question (docs/conflict-estimates.md).
+    PolicyHead,
+}
+
+impl GradientConfig {
+    /// Check the fields a gradient run cannot start without.
+    pub fn validate(&self) -> Result<(), TrainerError> {
+        let bad = |field: &str, expected: &str, found: String| {
+            Err(TrainerError::Config(InvalidValue::new(
+                format!("gradients.{field}"),
+                expected,
+                found,
+            )))
+        };
+        if self.rollouts_per_env == 0 {
+            return bad("rollouts_per_env", "at least 1", "0".into());
+        }
+        if self.dim == 0 {
+            return bad("dim", "at least 1", "0".into());
+        }
+        if !(self.gamma.is_finite() && (0.0..=1.0).contains(&self.gamma)) {
+            return bad("gamma", "a number in [0, 1]", self.gamma.to_string());
+        }
+        if self.max_episode_steps == Some(0) {
+            return bad(
+                "max_episode_steps",
+                "at least 1 step (or none: each env's own limit)",
+                "0".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// What computing a set of per-environment gradients took: the work done and where the wall
+/// time went.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GradientCost {
+    /// Environments.
+    pub envs: usize,
+    /// Episodes played.
+    pub episodes: usize,
+    /// Environment steps played (each one is also differentiated).
+    pub env_steps: usize,
+    /// Backward passes (one per chunk of at most 512 steps of each half of an env's episodes).
+    pub backward_passes: usize,
+    /// Parameters differentiated: the length of one unprojected gradient.
+    pub params: usize,
+    /// Seconds playing the episodes (batched forward passes without autodiff, env steps).
+    pub play_seconds: f64,
+    /// Seconds in the gradient passes (forward with autodiff, backward, flattening).
+    pub backward_seconds: f64,
+    /// Seconds projecting the gradients (0 for [`full_gradients`](crate::full_gradients)).
+    pub project_seconds: f64,
 }
 
 /// Baseline of the per-env policy gradient.
@@ -84,6 +172,43 @@ impl Default for GradientConfig {
             // gradient carries "what led to success" rather than "how late in the episode".
             gamma: 1.0,
             baseline: Baseline::Mean,
+            params: GradientParams::All,
+            max_episode_steps: None,
+        }
+    }
+}
+
+/// Ids of every float parameter of `module`, in visiting (= flattening) order, with sizes.
+fn param_layout<B: Backend, M: Module<B>>(module: &M) -> Vec<(ParamId, usize)> {
+    struct Layout(Vec<(ParamId, usize)>);
+    impl<B: Backend> ModuleVisitor<B> for Layout {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            self.0.push((param.id, param.val().dims().iter().product()));
+        }
+    }
+    let mut l = Layout(Vec::new());
+    module.visit(&mut l);
+    l.0
+}
+
+/// Where the gradient of `params` sits in the flattened gradient of every parameter (the
+/// policy head's parameters are contiguous in the flattening order).
+pub(crate) fn param_range<B: Backend>(net: &PolicyNet<B>, params: GradientParams) -> Range<usize> {
+    let all = param_layout(net);
+    let total: usize = all.iter().map(|(_, n)| n).sum();
+    match params {
+        GradientParams::All => 0..total,
+        GradientParams::PolicyHead => {
+            let head = param_layout(net.policy_head());
+            let len: usize = head.iter().map(|(_, n)| n).sum();
+            let mut start = 0;
+            for (id, n) in &all {
+                if head.first().is_some_and(|(h, _)| h == id) {
+                    break;
+                }
+                start += n;
+            }
+            start..start + len
         }
     }
 }
@@ -171,37 +296,68 @@ fn advantages<'a>(
     steps
 }
 
-/// The sum over `steps` of `-(advantage) grad log pi(a|s)`, flattened (not yet divided by the
-/// step count, so that the sums of two halves add up to the whole).
+/// The network twice: with autodiff, and its inference copy (`AutodiffModule::valid`) for the
+/// parts that are not differentiated.
+pub(crate) struct Nets<'a, B: AutodiffBackend> {
+    pub net: &'a PolicyNet<B>,
+    pub inner: PolicyNet<B::InnerBackend>,
+}
+
+/// The sum over `steps` of `-(advantage) grad log pi(a|s)` with respect to `params`,
+/// flattened (not yet divided by the step count, so that the sums of two halves add up to the
+/// whole). Counts its backward passes in `cost`.
 fn gradient_sum<B: AutodiffBackend>(
-    net: &PolicyNet<B>,
+    nets: &Nets<'_, B>,
     cfg: &ModelConfig,
     device: &B::Device,
+    params: GradientParams,
     steps: &[(&crate::play::Recorded, f32)],
+    cost: &mut GradientCost,
 ) -> Result<Vec<f32>, TrainerError> {
+    let net = nets.net;
+    let head = net.policy_head();
     let mut sum: Option<Vec<f32>> = None;
     let mut bufs = BatchBuffers::default();
     for chunk in steps.chunks(512) {
         let m = chunk.len();
         bufs.fill(chunk.iter().map(|(s, _)| &s.features), cfg);
-        let x = Inputs::<B>::from_buffers(&bufs, cfg, device);
         let acts: Vec<i32> = chunk.iter().map(|(s, _)| s.action.index() as i32).collect();
         let acts = Tensor::<B, 2, Int>::from_data(TensorData::new(acts, [m, 1]), device);
         let adv: Vec<f32> = chunk.iter().map(|(_, a)| *a).collect();
         let adv = Tensor::<B, 1>::from_data(TensorData::new(adv, [m]), device);
-        let (logits, _) = net.forward(x);
+        let logits = match params {
+            GradientParams::All => net.forward(Inputs::<B>::from_buffers(&bufs, cfg, device)).0,
+            GradientParams::PolicyHead => {
+                // The trunk without autodiff: its output is a constant to the head, so the
+                // backward pass below ends at the head's parameters.
+                let x = Inputs::<B::InnerBackend>::from_buffers(
+                    &bufs,
+                    cfg,
+                    &to_inner_device::<B>(device),
+                );
+                let (h, mask) = nets.inner.trunk(x);
+                net.policy_logits(Tensor::from_inner(h), Tensor::from_inner(mask))
+            }
+        };
         let logp = log_softmax(logits, 1).gather(1, acts).reshape([m]);
         let loss = -(logp * adv).sum();
-        let grads = GradientsParams::from_grads(loss.backward(), net);
-        let flat = flat_gradient(net, &grads)?;
+        let grads = loss.backward();
+        cost.backward_passes += 1;
+        let flat = match params {
+            GradientParams::All => flat_gradient(net, &GradientsParams::from_grads(grads, net))?,
+            GradientParams::PolicyHead => {
+                flat_gradient(head, &GradientsParams::from_grads(grads, head))?
+            }
+        };
         match &mut sum {
             None => sum = Some(flat),
             Some(acc) => acc.iter_mut().zip(&flat).for_each(|(a, f)| *a += f),
         }
     }
-    match sum {
-        Some(v) => Ok(v),
-        None => flat_gradient(net, &GradientsParams::new()),
+    match (sum, params) {
+        (Some(v), _) => Ok(v),
+        (None, GradientParams::All) => flat_gradient(net, &GradientsParams::new()),
+        (None, GradientParams::PolicyHead) => flat_gradient(head, &GradientsParams::new()),
     }
 }
 
@@ -214,15 +370,15 @@ pub(crate) struct EnvGradient {
 
 /// The policy gradient of one environment's episodes, with its split halves.
 fn env_gradient<B: AutodiffBackend>(
-    net: &PolicyNet<B>,
+    nets: &Nets<'_, B>,
     cfg: &ModelConfig,
     device: &B::Device,
     episodes: &[Played],
-    gamma: f32,
-    baseline: Baseline,
+    gcfg: &GradientConfig,
+    cost: &mut GradientCost,
 ) -> Result<EnvGradient, TrainerError> {
     let all: Vec<&Played> = episodes.iter().collect();
-    let steps = advantages(&all, gamma, baseline);
+    let steps = advantages(&all, gcfg.gamma, gcfg.baseline);
     // Split by episode, keeping the baseline computed over all of them.
     let mut halves_steps: [Vec<(&crate::play::Recorded, f32)>; 2] = [Vec::new(), Vec::new()];
     let mut k = 0usize;
@@ -231,8 +387,8 @@ fn env_gradient<B: AutodiffBackend>(
         k += ep.steps.len();
     }
     let sums = [
-        gradient_sum(net, cfg, device, &halves_steps[0])?,
-        gradient_sum(net, cfg, device, &halves_steps[1])?,
+        gradient_sum(nets, cfg, device, gcfg.params, &halves_steps[0], cost)?,
+        gradient_sum(nets, cfg, device, gcfg.params, &halves_steps[1], cost)?,
     ];
     let counts = [halves_steps[0].len(), halves_steps[1].len()];
     let total = (counts[0] + counts[1]).max(1) as f32;
@@ -263,9 +419,10 @@ fn env_stream(seed: u64, env: &EnvId, purpose: u64) -> Rng {
 /// Environments whose episodes are played in one batch (bounds memory: recorded steps).
 const ENVS_PER_WAVE: usize = 16;
 
-/// Unprojected per-env gradients: `on_env(i, gradient)` for each env `i` of `envs`, in order
-/// (so a caller can project each one and drop it: a full gradient per env of a large pool
-/// would not fit in memory).
+/// Unprojected per-env gradients (with respect to `gcfg.params`): `on_env(i, gradient)` for
+/// each env `i` of `envs`, in order (so a caller can project each one and drop it: a full
+/// gradient per env of a large pool would not fit in memory). Adds the work done to `cost`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn each_env_gradient<B: AutodiffBackend>(
     net: &PolicyNet<B>,
     cfg: &ModelConfig,
@@ -273,16 +430,16 @@ pub(crate) fn each_env_gradient<B: AutodiffBackend>(
     factory: &dyn EnvFactory,
     envs: &[EnvId],
     gcfg: &GradientConfig,
+    cost: &mut GradientCost,
     on_env: &mut dyn FnMut(usize, EnvGradient) -> Result<(), TrainerError>,
 ) -> Result<(), TrainerError> {
-    if gcfg.rollouts_per_env == 0 || gcfg.dim == 0 {
-        return Err(TrainerError::Config(InvalidValue::new(
-            "gradients",
-            "rollouts_per_env >= 1 and dim >= 1",
-            format!("{} rollouts, dim {}", gcfg.rollouts_per_env, gcfg.dim),
-        )));
-    }
+    gcfg.validate()?;
     let specs = specs_for(factory, envs)?;
+    let nets = Nets {
+        net,
+        inner: net.valid(),
+    };
+    cost.params = param_range(net, gcfg.params).len();
     let m = gcfg.rollouts_per_env;
     let mut index = 0usize;
     for wave in specs.chunks(ENVS_PER_WAVE) {
@@ -300,6 +457,7 @@ pub(crate) fn each_env_gradient<B: AutodiffBackend>(
                 rngs.push(env_stream(gcfg.seed, &spec.id, 0x4143_5400 + k as u64));
             }
         }
+        let t = Instant::now();
         let played = play_episodes(
             net,
             factory,
@@ -309,9 +467,16 @@ pub(crate) fn each_env_gradient<B: AutodiffBackend>(
             256,
             Mode::Sample(&mut rngs),
             true,
+            gcfg.max_episode_steps,
         )?;
+        cost.play_seconds += t.elapsed().as_secs_f64();
+        cost.episodes += played.len();
+        cost.env_steps += played.iter().map(|p| p.steps.len()).sum::<usize>();
         for eps in played.chunks(m) {
-            let g = env_gradient(net, cfg, device, eps, gcfg.gamma, gcfg.baseline)?;
+            let t = Instant::now();
+            let g = env_gradient(&nets, cfg, device, eps, gcfg, cost)?;
+            cost.backward_seconds += t.elapsed().as_secs_f64();
+            cost.envs += 1;
             on_env(index, g)?;
             index += 1;
         }

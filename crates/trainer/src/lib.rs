@@ -94,7 +94,9 @@ pub use config::{AdvantageKind, LrSchedule, ModelConfig, TrainConfig, TrainPrese
 pub use eval::{
     EVAL_SCHEMA_VERSION, EnvScore, EvalReport, ScaleChoice, SplitScores, constant_answer_baseline,
 };
-pub use gradients::{Baseline, GradientConfig, ProjectionKind, cosine, project};
+pub use gradients::{
+    Baseline, GradientConfig, GradientCost, GradientParams, ProjectionKind, cosine, project,
+};
 pub use pretrain::{CloneConfig, CloneSummary};
 pub use sampler::UniformSampler;
 pub use trainer::CHECKPOINT_SCHEMA_VERSION;

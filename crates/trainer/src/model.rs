@@ -172,6 +172,16 @@ impl<B: Backend> PolicyNet<B> {
 
     /// Masked action logits `[n, NUM_ACTIONS]` and values `[n]`.
     pub fn forward(&self, x: Inputs<B>) -> (Tensor<B, 2>, Tensor<B, 1>) {
+        let (h, mask) = self.trunk(x);
+        let n = h.dims()[0];
+        let logits = self.policy_logits(h.clone(), mask);
+        let value = self.value.forward(h).reshape([n]);
+        (logits, value)
+    }
+
+    /// The fused features `h` (`[n, hidden]`, what both heads read) and the action mask
+    /// (`[n, NUM_ACTIONS]`, moved out of `x`).
+    pub fn trunk(&self, x: Inputs<B>) -> (Tensor<B, 2>, Tensor<B, 2>) {
         let [n, np, pv] = x.patches.dims();
         // Patches as one `[n * np, pv]` matrix: one large matrix product (and, backwards,
         // one for the weight gradient) instead of `n` small batched ones summed afterwards.
@@ -197,8 +207,16 @@ impl<B: Backend> PolicyNet<B> {
         let t = t.reshape([n, NUM_CHANNELS, td]) * x.present;
         let t = t.reshape([n, NUM_CHANNELS * td]);
         let h = relu(self.fuse.forward(Tensor::cat(vec![img, t], 1)));
-        let logits = self.policy.forward(h.clone()) + x.mask;
-        let value = self.value.forward(h).reshape([n]);
-        (logits, value)
+        (h, x.mask)
+    }
+
+    /// Masked action logits from the fused features `h` (see [`PolicyNet::trunk`]).
+    pub fn policy_logits(&self, h: Tensor<B, 2>, mask: Tensor<B, 2>) -> Tensor<B, 2> {
+        self.policy.forward(h) + mask
+    }
+
+    /// The policy head: the last linear layer, fused features to action logits.
+    pub fn policy_head(&self) -> &Linear<B> {
+        &self.policy
     }
 }

@@ -294,7 +294,8 @@ pub(crate) struct Played {
 /// Play every task to the end, at most `width` at a time, one batched forward per step; a
 /// slot whose episode ends takes the next waiting task, so the batch stays full until the
 /// queue runs dry. Results are in task order. With `record`, each step's features, action,
-/// reward and value are kept.
+/// reward and value are kept. With `step_cap`, every episode ends after at most that many
+/// steps (as if truncated by a time limit), below its env's own limit.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn play_episodes<B: AutodiffBackend>(
     net: &PolicyNet<B>,
@@ -305,6 +306,7 @@ pub(crate) fn play_episodes<B: AutodiffBackend>(
     width: usize,
     mut mode: Mode<'_>,
     record: bool,
+    step_cap: Option<u32>,
 ) -> Result<Vec<Played>, TrainerError> {
     if let Mode::Sample(rngs) = &mode
         && rngs.len() != tasks.len()
@@ -326,6 +328,14 @@ pub(crate) fn play_episodes<B: AutodiffBackend>(
         .map(|t| Slot::start(factory, None, t.clone(), cfg))
         .collect();
     let mut slots = starts.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let cap = |slots: &mut [Slot]| {
+        if let Some(c) = step_cap {
+            for s in slots {
+                s.max_steps = s.max_steps.min(c.max(1));
+            }
+        }
+    };
+    cap(&mut slots);
     let mut ids: Vec<usize> = (0..slots.len()).collect();
     let mut recs: Vec<Vec<Recorded>> = (0..slots.len()).map(|_| Vec::new()).collect();
     let mut next = slots.len();
@@ -374,6 +384,7 @@ pub(crate) fn play_episodes<B: AutodiffBackend>(
             }
         }
         restart_slots(&mut slots, &restarts, factory, cfg)?;
+        cap(&mut slots);
         // Drop finished slots with no task left (from the back, so indices stay valid).
         for &r in done.iter().rev() {
             slots.swap_remove(r);

@@ -13,8 +13,8 @@ use crate::device::unavailable;
 use crate::device::{CudaB, cuda_device};
 use crate::model::PolicyNet;
 use crate::{
-    Device, EvalReport, GradientConfig, ModelConfig, ScaleChoice, TrainerError, cosine, encode,
-    eval, gradients, play, project, trainer,
+    Device, EvalReport, GradientConfig, GradientCost, GradientParams, ModelConfig, ScaleChoice,
+    TrainerError, cosine, encode, eval, gradients, play, project, trainer,
 };
 
 #[derive(Clone)]
@@ -88,10 +88,17 @@ impl PolicyModel {
         &self.cfg
     }
 
-    /// Number of parameters (the length of an unprojected gradient).
+    /// Number of parameters (the length of an unprojected gradient of every parameter).
     pub fn num_params(&self) -> usize {
         use burn::module::Module;
         with_model!(self, |net, _d| net.num_params())
+    }
+
+    /// Where the gradient with respect to `params` sits in the flattened gradient of every
+    /// parameter (the order of [`full_gradients`] with [`GradientParams::All`]); its length is
+    /// the length of an unprojected gradient with respect to `params`.
+    pub fn gradient_param_range(&self, params: GradientParams) -> std::ops::Range<usize> {
+        with_model!(self, |net, _d| gradients::param_range(net, params))
     }
 }
 
@@ -154,13 +161,15 @@ pub fn play_greedy(
         tasks,
         256,
         play::Mode::Greedy,
-        false
+        false,
+        None
     ))?;
     Ok(played.into_iter().map(|p| p.outcome).collect())
 }
 
-/// Unprojected per-env policy gradients (one vector of [`PolicyModel::num_params`] values per
-/// env). Large: meant for small models and for checking the projection.
+/// Unprojected per-env policy gradients with respect to `cfg.params` (one vector of
+/// `model.gradient_param_range(cfg.params).len()` values per env: every parameter by
+/// default). Large: meant for small models and for checking the projection.
 pub fn full_gradients(
     model: &PolicyModel,
     factory: &dyn EnvFactory,
@@ -168,6 +177,7 @@ pub fn full_gradients(
     cfg: &GradientConfig,
 ) -> Result<Vec<Vec<f32>>, TrainerError> {
     let mut out = Vec::with_capacity(envs.len());
+    let mut cost = GradientCost::default();
     with_model!(model, |net, dev| gradients::each_env_gradient(
         net,
         &model.cfg,
@@ -175,6 +185,7 @@ pub fn full_gradients(
         factory,
         envs,
         cfg,
+        &mut cost,
         &mut |_, g| {
             out.push(g.whole);
             Ok(())
@@ -207,6 +218,8 @@ pub struct GradientReport {
     /// (even and odd): the split-half reliability of its direction. Near 1: the direction is
     /// a property of the env; near 0: noise of the sampled episodes. 0 when a half is zero.
     pub split_half_cosine: Vec<f32>,
+    /// The work done and where the time went.
+    pub cost: GradientCost,
 }
 
 impl GradientReport {
@@ -233,8 +246,10 @@ pub fn per_env_gradients_report(
     // Full gradients wait here and are projected a batch at a time: the projection matrix is
     // regenerated block by block on every call, which costs as much as projecting many rows.
     let mut pending: Vec<Vec<f32>> = Vec::new();
-    let flush =
+    let mut project_seconds = 0.0f64;
+    let mut flush =
         |pending: &mut Vec<Vec<f32>>, values: &mut Vec<f32>, split_half_cosine: &mut Vec<f32>| {
+            let t = std::time::Instant::now();
             let d = cfg.dim;
             let p = project(pending, d, cfg.projection, cfg.seed);
             for rows in p.chunks_exact(3 * d) {
@@ -242,7 +257,9 @@ pub fn per_env_gradients_report(
                 split_half_cosine.push(cosine(&rows[d..2 * d], &rows[2 * d..]));
             }
             pending.clear();
+            project_seconds += t.elapsed().as_secs_f64();
         };
+    let mut cost = GradientCost::default();
     with_model!(model, |net, dev| gradients::each_env_gradient(
         net,
         &model.cfg,
@@ -250,6 +267,7 @@ pub fn per_env_gradients_report(
         factory,
         envs,
         cfg,
+        &mut cost,
         &mut |i, g| {
             let [h0, h1] = g.halves;
             pending.extend([g.whole, h0, h1]);
@@ -263,6 +281,7 @@ pub fn per_env_gradients_report(
     if !pending.is_empty() {
         flush(&mut pending, &mut values, &mut split_half_cosine);
     }
+    cost.project_seconds = project_seconds;
     Ok(GradientReport {
         set: GradientSet {
             env_ids: envs.to_vec(),
@@ -271,5 +290,6 @@ pub fn per_env_gradients_report(
             projection_seed: Some(cfg.seed),
         },
         split_half_cosine,
+        cost,
     })
 }

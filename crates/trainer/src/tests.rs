@@ -252,3 +252,119 @@ fn grpo_trains_and_the_policy_plays_through_the_core_trait() {
     let a = policy.act(&input, &mut Rng::seed_from_u64(0));
     assert!(legal.contains(a));
 }
+
+fn toy_envs() -> Vec<EnvId> {
+    ["toy/goal", "toy/goal-theme", "toy/goal-mirrored"]
+        .iter()
+        .map(|e| EnvId::new(*e))
+        .collect()
+}
+
+#[test]
+fn head_only_gradient_is_the_head_slice_of_the_full_gradient() {
+    let factory = Arc::new(ToyFactory);
+    let envs = toy_envs();
+    // On the smallest grid a near-uniform fresh policy reaches the goal in some episodes and
+    // not in others, so every env's gradient is non-zero.
+    let model = PolicyModel::new(&ModelConfig::tiny(), 5, Device::Cpu).unwrap();
+    let all = GradientConfig {
+        rollouts_per_env: 12,
+        scale: ScaleChoice::Min,
+        ..GradientConfig::default()
+    };
+    let head = GradientConfig {
+        params: GradientParams::PolicyHead,
+        ..all.clone()
+    };
+    let range = model.gradient_param_range(GradientParams::PolicyHead);
+    let cfg = model.config();
+    assert_eq!(
+        range.len(),
+        cfg.hidden * envdist_core::NUM_ACTIONS + envdist_core::NUM_ACTIONS
+    );
+    assert_eq!(
+        model.gradient_param_range(GradientParams::All),
+        0..model.num_params()
+    );
+    assert!(range.end <= model.num_params());
+    let full = full_gradients(&model, factory.as_ref(), &envs, &all).unwrap();
+    let part = full_gradients(&model, factory.as_ref(), &envs, &head).unwrap();
+    for (f, h) in full.iter().zip(&part) {
+        assert_eq!(h.len(), range.len());
+        let slice = &f[range.clone()];
+        assert!(h.iter().any(|v| *v != 0.0), "a non-zero head gradient");
+        let scale = slice.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+        for (a, b) in slice.iter().zip(h) {
+            assert!((a - b).abs() <= 1e-5 * scale.max(1e-6), "{a} vs {b}");
+        }
+    }
+    // Projected: same shape as the full estimate, with far fewer parameters differentiated.
+    let report =
+        per_env_gradients_report(&model, factory.as_ref(), &envs, &head, &mut |_| {}).unwrap();
+    assert_eq!((report.set.len(), report.set.dim), (3, head.dim));
+    assert_eq!(report.cost.params, range.len());
+    assert_eq!(report.cost.episodes, 3 * 12);
+    // Two halves per env, each at most 512 steps here: one backward pass each.
+    assert_eq!(report.cost.backward_passes, 3 * 2);
+}
+
+#[test]
+fn capped_episodes_are_shorter_and_bad_gradient_configs_are_errors() {
+    let factory = ToyFactory;
+    let model = PolicyModel::new(&ModelConfig::tiny(), 3, Device::Cpu).unwrap();
+    let envs = toy_envs();
+    let base = GradientConfig {
+        rollouts_per_env: 8,
+        scale: ScaleChoice::Max,
+        ..GradientConfig::default()
+    };
+    let full = per_env_gradients_report(&model, &factory, &envs, &base, &mut |_| {}).unwrap();
+    let capped = GradientConfig {
+        max_episode_steps: Some(3),
+        ..base.clone()
+    };
+    let short = per_env_gradients_report(&model, &factory, &envs, &capped, &mut |_| {}).unwrap();
+    assert_eq!(short.cost.episodes, full.cost.episodes);
+    assert!(short.cost.env_steps <= 3 * 8 * 3, "{:?}", short.cost);
+    assert!(
+        short.cost.env_steps < full.cost.env_steps,
+        "{:?}",
+        short.cost
+    );
+    assert_eq!(full.cost.params, model.num_params());
+    for (field, bad) in [
+        (
+            "max_episode_steps",
+            GradientConfig {
+                max_episode_steps: Some(0),
+                ..base.clone()
+            },
+        ),
+        (
+            "rollouts_per_env",
+            GradientConfig {
+                rollouts_per_env: 0,
+                ..base.clone()
+            },
+        ),
+        (
+            "dim",
+            GradientConfig {
+                dim: 0,
+                ..base.clone()
+            },
+        ),
+    ] {
+        let e = per_env_gradients(&model, &factory, &envs, &bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(field), "{e}");
+    }
+    // Older configs without the new fields still parse, to the full estimate.
+    let mut json = serde_json::to_value(&base).unwrap();
+    let obj = json.as_object_mut().unwrap();
+    obj.remove("params");
+    obj.remove("max_episode_steps");
+    let back: GradientConfig = serde_json::from_value(json).unwrap();
+    assert_eq!(back, base);
+}

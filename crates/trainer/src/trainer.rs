@@ -653,9 +653,10 @@ pub(crate) fn host_reads_are_free<IB: Backend>() -> bool {
 }
 
 /// Every parameter's gradient, flattened in the module's visiting order (zeros for parameters
-/// the loss does not reach, e.g. the value head under a policy-only loss).
-pub(crate) fn flat_gradient<B: AutodiffBackend>(
-    model: &PolicyNet<B>,
+/// the loss does not reach, e.g. the value head under a policy-only loss). `model` is the
+/// network or one of its layers (the policy head alone).
+pub(crate) fn flat_gradient<B: AutodiffBackend, M: Module<B>>(
+    model: &M,
     grads: &GradientsParams,
 ) -> Result<Vec<f32>, TrainerError> {
     struct Flat<'a, B: AutodiffBackend> {
@@ -676,7 +677,9 @@ pub(crate) fn flat_gradient<B: AutodiffBackend>(
     let mut f = Flat::<B> {
         grads,
         parts: Vec::new(),
-        device: crate::play::to_inner_device::<B>(&model.devices()[0]),
+        device: crate::play::to_inner_device::<B>(
+            &model.devices().into_iter().next().unwrap_or_default(),
+        ),
     };
     model.visit(&mut f);
     to_vec(Tensor::cat(f.parts, 0).into_data())

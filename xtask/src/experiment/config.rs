@@ -5,7 +5,7 @@
 use envdist_core::{InvalidValue, Validate};
 use envdist_curriculum::{HdcConfig, SamplerConfig};
 use envdist_envs::HintStyle;
-use envdist_trainer::{Device, ScaleChoice, TrainPreset};
+use envdist_trainer::{Device, GradientParams, ScaleChoice, TrainPreset};
 use serde::{Deserialize, Serialize};
 
 /// Schema version of `config.json` and of the experiment's other files.
@@ -216,6 +216,20 @@ pub struct GradientsConfig {
     /// Also take the gradients at H0 (all text), to measure whether gradient cosines are
     /// more polarised on bare pixels (H4) than with text, as the paper reports.
     pub polarisation: bool,
+    /// Parameters the gradients are taken with respect to: `all` (default) or `policy_head`
+    /// (a cheaper estimate; see docs/conflict-estimates.md). Not written when `all`, so
+    /// configs and records of earlier runs read and compare as before.
+    #[serde(skip_serializing_if = "is_all_params")]
+    pub params: GradientParams,
+    /// Cut every gradient episode after this many steps (default: none, each env's own
+    /// limit; see docs/conflict-estimates.md). Not written when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_episode_steps: Option<u32>,
+}
+
+/// Whether gradients are taken with respect to every parameter (the default).
+pub fn is_all_params(p: &GradientParams) -> bool {
+    *p == GradientParams::All
 }
 
 impl Default for GradientsConfig {
@@ -225,6 +239,8 @@ impl Default for GradientsConfig {
             dim: 1024,
             zero_gradient: ZeroGradient::Exclude,
             polarisation: true,
+            params: GradientParams::All,
+            max_episode_steps: None,
         }
     }
 }
@@ -549,10 +565,13 @@ impl Validate for ExperimentConfig {
                 self.base.samples.to_string(),
             );
         }
-        if self.gradients.episodes < 2 || self.gradients.dim == 0 {
+        if self.gradients.episodes < 2
+            || self.gradients.dim == 0
+            || self.gradients.max_episode_steps == Some(0)
+        {
             return fail(
                 "gradients",
-                "episodes >= 2 (two halves) and dim >= 1",
+                "episodes >= 2 (two halves), dim >= 1 and max_episode_steps >= 1 when set",
                 format!("{:?}", self.gradients),
             );
         }

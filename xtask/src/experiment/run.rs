@@ -148,6 +148,8 @@ pub fn run_experiment_with(
             dim: cfg.gradients.dim,
             seed: cfg.seed,
             harness,
+            params: cfg.gradients.params,
+            max_episode_steps: cfg.gradients.max_episode_steps,
         };
         let name = match harness {
             HarnessLevel::H4 => "gradients".to_string(),

@@ -6,6 +6,7 @@
 //! (pass variables to child commands with `Command::env`), and each uses its own
 //! [`temp_dir`].
 
+mod conflict_cli;
 mod curriculum_cli;
 mod curriculum_suite;
 mod envs_cli;

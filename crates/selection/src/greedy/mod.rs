@@ -80,6 +80,19 @@ impl Selection {
         self.steps.iter().map(|s| s.gain).collect()
     }
 
+    /// The share of environments two selections have in common, whatever their pick order:
+    /// `|A ∩ B| / max(|A|, |B|)` (`|A ∩ B| / k` for two selections of `k`); 1 when both are
+    /// empty.
+    pub fn overlap(&self, other: &Selection) -> f32 {
+        let mine: std::collections::HashSet<&EnvId> = self.env_ids.iter().collect();
+        let theirs: std::collections::HashSet<&EnvId> = other.env_ids.iter().collect();
+        let size = mine.len().max(theirs.len());
+        if size == 0 {
+            return 1.0;
+        }
+        mine.intersection(&theirs).count() as f32 / size as f32
+    }
+
     /// Write atomically as JSON.
     pub fn write(&self, path: impl AsRef<Path>) -> Result<(), FileError> {
         envdist_core::io::write_json_atomic(path, self)
@@ -283,4 +296,29 @@ fn coverable_mask(problem: &Problem, excluded: &[bool]) -> Vec<bool> {
                 .any(|e| !excluded[*e as usize])
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlap_is_shared_picks_over_k_in_any_order() {
+        let pool = crate::synthetic::generate(&crate::synthetic::SyntheticConfig {
+            n: 80,
+            seed: 3,
+            ..Default::default()
+        })
+        .unwrap();
+        let a = select(&pool.problem, &SelectConfig::aes(4)).unwrap();
+        assert_eq!(a.overlap(&a), 1.0);
+        let mut b = a.clone();
+        b.env_ids.reverse();
+        assert_eq!(a.overlap(&b), 1.0);
+        b.env_ids[0] = EnvId::new("elsewhere/x");
+        assert_eq!(a.overlap(&b), 0.75);
+        b.env_ids.clear();
+        assert_eq!(a.overlap(&b), 0.0);
+        assert_eq!(b.overlap(&b), 1.0);
+    }
 }

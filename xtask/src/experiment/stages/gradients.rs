@@ -5,7 +5,7 @@ use std::path::Path;
 
 use envdist_core::{EnvId, HarnessLevel, PairSummary};
 use envdist_envs::Suite;
-use envdist_trainer::{GradientConfig, PolicyModel};
+use envdist_trainer::{GradientConfig, GradientParams, PolicyModel};
 use serde::{Deserialize, Serialize};
 
 use super::pool::PoolStage;
@@ -28,6 +28,29 @@ pub struct GradientsKey {
     /// Harness level the episodes are played at (H4 for selection; H0 for the polarisation
     /// comparison).
     pub harness: HarnessLevel,
+    /// Parameters the gradient is taken with respect to (left out of the key when `all`, so
+    /// caches of runs before the option existed stay valid).
+    #[serde(skip_serializing_if = "crate::experiment::config::is_all_params")]
+    pub params: GradientParams,
+    /// Episode step cut (left out of the key when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_episode_steps: Option<u32>,
+}
+
+impl GradientsKey {
+    /// The gradient config the stage runs with: the defaults but for episodes, dimension,
+    /// harness level, parameters, step cut and a seed derived from the master seed.
+    pub fn config(&self) -> GradientConfig {
+        GradientConfig {
+            rollouts_per_env: self.episodes as usize,
+            dim: self.dim,
+            seed: self.seed ^ 0x4752_4144,
+            harness: self.harness,
+            params: self.params,
+            max_episode_steps: self.max_episode_steps,
+            ..GradientConfig::default()
+        }
+    }
 }
 
 /// Gradient output.
@@ -67,13 +90,7 @@ pub fn run(
     dir: &Path,
     run_root: &Path,
 ) -> anyhow::Result<GradientStage> {
-    let gcfg = GradientConfig {
-        rollouts_per_env: key.episodes as usize,
-        dim: key.dim,
-        seed: key.seed ^ 0x4752_4144,
-        harness: key.harness,
-        ..GradientConfig::default()
-    };
+    let gcfg = key.config();
     let pb = bar(
         pool.pool.len() as u64,
         &format!("per-env gradients at {}", key.harness),

@@ -128,6 +128,30 @@ pub fn run(
     Ok(out)
 }
 
+/// The study's AES selection over `envs` with these gradients, as the selections stage makes
+/// it (full coverage, zero-gradient environments excluded when `key.zero_gradient` says so,
+/// each given up only where infeasible: the note says which); used to compare gradient
+/// estimates (`cargo xtask conflict-estimates`).
+pub fn study_aes(
+    key: &SelectionsKey,
+    profiles: &ProfileSet,
+    grads: &GradientSet,
+    envs: &[EnvId],
+) -> anyhow::Result<(Selection, Option<String>)> {
+    let problem = problem(profiles, grads, envs, key.seed)?;
+    let mut sc = SelectConfig::aes(key.k.min(envs.len()));
+    sc.require_full_coverage = true;
+    sc.certify = false;
+    if key.zero_gradient == ZeroGradient::Exclude {
+        sc.must_exclude = grads
+            .zero_rows()
+            .into_iter()
+            .filter(|e| envs.contains(e))
+            .collect();
+    }
+    select_aes(&problem, sc)
+}
+
 /// Recompute AES over the pool with fresh gradients (the online re-selection arm).
 pub fn reselect(
     key: &SelectionsKey,
