@@ -183,7 +183,10 @@ mod tests {
         let long = synthetic_specs("long", &[(1, 3), (1, 3)]);
         let ids = |s: &[envdist_core::EnvSpec]| s.iter().map(|e| e.id.clone()).collect();
         let mut mix = StepBalanced::new(
-            vec![(ids(&short), uniform(&short, 1)), (ids(&long), uniform(&long, 2))],
+            vec![
+                (ids(&short), uniform(&short, 1)),
+                (ids(&long), uniform(&long, 2)),
+            ],
             7,
         )
         .unwrap();
@@ -201,7 +204,10 @@ mod tests {
             });
         }
         let share = steps[0] as f64 / (steps[0] + steps[1]) as f64;
-        assert!((0.4..0.6).contains(&share), "short part's step share {share}");
+        assert!(
+            (0.4..0.6).contains(&share),
+            "short part's step share {share}"
+        );
         assert_eq!(mix.mean_lengths(), vec![1.0, 20.0]);
     }
 

@@ -368,7 +368,11 @@ mod tests {
             s.record(&outcome(&id, HarnessLevel::H0, max, true));
             let effect = s.record(&outcome(&id, HarnessLevel::H0, max, true));
             assert_eq!(effect, UpdateEffect::LevelUp, "range {min}..={max}");
-            assert_eq!(s.window(0), first, "back at the bottom, range {min}..={max}");
+            assert_eq!(
+                s.window(0),
+                first,
+                "back at the bottom, range {min}..={max}"
+            );
         }
     }
 

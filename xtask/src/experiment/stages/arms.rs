@@ -294,11 +294,7 @@ pub fn train_arm(
         }
         let mut rl = train_config(train.model, train.steps, stream);
         train.finetune.apply(&mut rl);
-        Trainer::from_policy(
-            rl,
-            factory,
-            base,
-        )?
+        Trainer::from_policy(rl, factory, base)?
     };
     let pb = bar(train.steps, &format!("{} seed {}", job.label, job.seed));
     pb.set_position(trainer.env_steps());
