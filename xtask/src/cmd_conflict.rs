@@ -1,10 +1,11 @@
 //! `cargo xtask conflict-estimates`: cheaper estimates of the per-environment gradients behind
 //! AES's conflict term, measured against the full estimate the study's gradients stage
-//! computes (at H4, as for selection), on the same model, profiles and environments, in one process.
+//! computes (at H4, as for selection), on the same model, profiles and environments, in one
+//! process.
 //!
 //! ```text
-//! cargo xtask conflict-estimates --checkpoint runs/x/warmup/checkpoint \
-//!     --profiles runs/x/profiles/profiles.json --out conflict-estimates.json
+//! cargo xtask conflict-estimates --checkpoint runs/experiment-cpu/base/checkpoint \
+//!     --profiles runs/experiment-cpu/profiles/profiles.json --out conflict-estimates.json
 //! cargo xtask conflict-estimates ... --sample 50 --estimates head,ep32,head+ep32
 //! ```
 //!
@@ -53,7 +54,7 @@ const DEFAULT_ESTIMATES: &str = "seed1,noise,head,ep32,ep16,d256,t16,head+ep32";
 #[derive(Debug, clap::Args)]
 pub struct ConflictArgs {
     /// Checkpoint of the model whose gradients are estimated (a study's
-    /// `warmup/checkpoint`: the base model).
+    /// `base/checkpoint`: the base model).
     #[arg(long)]
     checkpoint: PathBuf,
     /// Profiles JSON (core's ProfileSet) the AES selections are made on.
