@@ -54,7 +54,7 @@ fn counts_npy_matches_the_reference_and_prints_json() {
 
 #[test]
 fn exact_prints_the_optimum_beside_the_bound() {
-    let out = xtask(&[
+    let out = select(&[
         "--synthetic",
         "n=40,abilities=30,dim=8,seed=2,clusters=2,themes=2",
         "--k",
@@ -69,7 +69,7 @@ fn exact_prints_the_optimum_beside_the_bound() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("certificate: within"), "{text}");
     assert!(text.contains("exact: optimum"), "{text}");
-    let out = xtask(&[
+    let out = select(&[
         "--synthetic",
         "n=40,abilities=30,dim=8,seed=2,clusters=2,themes=2",
         "--k",
@@ -92,7 +92,7 @@ fn exact_prints_the_optimum_beside_the_bound() {
         "{greedy} {opt} {ub}"
     );
     // The whole small anchor pool (200 environments) at k = 3.
-    let out = xtask(&[
+    let out = select(&[
         "--counts-npy",
         &data("small_counts.npy"),
         "--k",
