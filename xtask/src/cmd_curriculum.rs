@@ -10,9 +10,9 @@ use envdist_curriculum::{
     CurriculumSampler, EnvSnapshot, HdcConfig, HdcSampler, LearnerParams, Mode, SamplerConfig,
     SyntheticLearner, TraceEvent, UpdateEffect,
 };
+use envdist_study::plot::{Legend, LineChart, Series, line_chart_grid};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use xtask::plot::{Legend, LineChart, Series, line_chart_grid};
 
 /// Arguments of `cargo xtask curriculum`.
 #[derive(Debug, clap::Args)]
@@ -261,7 +261,12 @@ fn plot_trace(
         .iter()
         .map(|&i| (specs[i].id.clone(), specs[i].scale))
         .collect();
-    xtask::experiment::figures::curriculum_trace_grid(path, trace, &envs, mode.name())
+    Ok(envdist_study::figures::curriculum_trace_grid(
+        path,
+        trace,
+        &envs,
+        mode.name(),
+    )?)
 }
 
 /// The learner's success probability at H4 (the evaluation condition), averaged over the
@@ -503,7 +508,7 @@ fn plot_rival_trace(
         }
     }
     let charts: Vec<LineChart> = rows.into_iter().flatten().collect();
-    line_chart_grid(path, &charts, shown.len(), (520, 340))
+    Ok(line_chart_grid(path, &charts, shown.len(), (520, 340))?)
 }
 
 #[cfg(test)]

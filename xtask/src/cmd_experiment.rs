@@ -1,16 +1,19 @@
-//! `cargo xtask experiment`: the paper's study end to end (logic in `xtask::experiment`).
+//! `cargo xtask experiment`: the paper's study end to end (the study is `envdist-study`).
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use envdist_core::Validate;
+use envdist_study::{ExperimentConfig, Preset};
 use envdist_trainer::Device;
-use xtask::experiment::config::{ExperimentConfig, Preset};
+
+use crate::progress::Terminal;
 
 /// Arguments of `cargo xtask experiment`.
 #[derive(Debug, clap::Args)]
 pub struct ExperimentArgs {
-    /// Preset: `smoke` (minutes; CI), `cpu` (default; the study at laptop scale), `gpu`.
+    /// Preset: `smoke` (seconds; a test compares it with its record), `cpu` (default; the
+    /// study at laptop scale), `gpu-lite`, `gpu`.
     #[arg(long, value_enum, default_value = "cpu")]
     preset: Preset,
     /// Run directory (default `runs/experiment-<preset>`). Finished stages there are reused.
@@ -22,57 +25,33 @@ pub struct ExperimentArgs {
     /// `cpu` or `cuda` (overrides the preset; `cuda` needs `--features cuda`).
     #[arg(long)]
     device: Option<Device>,
-    /// A JSON file whose fields override the preset's (any field of `config.json`).
+    /// A JSON file whose fields override the preset's (any field of `config.json`; sections
+    /// merge field by field).
     #[arg(long)]
     config: Option<PathBuf>,
 }
 
-/// Overlay `patch` on `base`: objects merge field by field (so a file can change one field of
-/// a nested section), anything else replaces.
-fn merge(base: &mut serde_json::Value, patch: &serde_json::Value) {
-    match (base, patch) {
-        (serde_json::Value::Object(b), serde_json::Value::Object(p)) => {
-            for (k, v) in p {
-                merge(b.entry(k.clone()).or_insert(serde_json::Value::Null), v);
-            }
+/// The effective configuration, checked: preset, then config file, then flags.
+pub fn effective_config(args: &ExperimentArgs) -> anyhow::Result<envdist_study::CheckedConfig> {
+    let mut cfg = match &args.config {
+        None => ExperimentConfig::preset(args.preset),
+        Some(path) => {
+            let overrides: serde_json::Value = envdist_core::io::read_json(path, None)?;
+            ExperimentConfig::from_overrides(args.preset, &overrides, &path.display().to_string())?
         }
-        (b, p) => *b = p.clone(),
-    }
-}
-
-/// Build the effective configuration: preset, then config file, then flags.
-pub fn effective_config(args: &ExperimentArgs) -> anyhow::Result<ExperimentConfig> {
-    let mut value = serde_json::to_value(ExperimentConfig::preset(args.preset))?;
-    if let Some(path) = &args.config {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let overrides: serde_json::Value = serde_json::from_str(&text)
-            .with_context(|| format!("{}: not valid JSON", path.display()))?;
-        let obj = overrides.as_object().with_context(|| {
-            format!(
-                "{}: expected a JSON object of config fields",
-                path.display()
-            )
-        })?;
-        for (k, v) in obj {
-            merge(&mut value[k], v);
-        }
-    }
-    let mut cfg: ExperimentConfig = serde_json::from_value(value).map_err(|e| {
-        let file = args
-            .config
-            .as_ref()
-            .map_or("the preset".into(), |p| p.display().to_string());
-        anyhow::anyhow!("{file}: {e}")
-    })?;
+    };
     if let Some(s) = args.seeds {
         cfg.seeds = s;
     }
-    if let Some(d) = &args.device {
-        cfg.device = *d;
+    if let Some(d) = args.device {
+        cfg.device = d;
     }
-    cfg.validate()?;
-    Ok(cfg)
+    let name = args
+        .config
+        .as_ref()
+        .map_or("the preset".into(), |p| p.display().to_string());
+    cfg.checked()
+        .with_context(|| format!("the configuration ({name}, flags)"))
 }
 
 /// Run the command.
@@ -93,8 +72,8 @@ pub fn run(args: ExperimentArgs) -> anyhow::Result<()> {
         .chain(std::env::args().skip(1))
         .collect::<Vec<_>>()
         .join(" ");
-    let results = xtask::experiment::run_and_report(&cfg, &out, &command)?;
-    println!("{}", xtask::experiment::terminal_summary(&results));
+    let results = envdist_study::run_and_report(&cfg, &out, &command, &Terminal)?;
+    println!("{}", envdist_study::report::terminal_summary(&results));
     println!(
         "wrote {}/results.json and {}/REPORT.md",
         out.display(),

@@ -19,9 +19,9 @@ use envdist_profiling::{
     RolloutConfig, Segmenter, TagSegmenter, check_trajectories, check_usable, coverage_cosine,
     profile_trajectories, read_trajectory_log, replay_abilities, rollout_pool, write_outputs,
 };
-use indicatif::{ProgressBar, ProgressStyle};
+use envdist_study::Silent;
+use envdist_study::cache::cached;
 use serde::{Deserialize, Serialize};
-use xtask::experiment::stage::cached;
 
 /// Schema version of `summary.json`.
 const SUMMARY_SCHEMA_VERSION: u32 = 1;
@@ -84,10 +84,20 @@ pub struct ProfileArgs {
     force: bool,
 }
 
+/// Where the trajectories come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Mode {
+    /// A trajectory log made elsewhere.
+    Log,
+    /// Rollouts of the default pool.
+    Pool,
+}
+
 /// Everything the outputs depend on; equal keys mean the cached outputs can be reused.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct CacheKey {
-    mode: String,
+    mode: Mode,
     segmenter: SegmenterKind,
     ignore_tags: Vec<String>,
     meta: MetaConfig,
@@ -209,7 +219,7 @@ fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
                 std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
             (
                 CacheKey {
-                    mode: "log".into(),
+                    mode: Mode::Log,
                     segmenter: args.segmenter,
                     ignore_tags: args.ignore_tags.clone(),
                     meta: meta.clone(),
@@ -232,7 +242,7 @@ fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
             };
             (
                 CacheKey {
-                    mode: "pool".into(),
+                    mode: Mode::Pool,
                     segmenter: args.segmenter,
                     ignore_tags: args.ignore_tags.clone(),
                     meta: meta.clone(),
@@ -250,7 +260,7 @@ fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
     if args.force {
         let _ = std::fs::remove_file(args.out.join("stage.json"));
     }
-    let (mut summary, info) = cached(&args.out, "profile", &key, |_| {
+    let (mut summary, info) = cached(&args.out, "profile", &key, &Silent, |_| {
         compute(
             args,
             &suite,
@@ -261,6 +271,8 @@ fn run_in_pool(args: &ProfileArgs, threads: usize) -> anyhow::Result<Summary> {
             &trajectories_source,
             &key,
         )
+        // The library's cache takes the study's error type; anyhow keeps the whole chain.
+        .map_err(|e| envdist_study::StudyError::msg(format!("{e:#}")))
     })?;
     if info.cached {
         summary.cached = true;
@@ -295,16 +307,10 @@ fn compute(
         }
         Source::Pool(specs, rollout) => {
             let bar = if args.json {
-                ProgressBar::hidden()
+                indicatif::ProgressBar::hidden()
             } else {
-                ProgressBar::new(specs.len() as u64)
+                crate::progress::bar(specs.len() as u64, "rollouts (envs)")
             };
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "rollouts {bar:40} {pos}/{len} envs [{elapsed_precise} < {eta}]",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
             let (eps, pers) = (args.epsilon, args.persistence);
             let first: Box<PolicyMaker> = Box::new(move || Box::new(NoisyOracle::new(eps)));
             let second: Box<PolicyMaker> = Box::new(move || Box::new(Explorer::new(pers)));

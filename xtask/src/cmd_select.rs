@@ -21,7 +21,8 @@ use envdist_selection::{
     ExactStatus, Optimizer, Problem, SelectConfig, Selection, baseline, read_counts_npy,
     read_index_npy, select, solve_exact, synthetic,
 };
-use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::progress::spinner;
 
 /// What to optimise (or which baseline to run).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -101,6 +102,18 @@ pub struct SelectArgs {
     /// Require the selection to cover every ability the allowed pool covers.
     #[arg(long)]
     full_coverage: bool,
+    /// Break ties in the order seeded by this seed (the study passes its master seed) instead
+    /// of by lowest index.
+    #[arg(long)]
+    tie_seed: Option<u64>,
+    /// Never select an environment whose gradient is exactly zero.
+    #[arg(long)]
+    exclude_zero_gradient: bool,
+    /// When the constraints are infeasible, give up the zero-gradient exclusion, then full
+    /// coverage, and say so (instead of failing). With `--full-coverage --tie-seed S
+    /// --exclude-zero-gradient --relax` this is the study's AES.
+    #[arg(long)]
+    relax: bool,
     /// Environment ids to always select (comma separated).
     #[arg(long, value_delimiter = ',')]
     must_include: Vec<String>,
@@ -176,19 +189,6 @@ fn exact_line(exact: Option<&ExactSolution>, selection: &Selection) -> String {
             }
         ),
     }
-}
-
-fn spinner(msg: &str, quiet: bool) -> ProgressBar {
-    if quiet {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::new_spinner();
-    pb.set_style(
-        ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("valid template"),
-    );
-    pb.set_message(msg.to_string());
-    pb.enable_steady_tick(Duration::from_millis(120));
-    pb
 }
 
 /// Peak resident set size of this process (VmHWM), if the platform reports it.
@@ -274,6 +274,11 @@ fn build_config(args: &SelectArgs) -> anyhow::Result<SelectConfig> {
     if args.full_coverage {
         c.require_full_coverage = true;
     }
+    if let Some(seed) = args.tie_seed {
+        c.tie_break = envdist_selection::TieBreak::Seeded(seed);
+    }
+    c.exclude_zero_gradient |= args.exclude_zero_gradient;
+    c.relax |= args.relax;
     c.must_include
         .extend(args.must_include.iter().map(EnvId::new));
     c.must_exclude
@@ -366,6 +371,7 @@ pub fn run(args: SelectArgs) -> anyhow::Result<()> {
             "lazy_fell_back": selection.lazy_fell_back,
             "evaluations": selection.evaluations,
             "notes": selection.notes,
+            "relaxation": selection.relaxation,
             "reference_match": reference_match.map(|(m, _)| m),
             "certificate": selection.certificate,
             "exact": exact.as_ref().map(|x| match x {
@@ -433,6 +439,9 @@ pub fn run(args: SelectArgs) -> anyhow::Result<()> {
         }
         for n in &selection.notes {
             println!("  note: {n}");
+        }
+        if let Some(r) = &selection.relaxation {
+            println!("  relaxed: {r}");
         }
         if let Some((m, len)) = reference_match {
             println!(

@@ -12,9 +12,8 @@ use envdist_curriculum::{HdcConfig, HdcSampler};
 use envdist_envs::Suite;
 use envdist_trainer::{
     AdvantageKind, Baseline, Device, GradientConfig, GradientParams, PolicyModel, ProjectionKind,
-    RunOptions, ScaleChoice, TrainConfig, Trainer, UniformSampler,
+    RunOptions, ScaleChoice, TrainConfig, TrainPreset, Trainer, UniformSampler,
 };
-use indicatif::{ProgressBar, ProgressStyle};
 
 /// Arguments of `cargo xtask train`.
 #[derive(Debug, clap::Args)]
@@ -22,16 +21,15 @@ pub struct TrainArgs {
     /// Environments to train on, comma-separated (e.g. `maze/classic,collect/classic`).
     #[arg(long, value_delimiter = ',', required = true)]
     pub envs: Vec<String>,
-    /// Task sampler: `uniform` (over the envs at `--harness`), `h4` (uniform at H4), or `hdc`
-    /// (the full HDC curriculum with its default config, starting at H0).
-    #[arg(long, default_value = "uniform")]
-    pub sampler: String,
+    /// Task sampler.
+    #[arg(long, value_enum, default_value = "uniform")]
+    pub sampler: SamplerChoice,
     /// Harness level of the uniform sampler.
     #[arg(long, default_value = "H0")]
     pub harness: HarnessLevel,
     /// Scale: `min`, `mid`, `max`, an integer, or `uniform` (over each env's range).
     #[arg(long, default_value = "min")]
-    pub scale: String,
+    pub scale: TrainScale,
     /// Environment steps to train for (default: the preset's budget).
     #[arg(long)]
     pub steps: Option<u64>,
@@ -40,16 +38,16 @@ pub struct TrainArgs {
     pub out: PathBuf,
     /// `cpu` or `cuda` (`cuda:N`); cuda needs `--features cuda`.
     #[arg(long, default_value = "cpu")]
-    pub device: String,
-    /// Network and RL preset: `cpu`, `gpu` or `tiny`.
+    pub device: Device,
+    /// Network and RL preset: `cpu`, `gpu` or `tiny` (default: the device's).
     #[arg(long)]
-    pub preset: Option<String>,
+    pub preset: Option<TrainPreset>,
     /// Seed of the model, the sampler and the rollouts.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Advantage estimator: `gae` (PPO) or `grpo`.
-    #[arg(long, default_value = "gae")]
-    pub advantage: String,
+    /// Advantage estimator.
+    #[arg(long, value_enum, default_value = "gae")]
+    pub advantage: AdvantageKind,
     /// Environments stepped together (default: the preset's).
     #[arg(long)]
     pub num_envs: Option<usize>,
@@ -69,7 +67,7 @@ pub struct TrainArgs {
     /// Scales to evaluate at, comma-separated (`min`, `mid`, `max`, integers; default: the
     /// training scale, or `min` when training over the whole range).
     #[arg(long, value_delimiter = ',')]
-    pub eval_scale: Vec<String>,
+    pub eval_scale: Vec<ScaleChoice>,
 }
 
 /// Arguments of `cargo xtask gradients`.
@@ -90,36 +88,70 @@ pub struct GradientsArgs {
     /// Projected dimension d.
     #[arg(long, default_value_t = 1024)]
     pub dim: usize,
-    /// `rademacher` or `gaussian`.
-    #[arg(long, default_value = "rademacher")]
-    pub projection: String,
+    /// Distribution of the projection's entries.
+    #[arg(long, value_enum, default_value = "rademacher")]
+    pub projection: ProjectionKind,
     /// Harness level the episodes are played at.
     #[arg(long, default_value = "H4")]
     pub harness: HarnessLevel,
     /// Scale: `min`, `mid`, `max` or an integer.
     #[arg(long, default_value = "min")]
-    pub scale: String,
+    pub scale: ScaleChoice,
     /// Seed of episodes and projection.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Discount of the returns in the policy gradient.
     #[arg(long, default_value_t = 1.0)]
     pub gamma: f32,
-    /// Baseline subtracted from returns: `mean` (per env) or `value` (the value head).
-    #[arg(long, default_value = "mean")]
-    pub baseline: String,
+    /// Baseline subtracted from returns: per env `mean`, or the `value` head.
+    #[arg(long, value_enum, default_value = "mean")]
+    pub baseline: Baseline,
     /// Parameters differentiated: `all` or `head` (the policy head only, a cheap estimate).
-    #[arg(long, default_value = "all")]
-    pub params: String,
+    #[arg(long, value_enum, default_value = "all")]
+    pub params: GradientParams,
     /// Cut every episode after this many steps (default: each env's own limit).
     #[arg(long)]
     pub max_episode_steps: Option<u32>,
     /// `cpu` or `cuda`.
     #[arg(long, default_value = "cpu")]
-    pub device: String,
+    pub device: Device,
     /// Canvas side (default: the model's input size).
     #[arg(long)]
     pub canvas: Option<u32>,
+}
+
+/// Which task sampler `train` uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SamplerChoice {
+    /// Uniform over the envs at `--harness`.
+    Uniform,
+    /// Uniform over the envs at H4.
+    H4,
+    /// The full HDC curriculum with its default config, starting at H0.
+    Hdc,
+}
+
+/// `--scale` of `train`: one choice, or uniform over each env's range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrainScale(Option<ScaleChoice>);
+
+impl std::str::FromStr for TrainScale {
+    type Err = envdist_trainer::TrainerError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "uniform" => Ok(Self(None)),
+            other => Ok(Self(Some(other.parse()?))),
+        }
+    }
+}
+
+impl std::fmt::Display for TrainScale {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            None => f.write_str("uniform"),
+            Some(s) => write!(f, "{s}"),
+        }
+    }
 }
 
 fn env_ids(envs: &[String]) -> Vec<EnvId> {
@@ -143,30 +175,22 @@ fn fmt_opt(x: Option<f32>) -> String {
 /// Run `train`.
 pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
-    let device: Device = args.device.parse()?;
+    let device = args.device;
     let envs = env_ids(&args.envs);
-    let harness = match args.sampler.as_str() {
-        "uniform" => args.harness,
-        "h4" => HarnessLevel::H4,
+    let harness = match args.sampler {
+        SamplerChoice::Uniform => args.harness,
+        SamplerChoice::H4 => HarnessLevel::H4,
         // The curriculum starts at H0 and weakens per environment.
-        "hdc" => HarnessLevel::H0,
-        other => bail!("--sampler {other:?}: expected uniform, h4 or hdc"),
+        SamplerChoice::Hdc => HarnessLevel::H0,
     };
-    let scale = match args.scale.as_str() {
-        "uniform" => None,
-        s => Some(s.parse::<ScaleChoice>()?),
-    };
-    let preset = args.preset.clone().unwrap_or_else(|| match device {
-        Device::Cpu => "cpu".into(),
-        Device::Cuda(_) => "gpu".into(),
+    let scale = args.scale.0;
+    let preset = args.preset.unwrap_or(match device {
+        Device::Cpu => TrainPreset::Cpu,
+        Device::Cuda(_) => TrainPreset::Gpu,
     });
-    let mut cfg = TrainConfig::preset(&preset)?;
+    let mut cfg = TrainConfig::of(preset);
     cfg.seed = args.seed;
-    cfg.advantage = match args.advantage.as_str() {
-        "gae" => AdvantageKind::Gae,
-        "grpo" => AdvantageKind::Grpo,
-        other => bail!("--advantage {other:?}: expected gae or grpo"),
-    };
+    cfg.advantage = args.advantage;
     if let Some(n) = args.num_envs {
         cfg.num_envs = n;
     }
@@ -176,7 +200,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let canvas = args.canvas.unwrap_or(cfg.model.image_size as u32);
     let suite = suite(canvas)?;
     let factory: Arc<dyn EnvFactory> = suite.clone();
-    let mut sampler: Box<dyn TaskSampler> = if args.sampler == "hdc" {
+    let mut sampler: Box<dyn TaskSampler> = if args.sampler == SamplerChoice::Hdc {
         let specs = envs
             .iter()
             .map(|id| {
@@ -231,13 +255,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         cfg.rollout_len,
         cfg.total_env_steps
     );
-    let bar = ProgressBar::new(cfg.total_env_steps);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:30}] {pos}/{len} steps {per_sec} ETA {eta} {msg}",
-        )?
-        .progress_chars("=> "),
-    );
+    let bar = crate::progress::bar(cfg.total_env_steps, "train (env steps)");
     bar.set_position(trainer.env_steps());
     let opts = RunOptions {
         out_dir: Some(args.out.clone()),
@@ -291,12 +309,12 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         let policy = trainer.policy();
         let eval_scales: Vec<(String, ScaleChoice)> = if args.eval_scale.is_empty() {
             let s = scale.unwrap_or(ScaleChoice::Min);
-            vec![(format!("{s:?}").to_lowercase(), s)]
+            vec![(s.to_string(), s)]
         } else {
             args.eval_scale
                 .iter()
-                .map(|s| Ok((s.clone(), s.parse::<ScaleChoice>()?)))
-                .collect::<anyhow::Result<_>>()?
+                .map(|s| (s.to_string(), *s))
+                .collect()
         };
         let mut levels = vec![harness];
         if harness != HarnessLevel::H4 {
@@ -346,7 +364,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
 /// Run `gradients`.
 pub fn run_gradients(args: GradientsArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
-    let device: Device = args.device.parse()?;
+    let device = args.device;
     let envs = env_ids(&args.envs);
     let model = PolicyModel::load(&args.checkpoint, device)?;
     let canvas = args.canvas.unwrap_or(model.config().image_size as u32);
@@ -354,25 +372,13 @@ pub fn run_gradients(args: GradientsArgs) -> anyhow::Result<()> {
     let cfg = GradientConfig {
         rollouts_per_env: args.rollouts,
         harness: args.harness,
-        scale: args.scale.parse()?,
+        scale: args.scale,
         dim: args.dim,
-        projection: match args.projection.as_str() {
-            "rademacher" => ProjectionKind::Rademacher,
-            "gaussian" => ProjectionKind::Gaussian,
-            other => bail!("--projection {other:?}: expected rademacher or gaussian"),
-        },
+        projection: args.projection,
         seed: args.seed,
         gamma: args.gamma,
-        baseline: match args.baseline.as_str() {
-            "mean" => Baseline::Mean,
-            "value" => Baseline::Value,
-            other => bail!("--baseline {other:?}: expected mean or value"),
-        },
-        params: match args.params.as_str() {
-            "all" => GradientParams::All,
-            "head" => GradientParams::PolicyHead,
-            other => bail!("--params {other:?}: expected all or head"),
-        },
+        baseline: args.baseline,
+        params: args.params,
         max_episode_steps: args.max_episode_steps,
     };
     eprintln!(

@@ -1,11 +1,13 @@
 //! # xtask — envdist's composition root
 //!
-//! The only binary of the workspace and, with `benches`, the only crate that sees every
-//! library crate. It parses the command line (clap), wires library crates together and prints
-//! progress; the logic itself lives in the libraries. Run it through the cargo alias:
+//! The only binary of the workspace: a composition root (with `benches`, the study crate and
+//! the Python binding) that sees every library crate. It parses the command line (clap),
+//! calls the libraries and prints their results and progress; the logic itself lives in the
+//! libraries (the study in `envdist-study`). Run it through the cargo alias:
 //! `cargo xtask experiment`, `cargo xtask envs list`, `cargo xtask select ...`.
 //!
-//! One module per subcommand, each with its own clap `Args` type and a `run` function.
+//! One module per subcommand, each with its own clap `Args` type and a `run` function;
+//! `progress` turns the libraries' progress into indicatif bars.
 
 mod cmd_bench_train;
 mod cmd_conflict;
@@ -15,6 +17,7 @@ mod cmd_experiment;
 mod cmd_profile;
 mod cmd_select;
 mod cmd_train;
+mod progress;
 
 use clap::{Parser, Subcommand};
 

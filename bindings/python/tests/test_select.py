@@ -52,6 +52,29 @@ def test_select_reads_the_cli_files(tmp_path):
     assert c.ranking.shape == (3,)
 
 
+def test_select_reproduces_the_study_aes_on_its_own_profiles_and_gradients():
+    # docs/experiments/smoke holds the smoke study's profiles, gradients and results (a Rust
+    # test checks that the study still writes exactly these files).
+    from pathlib import Path
+
+    record = Path(__file__).resolve().parents[3] / "docs" / "experiments" / "smoke"
+    results = json.loads((record / "results.json").read_text())
+    study = {s["name"]: s for s in results["selections"]}["aes"]
+    cfg = results["config"]
+    s = envdist.select(
+        str(record / "profiles.json"),
+        str(record / "gradients.safetensors"),
+        k=cfg["selection"]["k"],
+        require_full_coverage=True,
+        tie_break={"seeded": cfg["seed"]},
+        exclude_zero_gradient=cfg["selection"]["zero_gradient"] == "exclude",
+        relax=True,
+    )
+    assert s.env_ids == study["envs"]
+    assert (s.covered, s.coverable) == (study["covered"], study["coverable"])
+    assert (s.relaxation is None) == (study["note"] is None)
+
+
 def test_bad_arrays_and_configs_raise_clear_exceptions(tmp_path):
     counts, grads = pool()
     with pytest.raises(TypeError, match="dtype <U1"):

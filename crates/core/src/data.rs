@@ -102,6 +102,22 @@ pub struct ProfileSet {
 }
 
 impl ProfileSet {
+    /// The profiles of `envs` only (in this set's order), with the same ability vocabulary.
+    pub fn subset(&self, envs: &[EnvId]) -> ProfileSet {
+        let keep: std::collections::HashSet<&EnvId> = envs.iter().collect();
+        ProfileSet {
+            schema_version: self.schema_version,
+            abilities: self.abilities.clone(),
+            meta_abilities: self.meta_abilities.clone(),
+            profiles: self
+                .profiles
+                .iter()
+                .filter(|p| keep.contains(&p.env))
+                .cloned()
+                .collect(),
+        }
+    }
+
     /// Read and validate a profile file: schema, unique env ids, coverage keys inside
     /// `abilities`, finite non-negative weights.
     pub fn read(path: impl AsRef<Path>) -> Result<Self, FileError> {
@@ -326,6 +342,24 @@ impl GradientSet {
     /// Row index of `env`.
     pub fn index_of(&self, env: &EnvId) -> Option<usize> {
         self.env_ids.iter().position(|e| e == env)
+    }
+
+    /// The rows of `envs` only (those this set has, in this set's order), with the same
+    /// projection.
+    pub fn subset(&self, envs: &[EnvId]) -> GradientSet {
+        let keep: std::collections::HashSet<&EnvId> = envs.iter().collect();
+        let rows: Vec<usize> = (0..self.len())
+            .filter(|&i| keep.contains(&self.env_ids[i]))
+            .collect();
+        GradientSet {
+            env_ids: rows.iter().map(|&i| self.env_ids[i].clone()).collect(),
+            dim: self.dim,
+            values: rows
+                .iter()
+                .flat_map(|&i| self.row(i).iter().copied())
+                .collect(),
+            projection_seed: self.projection_seed,
+        }
     }
 
     /// Environments whose row is exactly zero: none of their episodes moved the policy (the

@@ -6,7 +6,7 @@ use envdist_core::Rng;
 
 use crate::config::SelectConfig;
 use crate::error::SelectError;
-use crate::greedy::{Engine, Selection, certified, finish, select_checked};
+use crate::greedy::{Engine, Selection, certified, finish, in_tie_order, select_checked};
 use crate::objective::PickReason;
 use crate::problem::Problem;
 
@@ -64,20 +64,29 @@ pub fn baseline(
         );
         return Ok(s);
     }
+    in_tie_order(problem, config.tie_break, |p| forced(p, config, which))
+}
+
+/// `All` or `Random` on `problem` as it is ordered.
+fn forced(
+    problem: &Problem,
+    config: &SelectConfig,
+    which: Baseline,
+) -> Result<Selection, SelectError> {
     let mut cfg = config.clone();
     let seed = match which {
         Baseline::Random { seed } => Some(seed),
         _ => None,
     };
     if seed.is_none() {
-        let pool: std::collections::HashSet<&envdist_core::EnvId> =
-            problem.env_ids().iter().collect();
-        let excluded: std::collections::HashSet<&envdist_core::EnvId> = cfg
-            .must_exclude
-            .iter()
-            .filter(|id| pool.contains(id))
-            .collect();
-        cfg.k = problem.n_envs() - excluded.len();
+        // Every allowed environment: find how many the exclusions leave.
+        let probe = SelectConfig {
+            k: 1,
+            must_include: Vec::new(),
+            ..cfg.clone()
+        }
+        .validate(problem)?;
+        cfg.k = probe.excluded.iter().filter(|x| !**x).count();
     }
     let checked = cfg.validate(problem)?;
     let mut order: Vec<usize> = (0..problem.n_envs())

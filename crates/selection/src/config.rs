@@ -108,6 +108,20 @@ pub enum Optimizer {
     },
 }
 
+/// How ties between equally scoring environments are broken. The optimizers always prefer the
+/// lowest environment index; a seeded tie-break runs them on the environments in a seeded
+/// random order instead, so ties go to a random environment rather than to the first in pool
+/// order (alphabetical for a suite), and maps the picks back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TieBreak {
+    /// The lowest environment index (default).
+    #[default]
+    LowestIndex,
+    /// A seeded random order of the environments.
+    Seeded(u64),
+}
+
 /// Everything a selection run needs besides the problem.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -139,6 +153,17 @@ pub struct SelectConfig {
     /// true; it costs one replay of the ranking (see [`certificate`](crate::certificate)), so
     /// switch it off only to time the optimizer alone.
     pub certify: bool,
+    /// How ties are broken. Default [`TieBreak::LowestIndex`].
+    pub tie_break: TieBreak,
+    /// Never select an environment whose gradient is exactly zero (the model never solved it
+    /// in any sampled episode, so the conflict term cannot see it). Needs gradients. Default
+    /// false (the paper's objective sees such an environment as conflict-free).
+    pub exclude_zero_gradient: bool,
+    /// When the constraints make the selection infeasible, relax them in order instead of
+    /// failing: first give up `exclude_zero_gradient`, then `require_full_coverage`, then
+    /// both; [`Selection::relaxation`](crate::Selection::relaxation) says what was given up.
+    /// Default false.
+    pub relax: bool,
 }
 
 impl Default for SelectConfig {
@@ -155,6 +180,9 @@ impl Default for SelectConfig {
             must_include: Vec::new(),
             must_exclude: Vec::new(),
             certify: true,
+            tie_break: TieBreak::LowestIndex,
+            exclude_zero_gradient: false,
+            relax: false,
         }
     }
 }
@@ -264,7 +292,19 @@ impl SelectConfig {
             Ok(out)
         };
         let include = resolve("must_include", &self.must_include)?;
-        let exclude_list = resolve("must_exclude", &self.must_exclude)?;
+        let mut exclude_list = resolve("must_exclude", &self.must_exclude)?;
+        if self.exclude_zero_gradient {
+            let Some(g) = problem.gradients() else {
+                return Err(bad(
+                    "exclude_zero_gradient",
+                    "gradients to find the zero rows in (attach them, or switch it off)",
+                    "a problem without gradients".into(),
+                ));
+            };
+            exclude_list.extend((0..n).filter(|&e| g.is_zero_row(e)));
+            exclude_list.sort_unstable();
+            exclude_list.dedup();
+        }
         let mut excluded = vec![false; n];
         for &e in &exclude_list {
             excluded[e] = true;

@@ -55,10 +55,12 @@ pub mod synthetic;
 
 pub use baselines::{Baseline, baseline};
 pub use certificate::{BoundKind, Certificate};
-pub use config::{AbilityWeighting, Aggregation, Checked, Optimizer, SelectConfig, Terms, Weights};
+pub use config::{
+    AbilityWeighting, Aggregation, Checked, Optimizer, SelectConfig, Terms, TieBreak, Weights,
+};
 pub use error::SelectError;
 pub use exact::{EXACT_MAX_ENVS, ExactLimits, ExactSolution, ExactStatus, solve_exact};
-pub use greedy::{SELECTION_SCHEMA_VERSION, Selection, select, select_checked};
+pub use greedy::{Relaxation, SELECTION_SCHEMA_VERSION, Selection, select, select_checked};
 pub use npy::{SparseCounts, parse_counts_npy, read_counts_npy, read_index_npy};
 pub use objective::{
     Conflict, NewCoverage, PickReason, Redundancy, StepTrace, Term, evaluate_ranking,

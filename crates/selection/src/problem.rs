@@ -73,6 +73,11 @@ impl UnitGradients {
         self.zero_rows
     }
 
+    /// Whether environment `i`'s gradient was all zero.
+    pub fn is_zero_row(&self, i: usize) -> bool {
+        self.row(i).iter().all(|v| *v == 0.0)
+    }
+
     /// Cosine similarity of environments `i` and `j`.
     #[inline]
     pub fn cosine(&self, i: usize, j: usize) -> f32 {
@@ -307,6 +312,42 @@ impl Problem {
         }
         self.gradients = Some(UnitGradients::new(dim, values, "gradients")?);
         Ok(self)
+    }
+
+    /// The same problem with its environments in `order` (`order[i]` is the old index of new
+    /// environment `i`; a permutation of `0..n_envs`). Everything about an environment moves
+    /// with it, so the problem is the one its profiles would build in that order.
+    pub(crate) fn permuted(&self, order: &[usize]) -> Problem {
+        debug_assert_eq!(order.len(), self.n_envs());
+        let mut indptr = Vec::with_capacity(order.len() + 1);
+        indptr.push(0);
+        let mut indices = Vec::with_capacity(self.indices.len());
+        let mut weights = Vec::with_capacity(self.weights.len());
+        for &old in order {
+            let span = self.indptr[old]..self.indptr[old + 1];
+            indices.extend_from_slice(&self.indices[span.clone()]);
+            weights.extend_from_slice(&self.weights[span]);
+            indptr.push(indices.len());
+        }
+        let (col_ptr, col_envs) = transpose(order.len(), self.abilities.len(), &indptr, &indices);
+        let gradients = self.gradients.as_ref().map(|g| UnitGradients {
+            dim: g.dim,
+            rows: order
+                .iter()
+                .flat_map(|&old| g.row(old).iter().copied())
+                .collect(),
+            zero_rows: g.zero_rows,
+        });
+        Problem {
+            env_ids: order.iter().map(|&old| self.env_ids[old].clone()).collect(),
+            abilities: self.abilities.clone(),
+            indptr,
+            indices,
+            weights,
+            col_ptr,
+            col_envs,
+            gradients,
+        }
     }
 
     /// Attach gradients given in this problem's environment order (`n x dim`, row-major).

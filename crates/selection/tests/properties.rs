@@ -2,8 +2,8 @@
 
 use envdist_core::{EnvId, Rng};
 use envdist_selection::{
-    Aggregation, Baseline, Optimizer, Problem, SelectConfig, SelectError, SparseCounts, baseline,
-    evaluate_ranking, select,
+    Aggregation, Baseline, Optimizer, Problem, Relaxation, SelectConfig, SelectError, Selection,
+    SparseCounts, TieBreak, baseline, evaluate_ranking, select,
 };
 use proptest::prelude::*;
 
@@ -292,4 +292,189 @@ fn the_conflict_term_avoids_planted_opposed_pairs() {
     let (with, without) = (opposed(&aes.ranking), opposed(&blind.ranking));
     eprintln!("opposed pairs: aes {with}, no-conflict {without}");
     assert!(with < without, "aes {with} vs no-conflict {without}");
+}
+
+/// `instance`'s rows and gradients with the environments in `order` (`order[i]` is the
+/// original index of environment `i`), named by their original index.
+fn reordered(n: usize, a: usize, d: usize, seed: u64, order: &[usize]) -> Problem {
+    let original = instance(n, a, d, seed);
+    let mut rng = Rng::seed_from_u64(seed);
+    // Regenerate the raw gradients exactly as `instance` does (the problem keeps unit rows).
+    let mut raw_rows = Vec::new();
+    for _ in 0..n {
+        for _ in 0..a {
+            if rng.chance(0.3) {
+                rng.range_inclusive(1, 3);
+            }
+        }
+    }
+    let mut grads: Vec<f32> = (0..n * d).map(|_| rng.normal()).collect();
+    for e in (1..n).step_by(3) {
+        for j in 0..d {
+            grads[e * d + j] = -grads[(e - 1) * d + j] + 0.1 * rng.normal();
+        }
+    }
+    let mut indptr = vec![0];
+    let mut indices = Vec::new();
+    let mut values = Vec::new();
+    for &old in order {
+        let abilities = original.env_abilities(old);
+        indices.extend_from_slice(abilities);
+        values.extend_from_slice(original.env_weights(old));
+        indptr.push(indices.len());
+        raw_rows.extend_from_slice(&grads[old * d..(old + 1) * d]);
+    }
+    let counts = SparseCounts {
+        rows: n,
+        cols: a,
+        indptr,
+        indices,
+        values,
+    };
+    let ids = order
+        .iter()
+        .map(|&old| original.env_ids()[old].clone())
+        .collect();
+    Problem::from_counts(counts, Some(ids), None)
+        .unwrap()
+        .with_gradient_rows(d, raw_rows)
+        .unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// A seeded tie-break is the selection of the environments in the seeded order (what the
+    /// study did by shuffling its profiles before building the problem), mapped back.
+    #[test]
+    fn a_seeded_tie_break_selects_as_on_the_shuffled_pool(
+        n in 2usize..24, a in 1usize..8, d in 1usize..5, seed in any::<u64>(),
+        tie in any::<u64>(), f in 0.0f64..1.0,
+    ) {
+        let k = 1 + ((n - 1) as f64 * f) as usize;
+        let p = instance(n, a, d, seed);
+        let mut order: Vec<usize> = (0..n).collect();
+        Rng::derive(tie, 0x5449_4542).shuffle(&mut order);
+        let shuffled = reordered(n, a, d, seed, &order);
+        let seeded = SelectConfig { tie_break: TieBreak::Seeded(tie), ..SelectConfig::aes(k) };
+        let runs: Vec<(Selection, Selection)> = vec![
+            (select(&p, &seeded).unwrap(), select(&shuffled, &SelectConfig::aes(k)).unwrap()),
+            (
+                baseline(&p, &seeded, Baseline::NoConflict).unwrap(),
+                baseline(&shuffled, &SelectConfig::aes(k), Baseline::NoConflict).unwrap(),
+            ),
+            (
+                baseline(&p, &seeded, Baseline::Random { seed: 9 }).unwrap(),
+                baseline(&shuffled, &SelectConfig::aes(k), Baseline::Random { seed: 9 }).unwrap(),
+            ),
+        ];
+        for (mine, theirs) in runs {
+            prop_assert_eq!(&mine.env_ids, &theirs.env_ids);
+            prop_assert_eq!(mine.gains(), theirs.gains());
+            let mapped: Vec<usize> = theirs.ranking.iter().map(|&r| order[r]).collect();
+            prop_assert_eq!(&mine.ranking, &mapped);
+            prop_assert!(mine.steps.iter().zip(&mine.ranking).all(|(s, r)| s.env == *r));
+        }
+    }
+}
+
+#[test]
+fn relax_gives_up_the_zero_gradient_exclusion_then_full_coverage_and_says_so() {
+    // Four envs, one ability each; env 3's gradient is zero.
+    let counts = SparseCounts {
+        rows: 4,
+        cols: 4,
+        indptr: (0..=4).collect(),
+        indices: (0..4).collect(),
+        values: vec![1.0; 4],
+    };
+    let grads = vec![1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0];
+    let p = Problem::from_counts(counts, None, None)
+        .unwrap()
+        .with_gradient_rows(2, grads)
+        .unwrap();
+    let strict = SelectConfig {
+        require_full_coverage: true,
+        exclude_zero_gradient: true,
+        ..SelectConfig::aes(4)
+    };
+    // Excluding env 3 leaves three envs for k = 4: infeasible, and said so without `relax`.
+    let e = select(&p, &strict).unwrap_err().to_string();
+    assert!(e.contains("`k`"), "{e}");
+    let s = select(
+        &p,
+        &SelectConfig {
+            relax: true,
+            ..strict.clone()
+        },
+    )
+    .unwrap();
+    assert_eq!(s.ranking.len(), 4);
+    match &s.relaxation {
+        Some(Relaxation::ZeroGradientKept {
+            excluded: 1,
+            reason,
+        }) => {
+            assert!(reason.contains("`k`"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        s.relaxation
+            .as_ref()
+            .unwrap()
+            .to_string()
+            .contains("zero-gradient")
+    );
+    // With k = 2, full coverage of four abilities is out of reach: coverage is given up and
+    // the exclusion kept.
+    let s = select(
+        &p,
+        &SelectConfig {
+            relax: true,
+            k: 2,
+            ..strict.clone()
+        },
+    )
+    .unwrap();
+    assert!(
+        matches!(s.relaxation, Some(Relaxation::FullCoverage { .. })),
+        "{:?}",
+        s.relaxation
+    );
+    assert!(!s.ranking.contains(&3), "the exclusion held");
+    // A feasible selection relaxes nothing.
+    let s = select(
+        &p,
+        &SelectConfig {
+            relax: true,
+            exclude_zero_gradient: false,
+            ..strict
+        },
+    )
+    .unwrap();
+    assert_eq!(s.relaxation, None);
+    // Without gradients there are no zero rows to find: refused by name.
+    let plain = Problem::from_counts(
+        SparseCounts {
+            rows: 2,
+            cols: 1,
+            indptr: vec![0, 1, 1],
+            indices: vec![0],
+            values: vec![1.0],
+        },
+        None,
+        None,
+    )
+    .unwrap();
+    let e = select(
+        &plain,
+        &SelectConfig {
+            exclude_zero_gradient: true,
+            ..SelectConfig::aes(1).without_conflict()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("exclude_zero_gradient"), "{e}");
 }

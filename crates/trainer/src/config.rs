@@ -112,6 +112,7 @@ impl ModelConfig {
 
 /// How advantages are computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum AdvantageKind {
     /// Generalised advantage estimation from the value head (PPO's usual choice).

@@ -40,6 +40,7 @@ use crate::trainer::flat_gradient;
 
 /// Distribution of the projection's entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum ProjectionKind {
     /// `±1/sqrt(d)` with equal probability (fast to generate; the default).
@@ -79,11 +80,13 @@ pub struct GradientConfig {
 
 /// Which parameters a per-environment gradient is taken with respect to.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum GradientParams {
     /// Every parameter of the network (the default).
     #[default]
     All,
+    #[cfg_attr(feature = "clap", value(name = "head", alias = "policy-head"))]
     /// Only the policy head, the last linear layer from the fused features to the action
     /// logits (`hidden x NUM_ACTIONS` weights and `NUM_ACTIONS` biases). The trunk runs
     /// forward on the inner (non-autodiff) backend and its output enters the head as a
@@ -149,6 +152,7 @@ pub struct GradientCost {
 
 /// Baseline of the per-env policy gradient.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum Baseline {
     /// The mean return-to-go over the env's sampled steps (the default).

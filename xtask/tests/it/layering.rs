@@ -4,7 +4,10 @@
 //! - only `envdist-profiling` (and xtask/benches) pulls in petgraph;
 //! - no workspace member enables the `cuda` feature by default;
 //! - the Python binding (`envdist-python`), a composition root like xtask, never reaches the
-//!   trainer or burn: the wheel carries no burn.
+//!   trainer or burn: the wheel carries no burn;
+//! - the composition roots are xtask, the benches, the Python binding and `envdist-study` (the
+//!   study as a library): the only crates allowed to use every library crate, and no library
+//!   crate depends on one of them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
@@ -16,7 +19,12 @@ const SIBLINGS: [&str; 5] = [
     "envdist-curriculum",
     "envdist-trainer",
 ];
-const COMPOSITION_ROOTS: [&str; 3] = ["xtask", "envdist-benches", "envdist-python"];
+const COMPOSITION_ROOTS: [&str; 4] = [
+    "xtask",
+    "envdist-benches",
+    "envdist-python",
+    "envdist-study",
+];
 
 struct Graph {
     names: BTreeMap<String, String>,
@@ -100,11 +108,12 @@ impl Graph {
 }
 
 #[test]
-fn workspace_has_the_nine_members() {
+fn workspace_has_the_ten_members() {
     let g = Graph::load();
     let mut names: Vec<&str> = g.members.iter().map(|id| g.names[id].as_str()).collect();
     names.sort_unstable();
-    let mut expected = vec!["envdist-core", "xtask", "envdist-benches", "envdist-python"];
+    let mut expected = vec!["envdist-core"];
+    expected.extend(COMPOSITION_ROOTS);
     expected.extend(SIBLINGS);
     expected.sort_unstable();
     assert_eq!(names, expected);
@@ -201,6 +210,26 @@ fn python_binding_sees_the_libraries_but_not_the_trainer() {
         reach.is_empty(),
         "envdist-python reaches {reach:?}: no burn in the wheel"
     );
+}
+
+#[test]
+fn the_study_is_a_library_of_every_library_that_xtask_wraps() {
+    let g = Graph::load();
+    let study = g.direct("envdist-study");
+    for lib in SIBLINGS.iter().chain(["envdist-core"].iter()) {
+        assert!(study.contains(*lib), "envdist-study should depend on {lib}");
+    }
+    assert!(
+        !study.contains("anyhow"),
+        "envdist-study is a library: thiserror, not anyhow"
+    );
+    assert!(g.direct("xtask").contains("envdist-study"));
+    for root in ["envdist-python", "envdist-benches"] {
+        assert!(
+            !g.direct(root).contains("envdist-study"),
+            "{root} should not need the study"
+        );
+    }
 }
 
 #[test]

@@ -10,7 +10,6 @@ mod conflict_cli;
 mod curriculum_cli;
 mod curriculum_suite;
 mod envs_cli;
-mod experiment_smoke;
 mod layering;
 mod profile_cli;
 mod profile_llm;

@@ -196,3 +196,41 @@ fn infeasible_full_coverage_is_a_clear_error() {
         "{err}"
     );
 }
+
+#[test]
+fn the_study_flags_reproduce_the_smoke_studys_aes_selection() {
+    let record = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/experiments/smoke");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(record.join("results.json")).unwrap())
+            .unwrap();
+    let study = results["selections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "aes")
+        .unwrap();
+    let k = results["config"]["selection"]["k"].to_string();
+    let seed = results["config"]["seed"].to_string();
+    let path = |f: &str| record.join(f).display().to_string();
+    let out = select(&[
+        "--profiles",
+        &path("profiles.json"),
+        "--gradients",
+        &path("gradients.safetensors"),
+        "--k",
+        &k,
+        "--full-coverage",
+        "--tie-seed",
+        &seed,
+        "--exclude-zero-gradient",
+        "--relax",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["env_ids"], study["envs"]);
+}

@@ -73,6 +73,7 @@ fn every_library_crate_has_a_doc_header() {
         "selection",
         "curriculum",
         "trainer",
+        "study",
     ] {
         let lib = std::fs::read_to_string(repo_root().join(format!("crates/{krate}/src/lib.rs")))
             .unwrap();
@@ -83,54 +84,6 @@ fn every_library_crate_has_a_doc_header() {
     }
 }
 
-/// Every JSON file under `dir` (and every line of every JSONL file) is an object with a
-/// `schema_version`: files that stay readable across versions are versioned from day one.
-/// Returns the offenders as `path[:line]`.
-pub fn files_without_schema_version(dir: &std::path::Path) -> Vec<String> {
-    let mut bad = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-                continue;
-            }
-            let ext = p.extension().and_then(|x| x.to_str()).unwrap_or("");
-            let text = match ext {
-                "json" | "jsonl" => std::fs::read_to_string(&p).unwrap_or_default(),
-                _ => continue,
-            };
-            let versioned = |v: &serde_json::Value| v.get("schema_version").is_some();
-            if ext == "json" {
-                let ok =
-                    serde_json::from_str::<serde_json::Value>(&text).is_ok_and(|v| versioned(&v));
-                if !ok {
-                    bad.push(p.display().to_string());
-                }
-            } else {
-                for (i, line) in text
-                    .lines()
-                    .enumerate()
-                    .filter(|(_, l)| !l.trim().is_empty())
-                {
-                    let ok = serde_json::from_str::<serde_json::Value>(line)
-                        .is_ok_and(|v| versioned(&v));
-                    if !ok {
-                        bad.push(format!("{}:{}", p.display(), i + 1));
-                        break;
-                    }
-                }
-            }
-        }
-    }
-    bad.sort();
-    bad
-}
-
 #[test]
 fn the_schema_check_catches_an_unversioned_file() {
     let dir = crate::temp_dir("tidy-schema");
@@ -138,7 +91,7 @@ fn the_schema_check_catches_an_unversioned_file() {
     std::fs::write(dir.join("good.json"), r#"{"schema_version": 1, "x": 2}"#).unwrap();
     std::fs::write(dir.join("sub/bad.json"), r#"{"x": 2}"#).unwrap();
     std::fs::write(dir.join("lines.jsonl"), "{\"schema_version\": 1}\n[1, 2]\n").unwrap();
-    let bad = files_without_schema_version(&dir);
+    let bad = envdist_study::layout::unversioned_files(&dir);
     assert_eq!(bad.len(), 2, "{bad:?}");
     assert!(bad.iter().any(|b| b.ends_with("bad.json")));
     assert!(bad.iter().any(|b| b.ends_with("lines.jsonl:2")));

@@ -35,6 +35,9 @@ class Selection:
     uncovered: list[str]
     method: str
     notes: list[str]
+    #: What ``relax=True`` gave up to make an infeasible selection feasible (``gave_up``:
+    #: ``zero_gradient_kept``, ``full_coverage`` or ``both``, and the ``reason``), or None.
+    relaxation: dict | None
     #: The whole selection as the CLI writes it (JSON-compatible).
     raw: dict = field(repr=False)
 
@@ -70,6 +73,12 @@ def select(
     gradients the conflict term is switched off. ``config`` and keyword options are
     ``SelectConfig`` fields (``weights``, ``terms``, ``aggregation``, ``optimizer``,
     ``must_include``, ...); errors name the field.
+
+    The study's AES (``cargo xtask experiment``) is these options on its own profiles and
+    gradients: ``require_full_coverage=True, tie_break={"seeded": <master seed>},
+    exclude_zero_gradient=True, relax=True`` (ties broken in a seeded order, environments
+    whose gradient is exactly zero left out, each constraint given up only where it makes the
+    selection infeasible; ``Selection.relaxation`` says what was).
     """
     cfg = dict(config or {})
     cfg.update(options)
@@ -119,6 +128,7 @@ def select(
         uncovered=list(raw["uncovered"]),
         method=raw["method"],
         notes=list(raw["notes"]),
+        relaxation=raw.get("relaxation"),
         raw=raw,
     )
 

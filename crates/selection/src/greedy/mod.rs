@@ -19,10 +19,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use envdist_core::{EnvId, FileError};
+use envdist_core::{EnvId, FileError, Rng};
 
 use crate::certificate::{Certificate, TrackedBound, certify};
-use crate::config::{Aggregation, Checked, Optimizer, SelectConfig};
+use crate::config::{Aggregation, Checked, Optimizer, SelectConfig, TieBreak};
 use crate::error::SelectError;
 use crate::objective::StepTrace;
 use crate::problem::Problem;
@@ -72,6 +72,76 @@ pub struct Selection {
     /// certificates existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub certificate: Option<Certificate>,
+    /// What a config with `relax` gave up to make the selection feasible (`None`: nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relaxation: Option<Relaxation>,
+}
+
+/// What [`select`] gave up, under [`SelectConfig::relax`], to make an infeasible selection
+/// feasible; `reason` is why the stricter selection failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "gave_up", rename_all = "snake_case")]
+pub enum Relaxation {
+    /// The zero-gradient environments were kept.
+    ZeroGradientKept {
+        /// How many environments the exclusion had left out.
+        excluded: usize,
+        /// Why the stricter selection failed.
+        reason: String,
+    },
+    /// Full ability coverage was not enforced (the exclusion held).
+    FullCoverage {
+        /// Why the stricter selection failed.
+        reason: String,
+    },
+    /// Neither full coverage nor the zero-gradient exclusion.
+    Both {
+        /// Why the stricter selection failed.
+        reason: String,
+    },
+}
+
+impl std::fmt::Display for Relaxation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let partial = "full ability coverage was not enforced: it is out of reach within k";
+        match self {
+            Relaxation::ZeroGradientKept { excluded, reason } => write!(
+                f,
+                "the {excluded} zero-gradient environments were kept: excluding them made the \
+                 selection infeasible ({reason})"
+            ),
+            Relaxation::FullCoverage { reason } => write!(f, "{partial} ({reason})"),
+            Relaxation::Both { reason } => write!(
+                f,
+                "{partial} ({reason}); the zero-gradient environments were kept"
+            ),
+        }
+    }
+}
+
+/// The stream [`TieBreak::Seeded`] shuffles the environments with.
+const TIE_BREAK_STREAM: u64 = 0x5449_4542;
+
+/// Run `f` on the environments in `tie_break`'s order and map its picks back to `problem`'s
+/// indices.
+pub(crate) fn in_tie_order(
+    problem: &Problem,
+    tie_break: TieBreak,
+    f: impl FnOnce(&Problem) -> Result<Selection, SelectError>,
+) -> Result<Selection, SelectError> {
+    let TieBreak::Seeded(seed) = tie_break else {
+        return f(problem);
+    };
+    let mut order: Vec<usize> = (0..problem.n_envs()).collect();
+    Rng::derive(seed, TIE_BREAK_STREAM).shuffle(&mut order);
+    let mut s = f(&problem.permuted(&order))?;
+    for r in &mut s.ranking {
+        *r = order[*r];
+    }
+    for step in &mut s.steps {
+        step.env = order[step.env];
+    }
+    Ok(s)
 }
 
 impl Selection {
@@ -104,14 +174,63 @@ impl Selection {
     }
 }
 
-/// Select environments: validate `config` against `problem` once, then run its optimizer.
+/// Select environments: validate `config` against `problem` once, then run its optimizer (in
+/// the config's tie-break order; relaxing infeasible constraints when it says `relax`).
 pub fn select(problem: &Problem, config: &SelectConfig) -> Result<Selection, SelectError> {
-    let checked = config.validate(problem)?;
-    select_checked(problem, &checked)
+    if !config.relax {
+        return select_checked(problem, &config.validate(problem)?);
+    }
+    let first = match config
+        .validate(problem)
+        .and_then(|checked| select_checked(problem, &checked))
+    {
+        Ok(s) => return Ok(s),
+        Err(e) => e.to_string(),
+    };
+    let attempt = |exclude_zero_gradient: bool, require_full_coverage: bool| {
+        let c = SelectConfig {
+            exclude_zero_gradient,
+            require_full_coverage,
+            relax: false,
+            ..config.clone()
+        };
+        select_checked(problem, &c.validate(problem)?)
+    };
+    let excluded = match (config.exclude_zero_gradient, problem.gradients()) {
+        (true, Some(g)) => (0..problem.n_envs()).filter(|&e| g.is_zero_row(e)).count(),
+        _ => 0,
+    };
+    let relaxed = |mut s: Selection, r: Relaxation| {
+        s.relaxation = Some(r);
+        s
+    };
+    if excluded > 0
+        && let Ok(s) = attempt(false, config.require_full_coverage)
+    {
+        let r = Relaxation::ZeroGradientKept {
+            excluded,
+            reason: first,
+        };
+        return Ok(relaxed(s, r));
+    }
+    if let Ok(s) = attempt(config.exclude_zero_gradient, false) {
+        return Ok(relaxed(s, Relaxation::FullCoverage { reason: first }));
+    }
+    let s = attempt(false, false)?;
+    Ok(relaxed(s, Relaxation::Both { reason: first }))
 }
 
-/// [`select`] for an already checked config.
+/// [`select`] for an already checked config (no relaxation: the config was checked as it is).
 pub fn select_checked(problem: &Problem, checked: &Checked) -> Result<Selection, SelectError> {
+    match checked.config.tie_break {
+        TieBreak::LowestIndex => run_checked(problem, checked),
+        seeded => in_tie_order(problem, seeded, |shuffled| {
+            run_checked(shuffled, &checked.config.validate(shuffled)?)
+        }),
+    }
+}
+
+fn run_checked(problem: &Problem, checked: &Checked) -> Result<Selection, SelectError> {
     if checked.n_envs != problem.n_envs() || checked.ability_weights.len() != problem.n_abilities()
     {
         return Err(SelectError::invalid(
@@ -253,6 +372,7 @@ pub(crate) fn finish(
             .collect(),
         objective,
         certificate: None,
+        relaxation: None,
         covered: covered.iter().filter(|c| **c).count(),
         coverable: coverable.iter().filter(|c| **c).count(),
         abilities: problem.n_abilities(),

@@ -7,16 +7,16 @@
 //! Units: a run's score on an environment is its success averaged over the evaluated scales;
 //! arms are paired by training seed (the same seed index drew the same random-k set, played
 //! the same PPO stream); the base is one model, compared with every seed of an arm. Intervals
-//! come from [`super::stats::bootstrap`] over seeds and environments.
+//! come from [`crate::stats::bootstrap`] over seeds and environments.
 
 use std::collections::BTreeMap;
 
 use envdist_core::EnvId;
 use serde::{Deserialize, Serialize};
 
-use super::config::Arm;
-use super::results::{ArmRun, Results, relative_gain};
-use super::stats::{Interval, Verdict, bootstrap, mean_of, paired_difference};
+use crate::config::Arm;
+use crate::results::{ArmRun, Results, relative_gain};
+use crate::stats::{Interval, Verdict, bootstrap, mean_of, paired_difference};
 
 /// Points per unit of success rate.
 const PTS: f64 = 100.0;
@@ -306,7 +306,7 @@ impl<'a> Ctx<'a> {
                 out.push((size, matrix(&runs, pool)));
             }
         }
-        let k = self.results.config.k;
+        let k = self.results.config.selection.k;
         if let Some(r) = self.runs(Arm::RandomK) {
             out.push((k, matrix(&r, pool)));
         }
@@ -326,7 +326,7 @@ pub fn analyse(results: &Results) -> Option<Analysis> {
         results,
         base,
         seeds: results.config.seeds,
-        b: results.config.eval.bootstrap,
+        b: results.config.analysis.bootstrap,
         seed: results.config.seed ^ 0x4241_4e41,
     };
     let arms: Vec<ArmSummary> = results
@@ -482,7 +482,7 @@ pub fn analyse(results: &Results) -> Option<Analysis> {
         .map(|d| Comparison {
             label: format!(
                 "aes+hdc ({} hints) − aes+hdc ({} hints)",
-                results.config.hint_style,
+                results.config.suite.hint_style,
                 results.config.other_hint_style()
             ),
             verdict: Verdict::of(&d),
@@ -549,8 +549,8 @@ pub fn base_vs_constant_by_family(results: &Results) -> BTreeMap<String, (f64, f
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::config::{ExperimentConfig, Preset};
-    use crate::experiment::results::{CodeInfo, EnvSets, SplitScores};
+    use crate::config::{ExperimentConfig, Preset};
+    use crate::results::{CodeInfo, EnvSets, SplitScores};
 
     fn run(arm: Arm, seed: u32, envs: &[EnvId], score: impl Fn(usize) -> f32) -> ArmRun {
         ArmRun {
@@ -576,7 +576,7 @@ mod tests {
         let mut cfg = ExperimentConfig::preset(Preset::Smoke);
         cfg.seeds = 3;
         cfg.arms = vec![Arm::Base, Arm::Aes, Arm::RandomK];
-        cfg.eval.bootstrap = 500;
+        cfg.analysis.bootstrap = 500;
         let envs: Vec<EnvId> = (0..20)
             .map(|i| EnvId::new(format!("f{}/v{i}", i % 4)))
             .collect();

@@ -1,64 +1,60 @@
 //! Stage `base`: the pretrained model every arm starts from: behaviour cloning of the solvers
 //! on the pool's environments at harness levels and scales drawn uniformly, no RL.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use envdist_core::{EnvFactory, TaskSampler, Turn};
 use envdist_curriculum::{HdcConfig, HdcSampler, Mode, StepBalanced};
 use envdist_envs::Suite;
-use envdist_trainer::{CloneConfig, CloneSummary, Device, TrainConfig, TrainPreset, Trainer};
+use envdist_trainer::{CloneConfig, CloneSummary, TrainConfig, Trainer};
 use serde::{Deserialize, Serialize};
 
 use super::pool::PoolStage;
-use super::{bar, relative, specs_of};
-use crate::experiment::config::BaseConfig;
+use super::specs_of;
+use crate::cache::StageKey;
+use crate::code::{CodeVersion, Crate};
+use crate::config::ExperimentConfig;
+use crate::error::Result;
+use crate::layout::RunLayout;
+use crate::observer::Observer;
 
-/// What the base depends on (besides the pool).
-#[derive(Debug, Clone, Serialize)]
-pub struct BaseKey {
-    /// Demonstrations.
-    pub base: BaseConfig,
-    /// Network preset.
-    pub model: TrainPreset,
-    /// Device trained on.
-    pub device: Device,
-    /// Master seed.
-    pub seed: u64,
-}
-
-/// Base output.
+/// Base output (the checkpoint is `checkpoint/` in the stage directory).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BaseStage {
-    /// Checkpoint directory (relative to the run directory).
-    pub checkpoint: String,
     /// What cloning did.
     pub clone: CloneSummary,
 }
 
-/// The trainer config of a run of `steps` steps from `seed`.
-pub fn train_config(model: TrainPreset, steps: u64, seed: u64) -> TrainConfig {
-    let mut t = TrainConfig::of(model);
-    t.total_env_steps = steps;
-    t.seed = seed;
-    t
+/// The stage's key: the pool, the master seed, the suite (canvas, hints), the network, the
+/// device and the `base` section, over the code of the suite, curriculum and trainer.
+pub fn key(cfg: &ExperimentConfig, code: &CodeVersion, pool: &StageKey) -> Result<StageKey> {
+    StageKey::new(
+        code,
+        &[Crate::Core, Crate::Envs, Crate::Curriculum, Crate::Trainer],
+    )?
+    .after("pool", pool)?
+    .with("seed", &cfg.seed)?
+    .with("suite", &cfg.suite)?
+    .with("model", &cfg.model)?
+    .with("device", &cfg.device)?
+    .with("base", &cfg.base)
 }
 
-/// Clone the solvers into a fresh network, checkpointed in `dir/checkpoint`.
+/// Clone the solvers into a fresh network, checkpointed at the layout's base checkpoint.
 pub fn run(
-    key: &BaseKey,
+    cfg: &ExperimentConfig,
     suite: Arc<Suite>,
     pool: &PoolStage,
-    dir: &Path,
-    run_root: &Path,
-) -> anyhow::Result<BaseStage> {
+    layout: &RunLayout,
+    observer: &dyn Observer,
+) -> Result<BaseStage> {
     let specs = specs_of(&suite, &pool.pool)?;
     let uniform = HdcConfig {
         mode: Mode::BaselineUniform,
         ..HdcConfig::default()
     };
-    let seed = key.seed ^ 0x4243_4c4e;
-    let mut sampler: Box<dyn TaskSampler> = if key.base.balance_turns {
+    let seed = cfg.seed ^ 0x4243_4c4e;
+    let mut sampler: Box<dyn TaskSampler> = if cfg.base.balance_turns {
         // One sample per step: uniform over environments, the one-step single-turn tasks
         // would get a few percent of the demonstrations. Half the steps go to each kind.
         let mut parts = Vec::new();
@@ -81,23 +77,22 @@ pub fn run(
         Box::new(HdcSampler::new(&specs, None, uniform, seed)?)
     };
     let factory: Arc<dyn EnvFactory> = suite;
-    let mut trainer = Trainer::new(train_config(key.model, 1, key.seed), factory, key.device)?;
-    let pb = bar(key.base.samples, "base: cloning the solvers");
+    let mut train = TrainConfig::of(cfg.model);
+    train.total_env_steps = 1;
+    train.seed = cfg.seed;
+    let mut trainer = Trainer::new(train, factory, cfg.device)?;
+    let progress = observer.progress("base: cloning the solvers", cfg.base.samples);
     let clone = trainer.clone_behaviour(
         sampler.as_mut(),
         &CloneConfig {
-            samples: key.base.samples,
-            noise: key.base.noise,
-            seed: key.seed,
+            samples: cfg.base.samples,
+            noise: cfg.base.noise,
+            seed: cfg.seed,
             ..CloneConfig::default()
         },
-        &mut |n| pb.set_position(n),
+        &mut |n| progress.set(n),
     )?;
-    pb.finish_and_clear();
-    let ckpt = dir.join("checkpoint");
-    trainer.save_checkpoint(&ckpt, sampler.as_ref())?;
-    Ok(BaseStage {
-        checkpoint: relative(&ckpt, run_root),
-        clone,
-    })
+    progress.finish();
+    trainer.save_checkpoint(&layout.base_checkpoint(), sampler.as_ref())?;
+    Ok(BaseStage { clone })
 }

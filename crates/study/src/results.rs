@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use envdist_core::{EnvId, PairSummary};
 use serde::{Deserialize, Serialize};
 
-use super::analysis::Analysis;
-use super::config::{Arm, EXPERIMENT_SCHEMA_VERSION, ExperimentConfig};
+use crate::analysis::Analysis;
+use crate::config::{Arm, EXPERIMENT_SCHEMA_VERSION, ExperimentConfig};
 pub use envdist_trainer::SplitScores;
 
 /// Mean over the four columns of the relative gain `(x - base) / base`, skipping columns where

@@ -4,17 +4,19 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::Context;
+use crate::error::Context;
 use envdist_core::{EnvId, GradientSet, HarnessLevel, ProfileSet, ScaleRange};
 use envdist_curriculum::TraceEvent;
 use envdist_envs::Suite;
 
-use super::config::Arm;
-use super::results::Results;
+use crate::config::Arm;
+use crate::layout::{RunLayout, Stage};
+use crate::observer::Observer;
 use crate::plot::{Heatmap, Legend, LineChart, Series, heatmap, line_chart, line_chart_grid};
+use crate::results::Results;
 
 /// Training success rate over env steps, seed 0 of each trained arm (rolling mean of 5 updates).
-pub fn learning_curves(path: &Path, results: &Results) -> anyhow::Result<()> {
+pub fn learning_curves(path: &Path, results: &Results) -> crate::Result<()> {
     let mut series = Vec::new();
     // The paper's main arms and three rivals: more lines would not be readable.
     for arm in [
@@ -47,7 +49,7 @@ pub fn learning_curves(path: &Path, results: &Results) -> anyhow::Result<()> {
             step: false,
         });
     }
-    anyhow::ensure!(!series.is_empty(), "no learning curve to plot");
+    crate::ensure!(!series.is_empty(), "no learning curve to plot");
     let chart = LineChart {
         title: "Training success (sampled actions, the arm's own tasks; seed 0)".into(),
         x_label: "environment steps".into(),
@@ -60,7 +62,7 @@ pub fn learning_curves(path: &Path, results: &Results) -> anyhow::Result<()> {
 }
 
 /// Pairwise cosine of per-env gradients, envs ordered by family.
-pub fn gradient_heatmap(path: &Path, grads: &GradientSet) -> anyhow::Result<()> {
+pub fn gradient_heatmap(path: &Path, grads: &GradientSet) -> crate::Result<()> {
     let n = grads.len();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&a, &b| grads.env_ids[a].cmp(&grads.env_ids[b]));
@@ -110,7 +112,7 @@ pub fn coverage_matrix(
     name: &str,
     envs: &[EnvId],
     profiles: &ProfileSet,
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     let by_env: BTreeMap<&str, &envdist_core::AbilityProfile> = profiles
         .profiles
         .iter()
@@ -149,8 +151,8 @@ pub fn curriculum_trace_grid(
     trace: &[TraceEvent],
     envs: &[(EnvId, ScaleRange)],
     label: &str,
-) -> anyhow::Result<()> {
-    anyhow::ensure!(
+) -> crate::Result<()> {
+    crate::ensure!(
         !envs.is_empty(),
         "no environment to plot in the curriculum trace"
     );
@@ -207,7 +209,7 @@ pub fn curriculum_trace(
     trace: &[TraceEvent],
     suite: &Suite,
     shown: usize,
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     let mut counts: BTreeMap<&EnvId, usize> = BTreeMap::new();
     for e in trace {
         *counts.entry(&e.env).or_default() += 1;
@@ -224,15 +226,15 @@ pub fn curriculum_trace(
 
 /// Whole-pool score against the number of random pool environments trained on (the random-k
 /// and all-pool arms included), mean over seeds with its 95% interval.
-pub fn scaling(path: &Path, results: &Results) -> anyhow::Result<()> {
+pub fn scaling(path: &Path, results: &Results) -> crate::Result<()> {
     let points = results
         .analysis
         .as_ref()
         .map(|a| a.scaling.clone())
         .unwrap_or_default();
-    anyhow::ensure!(points.len() >= 2, "fewer than two pool sizes in this run");
+    crate::ensure!(points.len() >= 2, "fewer than two pool sizes in this run");
     let x: Vec<f32> = points.iter().map(|(n, _)| *n as f32).collect();
-    let pick = |f: fn(&super::stats::Interval) -> f64| -> Vec<f32> {
+    let pick = |f: fn(&crate::stats::Interval) -> f64| -> Vec<f32> {
         points.iter().map(|(_, i)| f(i) as f32).collect()
     };
     let chart = LineChart {
@@ -263,4 +265,72 @@ pub fn scaling(path: &Path, results: &Results) -> anyhow::Result<()> {
         legend: Legend::LowerRight,
     };
     line_chart(path, &chart, (900, 560))
+}
+
+/// Draw every figure of `results` into the run's `figures/`; a figure that cannot be drawn
+/// is reported to `observer` and skipped (the numbers in results.json do not depend on it).
+/// Returns each drawn figure's title and path relative to the run directory.
+pub fn draw_all(
+    results: &Results,
+    layout: &RunLayout,
+    observer: &dyn Observer,
+) -> Vec<(String, String)> {
+    let dir = layout.figures_dir();
+    let mut made = Vec::new();
+    let mut attempt = |title: &str, file: &str, f: &dyn Fn(&Path) -> crate::Result<()>| match f(
+        &dir.join(file),
+    ) {
+        Ok(()) => made.push((title.to_string(), format!("figures/{file}"))),
+        Err(e) => observer.note(&format!("figure `{title}` not drawn: {e}")),
+    };
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        observer.note(&format!("cannot create {}: {e}", dir.display()));
+        return made;
+    }
+    attempt("Learning curves", "learning_curves.png", &|p| {
+        learning_curves(p, results)
+    });
+    if !results.scaling.is_empty() {
+        attempt("Pool size vs score", "scaling.png", &|p| {
+            scaling(p, results)
+        });
+    }
+    let grads =
+        envdist_core::GradientSet::read(layout.gradients_file(envdist_core::HarnessLevel::H4));
+    if let Ok(g) = &grads {
+        attempt(
+            "Gradient conflict across the pool",
+            "gradient_conflict.png",
+            &|p| gradient_heatmap(p, g),
+        );
+    }
+    if let Ok(profiles) = envdist_core::ProfileSet::read(layout.profiles_file()) {
+        for s in &results.selections {
+            use crate::results::SelectionId;
+            if matches!(
+                s.name,
+                SelectionId::Aes | SelectionId::AesNoConflict | SelectionId::RandomK(0)
+            ) {
+                let name = s.name.to_string();
+                let file = format!("coverage_{}.png", name.replace('/', "-"));
+                attempt(&format!("Ability coverage: {name}"), &file, &|p| {
+                    coverage_matrix(p, &name, &s.envs, &profiles)
+                });
+            }
+        }
+    }
+    let trace_path = layout
+        .arm_files(Stage::Arm(Arm::AesHdc, 0))
+        .curriculum_trace();
+    if let Ok(trace) =
+        envdist_core::io::read_jsonl::<envdist_curriculum::TraceEvent>(&trace_path, None)
+    {
+        let suite = envdist_envs::Suite::default();
+        attempt(
+            "Curriculum trace (aes+hdc, seed 0)",
+            "curriculum_trace.png",
+            &|p| curriculum_trace(p, &trace, &suite, 3),
+        );
+    }
+    made
 }

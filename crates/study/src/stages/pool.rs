@@ -1,21 +1,14 @@
-//! Stage `pool`: the pool subset (conflict twins kept together) and the held-out set.
+//! Stage `pool`: the pool subset (conflict twins kept together), the held-out set and the
+//! control pool.
 
 use envdist_core::EnvId;
 use envdist_envs::Suite;
 use serde::{Deserialize, Serialize};
 
-/// What the pool stage depends on.
-#[derive(Debug, Clone, Serialize)]
-pub struct PoolKey {
-    /// Master seed (orders families for a subset).
-    pub seed: u64,
-    /// Pool environments wanted (200 = the whole pool).
-    pub pool_size: usize,
-    /// Held-out environments wanted (0 = all).
-    pub ood_envs: usize,
-    /// Canvas side.
-    pub canvas: u32,
-}
+use crate::cache::StageKey;
+use crate::code::{CodeVersion, Crate};
+use crate::config::ExperimentConfig;
+use crate::error::Result;
 
 /// The pool and held-out sets the study uses.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -34,12 +27,26 @@ pub struct PoolStage {
     pub control: Vec<EnvId>,
 }
 
+impl PoolStage {
+    /// Every evaluated environment: the pool, then the held-out set.
+    pub fn evaluated(&self) -> Vec<EnvId> {
+        self.pool.iter().chain(&self.ood).cloned().collect()
+    }
+}
+
 /// Step tags that mark a conflict twin's rule inversion.
 pub const RULE_INVERSION_TAGS: [&str; 2] = ["mirrored-control", "negation"];
 
+/// The stage's key: the master seed and the `pool` section, over the suite's code.
+pub fn key(cfg: &ExperimentConfig, code: &CodeVersion) -> Result<StageKey> {
+    StageKey::new(code, &[Crate::Core, Crate::Envs])?
+        .with("seed", &cfg.seed)?
+        .with("pool", &cfg.pool)
+}
+
 /// Choose the pool subset and the OOD set.
-pub fn run(key: &PoolKey, suite: &Suite) -> anyhow::Result<PoolStage> {
-    let pool = suite.pool_subset(key.pool_size, key.seed);
+pub fn run(cfg: &ExperimentConfig, suite: &Suite) -> Result<PoolStage> {
+    let pool = suite.pool_subset(cfg.pool.size, cfg.seed);
     let families = pool
         .iter()
         .filter_map(|id| suite.spec(id).map(|s| s.family.clone()))
@@ -59,7 +66,7 @@ pub fn run(key: &PoolKey, suite: &Suite) -> anyhow::Result<PoolStage> {
     Ok(PoolStage {
         conflict_pairs: suite.conflict_pairs(&pool),
         control,
-        ood: suite.ood_subset(key.ood_envs),
+        ood: suite.ood_subset(cfg.pool.ood_envs),
         families,
         pool,
     })

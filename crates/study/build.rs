@@ -5,15 +5,17 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The crates whose code decides the study's numbers, each hashed on its own so that a stage
-/// is invalidated only by the crates it uses.
+/// is invalidated only by the crates it uses. `STAGES` is the study's own stage code: everything that computes a cached output lives
+/// under `src/stages` (the report, analysis and figures are recomputed on every run and need
+/// no hash).
 const CRATES: [(&str, &str); 7] = [
-    ("CORE", "../crates/core/src"),
-    ("ENVS", "../crates/envs/src"),
-    ("PROFILING", "../crates/profiling/src"),
-    ("SELECTION", "../crates/selection/src"),
-    ("CURRICULUM", "../crates/curriculum/src"),
-    ("TRAINER", "../crates/trainer/src"),
-    ("EXPERIMENT", "src/experiment/stages"),
+    ("CORE", "../core/src"),
+    ("ENVS", "../envs/src"),
+    ("PROFILING", "../profiling/src"),
+    ("SELECTION", "../selection/src"),
+    ("CURRICULUM", "../curriculum/src"),
+    ("TRAINER", "../trainer/src"),
+    ("STAGES", "src/stages"),
 ];
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -58,17 +60,20 @@ fn main() {
         println!("cargo:rustc-env=ENVDIST_SOURCE_{name}={h:016x}");
     }
     // Dependency versions decide numbers too (burn's kernels).
-    println!("cargo:rerun-if-changed=../Cargo.lock");
+    println!("cargo:rerun-if-changed=../../Cargo.lock");
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    fnv(&mut h, &std::fs::read("../Cargo.lock").unwrap_or_default());
+    fnv(
+        &mut h,
+        &std::fs::read("../../Cargo.lock").unwrap_or_default(),
+    );
     println!("cargo:rustc-env=ENVDIST_SOURCE_LOCK={h:016x}");
 
-    println!("cargo:rerun-if-changed=../.git/HEAD");
-    println!("cargo:rerun-if-changed=../.git/index");
+    println!("cargo:rerun-if-changed=../../.git/HEAD");
+    println!("cargo:rerun-if-changed=../../.git/index");
     let git = |args: &[&str]| {
         Command::new("git")
             .args(args)
-            .current_dir("..")
+            .current_dir("../..")
             .output()
             .ok()
             .filter(|o| o.status.success())

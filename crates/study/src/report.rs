@@ -3,10 +3,10 @@
 
 use std::fmt::Write as _;
 
-use super::analysis::{Comparison, base_vs_constant_by_family};
-use super::config::Arm;
-use super::results::{Results, paper_gain};
-use super::stats::Interval;
+use crate::analysis::{Comparison, base_vs_constant_by_family};
+use crate::config::Arm;
+use crate::results::{Results, paper_gain};
+use crate::stats::Interval;
 
 fn ci(i: &Interval) -> String {
     format!("{:.1} [{:.1}, {:.1}]", i.estimate, i.lo, i.hi)
@@ -71,7 +71,7 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
          ({} replicates); \"smallest detectable\" is the true difference the run would detect \
          four times in five (2.8 standard errors).\n",
         c.base.samples,
-        c.train_steps,
+        c.rl.steps,
         c.seeds,
         c.eval.episodes,
         c.eval
@@ -82,7 +82,7 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
             .join(" and "),
         results.facts.pool_envs,
         results.facts.ood_envs,
-        c.eval.bootstrap,
+        c.analysis.bootstrap,
     );
     let Some(a) = &results.analysis else {
         let _ = writeln!(r, "(no analysis: the base run is missing)");
@@ -299,7 +299,7 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
             "\nHints: the study trains with `{}` hints; `aes+hdc-other-hints` uses `{}` hints \
              (action: the solver's next action; subgoal: what to reach or look at, never the \
              action). Evaluation has no hints (H4): the difference is the transfer.\n",
-            c.hint_style,
+            c.suite.hint_style,
             c.other_hint_style()
         );
     }
@@ -345,7 +345,7 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
         r,
         "\nAES enforces full ability coverage, breaks ties between equal-scoring environments \
          in a seeded random order, and {} environments whose gradient is exactly zero.\n",
-        match c.gradients.zero_gradient {
+        match c.selection.zero_gradient {
             super::config::ZeroGradient::Exclude => "excludes (as unknown)",
             super::config::ZeroGradient::Keep =>
                 "keeps (as conflict-free, the paper's literal objective)",
@@ -387,4 +387,41 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
         }
     }
     r
+}
+
+/// The end-of-run table for the terminal: every arm's whole-pool and held-out score and its
+/// gain over the base, with 95% intervals.
+pub fn terminal_summary(results: &Results) -> String {
+    let mut s = String::from(
+        "\narm                     seeds  ID score        Δ ID vs base (pts)      OOD score\n",
+    );
+    let Some(a) = &results.analysis else {
+        return s;
+    };
+    for arm in &a.arms {
+        let ci = |i: &Interval| format!("{:5.1} [{:5.1},{:5.1}]", i.estimate, i.lo, i.hi);
+        s.push_str(&format!(
+            "{:<23} {:>5}  {:<18} {:<22} {}\n",
+            arm.arm.name(),
+            arm.seeds,
+            ci(&arm.id),
+            arm.delta_id.map_or("(reference)".into(), |d| format!(
+                "{:+5.1} [{:+5.1},{:+5.1}]",
+                d.estimate, d.lo, d.hi
+            )),
+            arm.ood.as_ref().map_or("–".into(), ci),
+        ));
+    }
+    s.push_str("\nclaims:\n");
+    for c in &a.claims {
+        s.push_str(&format!(
+            "  {:<70} {:+5.1} pts [{:+.1}, {:+.1}]  {}\n",
+            c.statement,
+            c.difference.estimate,
+            c.difference.lo,
+            c.difference.hi,
+            c.verdict.word()
+        ));
+    }
+    s
 }

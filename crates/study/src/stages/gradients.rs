@@ -1,63 +1,58 @@
 //! Stage `gradients`: per-environment policy gradients of the base model, randomly projected,
 //! with the split-half reliability of each.
 
-use std::path::Path;
-
 use envdist_core::{EnvId, HarnessLevel, PairSummary};
 use envdist_envs::Suite;
-use envdist_trainer::{GradientConfig, GradientParams, PolicyModel};
+use envdist_trainer::{GradientConfig, PolicyModel};
 use serde::{Deserialize, Serialize};
 
 use super::pool::PoolStage;
-use super::{bar, relative};
+use crate::cache::StageKey;
+use crate::code::{CodeVersion, Crate};
+use crate::config::{ExperimentConfig, GradientsConfig};
+use crate::error::Result;
+use crate::layout::RunLayout;
+use crate::observer::Observer;
 
-/// Where the gradients stage writes the gradient set, relative to the run directory.
-pub const GRADIENTS_FILE: &str = "gradients/gradients.safetensors";
 /// Schema version of `gradients/reliability.json`.
 pub const RELIABILITY_SCHEMA_VERSION: u32 = 1;
 
-/// What the gradients depend on (besides the pool and the base model).
-#[derive(Debug, Clone, Serialize)]
-pub struct GradientsKey {
-    /// Episodes per environment.
-    pub episodes: u32,
-    /// Projection dimension.
-    pub dim: usize,
-    /// Master seed.
-    pub seed: u64,
-    /// Harness level the episodes are played at (H4 for selection; H0 for the polarisation
-    /// comparison).
-    pub harness: HarnessLevel,
-    /// Parameters the gradient is taken with respect to (left out of the key when `all`, so
-    /// caches of runs before the option existed stay valid).
-    #[serde(skip_serializing_if = "crate::experiment::config::is_all_params")]
-    pub params: GradientParams,
-    /// Episode step cut (left out of the key when none).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_episode_steps: Option<u32>,
+/// The stage's key: the base model, the master seed, the harness level and the `gradients`
+/// section, over the suite's and the trainer's code.
+pub fn key(
+    cfg: &ExperimentConfig,
+    code: &CodeVersion,
+    base: &StageKey,
+    harness: HarnessLevel,
+) -> Result<StageKey> {
+    StageKey::new(code, &[Crate::Core, Crate::Envs, Crate::Trainer])?
+        .after("base", base)?
+        .with("seed", &cfg.seed)?
+        .with("harness", &harness)?
+        .with("gradients", &cfg.gradients)
 }
 
-impl GradientsKey {
-    /// The gradient config the stage runs with: the defaults but for episodes, dimension,
-    /// harness level, parameters, step cut and a seed derived from the master seed.
-    pub fn config(&self) -> GradientConfig {
-        GradientConfig {
-            rollouts_per_env: self.episodes as usize,
-            dim: self.dim,
-            seed: self.seed ^ 0x4752_4144,
-            harness: self.harness,
-            params: self.params,
-            max_episode_steps: self.max_episode_steps,
-            ..GradientConfig::default()
-        }
+/// The gradient config of `section` at `harness`: the trainer's defaults but for episodes,
+/// dimension, harness level, parameters, step cut and a seed derived from the master seed.
+pub fn gradient_config(
+    section: &GradientsConfig,
+    seed: u64,
+    harness: HarnessLevel,
+) -> GradientConfig {
+    GradientConfig {
+        rollouts_per_env: section.episodes as usize,
+        dim: section.dim,
+        seed: seed ^ 0x4752_4144,
+        harness,
+        params: section.params,
+        max_episode_steps: section.max_episode_steps,
+        ..GradientConfig::default()
     }
 }
 
-/// Gradient output.
+/// Gradient output (the set itself is `gradients.safetensors` in the stage directory).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GradientStage {
-    /// `gradients.safetensors` path (relative to the run directory).
-    pub gradients_file: String,
     /// Pairwise cosines: twins, same family, all pairs, fraction negative.
     pub pairs: PairSummary,
     /// Mean over envs with signal of the split-half cosine of their gradients.
@@ -81,27 +76,27 @@ struct ReliabilityFile<'a> {
     envs: &'a [EnvReliability],
 }
 
-/// Compute, write and summarise the gradients of `base` on the pool.
+/// Compute, write and summarise the gradients of `base` on the pool at `harness`.
 pub fn run(
-    key: &GradientsKey,
+    cfg: &ExperimentConfig,
+    harness: HarnessLevel,
     suite: &Suite,
     pool: &PoolStage,
     base: &PolicyModel,
-    dir: &Path,
-    run_root: &Path,
-) -> anyhow::Result<GradientStage> {
-    let gcfg = key.config();
-    let pb = bar(
+    layout: &RunLayout,
+    observer: &dyn Observer,
+) -> Result<GradientStage> {
+    let gcfg = gradient_config(&cfg.gradients, cfg.seed, harness);
+    let progress = observer.progress(
+        &format!("per-env gradients at {harness}"),
         pool.pool.len() as u64,
-        &format!("per-env gradients at {}", key.harness),
     );
     let report =
         envdist_trainer::per_env_gradients_report(base, suite, &pool.pool, &gcfg, &mut |_| {
-            pb.inc(1)
+            progress.inc(1)
         })?;
-    pb.finish_and_clear();
-    let path = dir.join("gradients.safetensors");
-    report.set.write(&path)?;
+    progress.finish();
+    report.set.write(layout.gradients_file(harness))?;
     let rows: Vec<EnvReliability> = (0..report.set.len())
         .map(|i| EnvReliability {
             env: report.set.env_ids[i].clone(),
@@ -110,7 +105,7 @@ pub fn run(
         })
         .collect();
     envdist_core::io::write_json_atomic(
-        dir.join("reliability.json"),
+        layout.gradient_reliability_file(harness),
         &ReliabilityFile {
             schema_version: RELIABILITY_SCHEMA_VERSION,
             envs: &rows,
@@ -124,7 +119,6 @@ pub fn run(
         .collect();
     let family = |id: &EnvId| suite.spec(id).map(|s| s.family.clone());
     Ok(GradientStage {
-        gradients_file: relative(&path, run_root),
         pairs: report.set.pair_summary(&pool.conflict_pairs, family),
         split_half_cosine_mean: (!signal.is_empty())
             .then(|| signal.iter().sum::<f32>() / signal.len() as f32),

@@ -10,16 +10,17 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use anyhow::{Context, anyhow};
+use crate::StudyError;
+use crate::error::Context;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 const FAMILY: &str = "sans-serif";
 
 /// Register the embedded font once; every chart calls this before drawing text.
-fn ensure_font() -> anyhow::Result<()> {
+fn ensure_font() -> crate::Result<()> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
     REGISTERED
         .get_or_init(|| {
@@ -27,7 +28,7 @@ fn ensure_font() -> anyhow::Result<()> {
                 .map_err(|_| "the embedded DejaVuSans.ttf is not a valid font".to_string())
         })
         .clone()
-        .map_err(|e| anyhow!(e))
+        .map_err(|e| StudyError::Plot(e.to_string()))
 }
 
 /// One line of a [`LineChart`].
@@ -175,7 +176,7 @@ fn colour(k: usize) -> RGBColor {
 fn draw_line_chart<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     chart: &LineChart,
-) -> anyhow::Result<()>
+) -> crate::Result<()>
 where
     DB::ErrorType: 'static,
 {
@@ -185,8 +186,9 @@ where
         let (lo, hi) = bounds(points.iter().flatten().map(|p| p.1));
         padded(lo, hi)
     });
-    let err =
-        |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("drawing chart {:?}: {e}", chart.title);
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| {
+        StudyError::Plot(format!("drawing chart {:?}: {e}", chart.title))
+    };
     let mut ctx = ChartBuilder::on(area)
         .caption(&chart.title, (FAMILY, 20))
         .margin(10)
@@ -248,10 +250,10 @@ fn padded_x(points: &[Vec<(f32, f32)>]) -> (f32, f32) {
 fn render_png(
     path: &Path,
     (w, h): (u32, u32),
-    draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, Shift>) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
+    draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, Shift>) -> crate::Result<()>,
+) -> crate::Result<()> {
     ensure_font()?;
-    anyhow::ensure!(
+    crate::ensure!(
         w >= 100 && h >= 100,
         "figure {}: size expected at least 100x100, found {w}x{h}",
         path.display()
@@ -260,10 +262,10 @@ fn render_png(
     {
         let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
         root.fill(&WHITE)
-            .map_err(|e| anyhow!("figure {}: {e}", path.display()))?;
+            .map_err(|e| StudyError::Plot(format!("figure {}: {e}", path.display())))?;
         draw(&root).with_context(|| format!("figure {}", path.display()))?;
         root.present()
-            .map_err(|e| anyhow!("figure {}: {e}", path.display()))?;
+            .map_err(|e| StudyError::Plot(format!("figure {}: {e}", path.display())))?;
     }
     let mut png = Vec::new();
     image::ImageEncoder::write_image(
@@ -273,13 +275,13 @@ fn render_png(
         h,
         image::ExtendedColorType::Rgb8,
     )
-    .with_context(|| format!("encoding {} as PNG", path.display()))?;
+    .map_err(|e| StudyError::Plot(format!("encoding {} as PNG: {e}", path.display())))?;
     envdist_core::io::write_atomic(path, &png)?;
     Ok(())
 }
 
 /// Write one line chart of `size` pixels to `path` (PNG).
-pub fn line_chart(path: &Path, chart: &LineChart, size: (u32, u32)) -> anyhow::Result<()> {
+pub fn line_chart(path: &Path, chart: &LineChart, size: (u32, u32)) -> crate::Result<()> {
     render_png(path, size, |root| draw_line_chart(root, chart))
 }
 
@@ -290,8 +292,8 @@ pub fn line_chart_grid(
     charts: &[LineChart],
     cols: usize,
     panel: (u32, u32),
-) -> anyhow::Result<()> {
-    anyhow::ensure!(
+) -> crate::Result<()> {
+    crate::ensure!(
         !charts.is_empty() && cols > 0,
         "figure {}: expected at least one chart and one column",
         path.display()
@@ -357,12 +359,12 @@ fn text_width(s: &str, size: f64) -> i32 {
 fn draw_heatmap<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     map: &Heatmap,
-) -> anyhow::Result<()>
+) -> crate::Result<()>
 where
     DB::ErrorType: 'static,
 {
     let (nr, nc) = (map.rows.len(), map.cols.len());
-    anyhow::ensure!(
+    crate::ensure!(
         nr > 0 && nc > 0 && map.values.len() == nr * nc,
         "heatmap {:?}: expected rows x cols = {} values, found {} ({} rows, {} cols)",
         map.title,
@@ -371,8 +373,9 @@ where
         nr,
         nc
     );
-    let err =
-        |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("drawing heatmap {:?}: {e}", map.title);
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| {
+        StudyError::Plot(format!("drawing heatmap {:?}: {e}", map.title))
+    };
     let (lo, hi) = map.range.unwrap_or_else(|| {
         let (lo, hi) = bounds(map.values.iter().copied().filter(|v| v.is_finite()));
         if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) }
@@ -496,7 +499,7 @@ where
 
 /// Write a heatmap of `size` pixels to `path` (PNG). Rows run top to bottom, columns left
 /// to right; the colour bar on the right maps colour back to value.
-pub fn heatmap(path: &Path, map: &Heatmap, size: (u32, u32)) -> anyhow::Result<()> {
+pub fn heatmap(path: &Path, map: &Heatmap, size: (u32, u32)) -> crate::Result<()> {
     render_png(path, size, |root| draw_heatmap(root, map))
 }
 

@@ -6,24 +6,43 @@ use std::collections::BTreeMap;
 
 use envdist_core::{EnvId, HarnessLevel, Rng, Split, Task, Turn};
 use envdist_envs::Suite;
-use envdist_trainer::{
-    PolicyModel, ScaleChoice, SplitScores, constant_answer_baseline, play_greedy,
-};
+use envdist_trainer::{PolicyModel, SplitScores, constant_answer_baseline, play_greedy};
 use serde::{Deserialize, Serialize};
 
 use super::specs_of;
+use crate::cache::StageKey;
+use crate::code::{CodeVersion, Crate};
+use crate::config::{EvalConfig, ExperimentConfig};
+use crate::error::Result;
 
-/// What an evaluation depends on.
-#[derive(Debug, Clone, Serialize)]
-pub struct EvalKey {
-    /// Episodes per environment and scale.
-    pub episodes: u32,
-    /// Scales.
-    pub scales: Vec<ScaleChoice>,
+/// The code an evaluation runs: the suite's and the trainer's (greedy play).
+pub const CODE: [Crate; 3] = [Crate::Core, Crate::Envs, Crate::Trainer];
+
+/// The key of the constant-answer baselines: the pool and the `eval` section.
+pub fn constant_key(
+    cfg: &ExperimentConfig,
+    code: &CodeVersion,
+    pool: &StageKey,
+) -> Result<StageKey> {
+    StageKey::new(code, &CODE)?
+        .after("pool", pool)?
+        .with("eval", &cfg.eval)
+}
+
+/// The key of the base model's evaluation: the base (and through it the pool) and the `eval`
+/// section.
+pub fn base_eval_key(
+    cfg: &ExperimentConfig,
+    code: &CodeVersion,
+    base: &StageKey,
+) -> Result<StageKey> {
+    StageKey::new(code, &CODE)?
+        .after("base", base)?
+        .with("eval", &cfg.eval)
 }
 
 /// The evaluation instances of `env`: `episodes` seeds per scale from the env's own stream.
-pub fn eval_tasks(suite: &Suite, env: &EnvId, key: &EvalKey) -> anyhow::Result<Vec<Task>> {
+pub fn eval_tasks(suite: &Suite, env: &EnvId, key: &EvalConfig) -> Result<Vec<Task>> {
     let spec = &specs_of(suite, std::slice::from_ref(env))?[0];
     let mut tasks = Vec::with_capacity(key.episodes as usize * key.scales.len());
     for (k, scale) in key.scales.iter().enumerate() {
@@ -43,7 +62,7 @@ pub fn eval_tasks(suite: &Suite, env: &EnvId, key: &EvalKey) -> anyhow::Result<V
 /// Success of one model on every evaluated environment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evaluation {
-    /// Per environment, its success rate at each evaluated scale (in `EvalKey::scales` order).
+    /// Per environment, its success rate at each evaluated scale (in `EvalConfig::scales` order).
     pub per_env: BTreeMap<EnvId, Vec<f32>>,
 }
 
@@ -83,11 +102,11 @@ impl Evaluation {
 
 /// Evaluate `model` on `envs`.
 pub fn evaluate(
-    key: &EvalKey,
+    key: &EvalConfig,
     suite: &Suite,
     envs: &[EnvId],
     model: &PolicyModel,
-) -> anyhow::Result<Evaluation> {
+) -> Result<Evaluation> {
     let mut tasks = Vec::new();
     for e in envs {
         tasks.extend(eval_tasks(suite, e, key)?);
@@ -111,10 +130,10 @@ pub fn evaluate(
 /// The constant-answer baseline of every single-turn environment among `envs` (mean over
 /// the evaluated scales).
 pub fn constant_baselines(
-    key: &EvalKey,
+    key: &EvalConfig,
     suite: &Suite,
     envs: &[EnvId],
-) -> anyhow::Result<BTreeMap<EnvId, f32>> {
+) -> Result<BTreeMap<EnvId, f32>> {
     let mut out = BTreeMap::new();
     for e in envs {
         if suite.spec(e).is_none_or(|s| s.turn != Turn::Single) {

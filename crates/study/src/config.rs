@@ -1,22 +1,28 @@
-//! Experiment configuration: presets and every knob of the study, serialisable so that a
-//! config file can override any field and so that each stage's cache key is the part of the
-//! config it depends on.
+//! The study's configuration: presets and every knob, in sections. A section is what a stage
+//! depends on, so a stage's cache key is made of the sections it reads (see
+//! [`crate::stages`]) rather than of copied fields, and a config file can override any field.
+//! [`ExperimentConfig::checked`] validates it once; the study only ever takes the checked
+//! value.
 
-use envdist_core::{InvalidValue, Validate};
-use envdist_curriculum::{HdcConfig, SamplerConfig};
+use envdist_core::{Checked, InvalidValue, Validate};
+use envdist_curriculum::HdcConfig;
 use envdist_envs::HintStyle;
 use envdist_trainer::{Device, GradientParams, ScaleChoice, TrainPreset};
 use serde::{Deserialize, Serialize};
 
-/// Schema version of `config.json` and of the experiment's other files.
-pub const EXPERIMENT_SCHEMA_VERSION: u32 = 2;
+pub use crate::arm::Arm;
+
+/// Schema version of `config.json` and of the study's other files. 3: the configuration in
+/// sections (`suite`, `pool`, `profiles`, `selection`, `rl`, `analysis`).
+pub const EXPERIMENT_SCHEMA_VERSION: u32 = 3;
 
 /// Named presets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Preset {
-    /// Tiny pool and budget: every stage and arm in a few minutes (CI runs it and compares
-    /// it with the committed record).
+    /// Tiny pool and budget: every stage and arm in well under a minute (a test runs it and
+    /// compares it with the committed record).
     Smoke,
     /// The default: the study at laptop scale on 2 CPU cores (at most 45 minutes).
     Cpu,
@@ -38,126 +44,55 @@ impl Preset {
     }
 }
 
-/// The training arms of the study: the paper's main table and ablations, the methods users
-/// would pick instead, online re-selection, the control pool and the hint-style question.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Arm {
-    /// The pretrained model before RL: the reference of every gain.
-    #[serde(rename = "base")]
-    Base,
-    /// Every pool environment, no curriculum (H4, scale uniform).
-    #[serde(rename = "all-pool")]
-    AllPool,
-    /// k random pool environments (a new draw per seed), no curriculum.
-    #[serde(rename = "random-k")]
-    RandomK,
-    /// The AES selection, no curriculum.
-    #[serde(rename = "aes")]
-    Aes,
-    /// The AES selection with the full HDC curriculum.
-    #[serde(rename = "aes+hdc", alias = "aes-hdc")]
-    AesHdc,
-    /// k random environments with the full HDC curriculum.
-    #[serde(rename = "random-k+hdc", alias = "random-k-hdc")]
-    RandomKHdc,
-    /// AES without the conflict term, no curriculum (the paper's key ablation).
-    #[serde(rename = "aes-no-conflict")]
-    AesNoConflict,
-    /// AES with harness weakening only.
-    #[serde(rename = "aes+harness-only", alias = "aes-harness-only")]
-    AesHarnessOnly,
-    /// AES with state-scale progression only.
-    #[serde(rename = "aes+scale-only", alias = "aes-scale-only")]
-    AesScaleOnly,
-    /// AES+HDC whose selection is recomputed every `online.every_steps` from fresh cheap
-    /// gradients of the current policy, the kept environments keeping their curriculum.
-    #[serde(rename = "aes+hdc-online")]
-    AesHdcOnline,
-    /// AES+HDC trained with the other hint style than the study's (the hint question).
-    #[serde(rename = "aes+hdc-other-hints")]
-    AesHdcOtherHints,
-    /// Online pass-rate filtering over the whole pool (DAPO / prime-rl).
-    #[serde(rename = "pass-rate")]
-    PassRate,
-    /// Learning progress over the whole pool (Syllabus).
-    #[serde(rename = "learning-progress")]
-    LearningProgress,
-    /// The SEC bandit over (env, harness, scale) of the whole pool.
-    #[serde(rename = "sec")]
-    Sec,
-    /// The RLVE difficulty ladder over the whole pool.
-    #[serde(rename = "ladder")]
-    Ladder,
-    /// Robust prioritized level replay over the whole pool.
-    #[serde(rename = "plr")]
-    Plr,
-    /// AES on the control pool (no designed conflict twins), no curriculum.
-    #[serde(rename = "control-aes")]
-    ControlAes,
-    /// k random control-pool environments, no curriculum.
-    #[serde(rename = "control-random-k")]
-    ControlRandomK,
+/// How the environments render and what their hints say (training; evaluation is at H4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SuiteSection {
+    /// Canvas (pixels per side) the policy sees.
+    pub canvas: u32,
+    /// Hint style of the harness's hint channel in training.
+    pub hint_style: HintStyle,
 }
 
-impl Arm {
-    /// Every arm in report order.
-    pub const ALL: [Arm; 18] = [
-        Arm::Base,
-        Arm::AllPool,
-        Arm::RandomK,
-        Arm::Aes,
-        Arm::AesHdc,
-        Arm::RandomKHdc,
-        Arm::AesNoConflict,
-        Arm::AesHarnessOnly,
-        Arm::AesScaleOnly,
-        Arm::AesHdcOnline,
-        Arm::AesHdcOtherHints,
-        Arm::PassRate,
-        Arm::LearningProgress,
-        Arm::Sec,
-        Arm::Ladder,
-        Arm::Plr,
-        Arm::ControlAes,
-        Arm::ControlRandomK,
-    ];
-
-    /// The name used in files, configs and tables (also its serde name).
-    pub fn name(self) -> &'static str {
-        match self {
-            Arm::Base => "base",
-            Arm::AllPool => "all-pool",
-            Arm::RandomK => "random-k",
-            Arm::Aes => "aes",
-            Arm::AesHdc => "aes+hdc",
-            Arm::RandomKHdc => "random-k+hdc",
-            Arm::AesNoConflict => "aes-no-conflict",
-            Arm::AesHarnessOnly => "aes+harness-only",
-            Arm::AesScaleOnly => "aes+scale-only",
-            Arm::AesHdcOnline => "aes+hdc-online",
-            Arm::AesHdcOtherHints => "aes+hdc-other-hints",
-            Arm::PassRate => "pass-rate",
-            Arm::LearningProgress => "learning-progress",
-            Arm::Sec => "sec",
-            Arm::Ladder => "ladder",
-            Arm::Plr => "plr",
-            Arm::ControlAes => "control-aes",
-            Arm::ControlRandomK => "control-random-k",
+impl Default for SuiteSection {
+    fn default() -> Self {
+        Self {
+            canvas: 32,
+            hint_style: HintStyle::Action,
         }
     }
+}
 
-    /// The rival sampler an arm trains with, if it is one of the methods users would pick
-    /// instead of AES + HDC (each over the whole pool, with its published defaults).
-    pub fn rival(self) -> Option<SamplerConfig> {
-        let kind = match self {
-            Arm::PassRate => "pass_rate",
-            Arm::LearningProgress => "learning_progress",
-            Arm::Sec => "sec",
-            Arm::Ladder => "ladder",
-            Arm::Plr => "plr",
-            _ => return None,
-        };
-        SamplerConfig::default_for(kind).ok()
+/// Which environments the study uses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PoolConfig {
+    /// Pool environments (a seeded subset that keeps conflict pairs together; 200 = all).
+    pub size: usize,
+    /// Held-out (OOD) environments evaluated (0 = all).
+    pub ood_envs: usize,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        Self {
+            size: 200,
+            ood_envs: 0,
+        }
+    }
+}
+
+/// Ability profiling of the pool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProfilesConfig {
+    /// Trajectories per environment (half per policy), as in the paper.
+    pub trajectories: u32,
+}
+
+impl Default for ProfilesConfig {
+    fn default() -> Self {
+        Self { trajectories: 40 }
     }
 }
 
@@ -194,6 +129,7 @@ impl Default for BaseConfig {
 /// What AES does with environments whose per-env gradient is exactly zero (the base never
 /// solved them in any sampled episode): the conflict term cannot see them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum ZeroGradient {
     /// Treated as unknown and left out of the AES-family selections (default).
@@ -211,25 +147,12 @@ pub struct GradientsConfig {
     pub episodes: u32,
     /// Projection dimension.
     pub dim: usize,
-    /// Zero-gradient environments.
-    pub zero_gradient: ZeroGradient,
-    /// Also take the gradients at H0 (all text), to measure whether gradient cosines are
-    /// more polarised on bare pixels (H4) than with text, as the paper reports.
-    pub polarisation: bool,
     /// Parameters the gradients are taken with respect to: `all` (default) or `policy_head`
-    /// (a cheaper estimate; see docs/conflict-estimates.md). Not written when `all`, so
-    /// configs and records of earlier runs read and compare as before.
-    #[serde(skip_serializing_if = "is_all_params")]
+    /// (a cheaper estimate; see docs/conflict-estimates.md).
     pub params: GradientParams,
     /// Cut every gradient episode after this many steps (default: none, each env's own
-    /// limit; see docs/conflict-estimates.md). Not written when none.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// limit; see docs/conflict-estimates.md).
     pub max_episode_steps: Option<u32>,
-}
-
-/// Whether gradients are taken with respect to every parameter (the default).
-pub fn is_all_params(p: &GradientParams) -> bool {
-    *p == GradientParams::All
 }
 
 impl Default for GradientsConfig {
@@ -237,11 +160,75 @@ impl Default for GradientsConfig {
         Self {
             episodes: 128,
             dim: 1024,
-            zero_gradient: ZeroGradient::Exclude,
-            polarisation: true,
             params: GradientParams::All,
             max_episode_steps: None,
         }
+    }
+}
+
+/// The selections.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SelectionConfig {
+    /// Budget k (the paper picks 30 of 200).
+    pub k: usize,
+    /// Zero-gradient environments in the AES-family selections.
+    pub zero_gradient: ZeroGradient,
+}
+
+impl Default for SelectionConfig {
+    fn default() -> Self {
+        Self {
+            k: 30,
+            zero_gradient: ZeroGradient::Exclude,
+        }
+    }
+}
+
+/// The arms' RL: the budget, and the settings that differ from the network preset's
+/// (`None`: the preset's). The base is a behaviour clone whose value head was never trained,
+/// so the preset's from-scratch settings are not necessarily right for fine-tuning it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RlConfig {
+    /// Environment steps per training arm and seed (equal for every arm).
+    pub steps: u64,
+    /// Adam learning rate.
+    pub lr: Option<f32>,
+    /// Entropy bonus coefficient.
+    pub entropy_coef: Option<f32>,
+    /// Value loss coefficient.
+    pub value_coef: Option<f32>,
+}
+
+impl Default for RlConfig {
+    fn default() -> Self {
+        Self {
+            steps: 24_000,
+            lr: None,
+            entropy_coef: None,
+            value_coef: None,
+        }
+    }
+}
+
+impl RlConfig {
+    /// The trainer configuration of an arm: the preset's, with this budget, `seed` and these
+    /// overrides.
+    pub fn train_config(&self, model: TrainPreset, seed: u64) -> envdist_trainer::TrainConfig {
+        let mut t = envdist_trainer::TrainConfig::of(model);
+        t.total_env_steps = self.steps;
+        t.seed = seed;
+        if let Some(v) = self.lr {
+            t.lr = v;
+        }
+        if let Some(v) = self.entropy_coef {
+            t.entropy_coef = v;
+        }
+        if let Some(v) = self.value_coef {
+            t.value_coef = v;
+        }
+        t
     }
 }
 
@@ -253,8 +240,6 @@ pub struct EvalConfig {
     pub episodes: u32,
     /// Scales evaluated (each env's `min`, `mid`, `max`).
     pub scales: Vec<ScaleChoice>,
-    /// Bootstrap replicates of every interval.
-    pub bootstrap: u32,
 }
 
 impl Default for EvalConfig {
@@ -262,37 +247,21 @@ impl Default for EvalConfig {
         Self {
             episodes: 12,
             scales: vec![ScaleChoice::Min, ScaleChoice::Mid],
-            bootstrap: 2000,
         }
     }
 }
 
-/// RL settings of the arms that differ from the network preset's (`None`: the preset's).
-/// The base is a behaviour clone whose value head was never trained, so the preset's
-/// from-scratch settings are not necessarily right for fine-tuning it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// The analysis of the runs (computed on every run, never cached).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct FinetuneConfig {
-    /// Adam learning rate.
-    pub lr: Option<f32>,
-    /// Entropy bonus coefficient.
-    pub entropy_coef: Option<f32>,
-    /// Value loss coefficient.
-    pub value_coef: Option<f32>,
+pub struct AnalysisConfig {
+    /// Bootstrap replicates of every interval.
+    pub bootstrap: u32,
 }
 
-impl FinetuneConfig {
-    /// `t` with these overrides.
-    pub fn apply(&self, t: &mut envdist_trainer::TrainConfig) {
-        if let Some(v) = self.lr {
-            t.lr = v;
-        }
-        if let Some(v) = self.entropy_coef {
-            t.entropy_coef = v;
-        }
-        if let Some(v) = self.value_coef {
-            t.value_coef = v;
-        }
+impl Default for AnalysisConfig {
+    fn default() -> Self {
+        Self { bootstrap: 2000 }
     }
 }
 
@@ -337,7 +306,7 @@ pub fn study_hdc() -> HdcConfig {
     }
 }
 
-/// Every knob of the study. Defaults come from [`ExperimentConfig::preset`].
+/// Every knob of the study, in sections. Defaults come from [`ExperimentConfig::preset`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExperimentConfig {
@@ -351,33 +320,31 @@ pub struct ExperimentConfig {
     pub seeds: u32,
     /// `cpu`, `cuda` or `cuda:N`.
     pub device: Device,
-    /// Canvas (pixels per side) the policy sees.
-    pub canvas: u32,
+    /// Rendering and hints.
+    pub suite: SuiteSection,
     /// Trainer network and RL preset.
     pub model: TrainPreset,
-    /// RL settings of the arms that differ from the preset's.
-    #[serde(default)]
-    pub finetune: FinetuneConfig,
-    /// Pool size used (a seeded subset that keeps conflict pairs together; 200 = all).
-    pub pool_size: usize,
-    /// Selection budget k.
-    pub k: usize,
-    /// Held-out (OOD) environments evaluated (0 = all).
-    pub ood_envs: usize,
-    /// Trajectories per environment for profiling (half per policy).
-    pub profile_trajectories: u32,
+    /// The environments used.
+    pub pool: PoolConfig,
+    /// Ability profiling.
+    pub profiles: ProfilesConfig,
     /// The base model.
     pub base: BaseConfig,
     /// Per-environment gradients.
     pub gradients: GradientsConfig,
-    /// Environment steps per training arm and seed (equal for every arm).
-    pub train_steps: u64,
+    /// Also take the gradients at H0 (all text), to measure whether gradient cosines are more
+    /// polarised on bare pixels (H4) than with text, as the paper reports.
+    pub polarisation: bool,
+    /// The selections.
+    pub selection: SelectionConfig,
+    /// The arms' RL.
+    pub rl: RlConfig,
     /// Evaluation.
     pub eval: EvalConfig,
+    /// Intervals and verdicts.
+    pub analysis: AnalysisConfig,
     /// The HDC curriculum of the HDC arms (and its ablations, which change only its mode).
     pub hdc: HdcConfig,
-    /// Hint style of the harness's hint channel in training (evaluation is at H4, no hints).
-    pub hint_style: HintStyle,
     /// The online re-selection arm.
     pub online: OnlineConfig,
     /// Pool sizes of the scaling study (random subsets; empty to skip it).
@@ -397,27 +364,27 @@ impl ExperimentConfig {
             seed: 2026,
             seeds: 5,
             device: Device::Cpu,
-            canvas: 32,
+            suite: SuiteSection::default(),
             model: TrainPreset::Cpu,
+            pool: PoolConfig::default(),
+            profiles: ProfilesConfig::default(),
+            base: BaseConfig::default(),
+            gradients: GradientsConfig::default(),
+            polarisation: true,
+            selection: SelectionConfig::default(),
             // A one-seed pilot on the `cpu` preset (aes, random-k, aes+hdc; Δ whole-pool ID
             // vs base): the preset's lr 5e-4 lost up to 3.1 points to forgetting, lr 1e-4
             // with value coefficient 0.1 moved the arms by -1.3..+0.8 (lr 5e-5: ±0.4, i.e.
             // barely trained; lr 2e-4 with entropy 0.001: -1.0..-1.5). docs/experiments.
-            finetune: FinetuneConfig {
+            rl: RlConfig {
+                steps: 24_000,
                 lr: Some(1e-4),
                 value_coef: Some(0.1),
                 entropy_coef: None,
             },
-            pool_size: 200,
-            k: 30,
-            ood_envs: 0,
-            profile_trajectories: 40,
-            base: BaseConfig::default(),
-            gradients: GradientsConfig::default(),
-            train_steps: 24_000,
             eval: EvalConfig::default(),
+            analysis: AnalysisConfig::default(),
             hdc: study_hdc(),
-            hint_style: HintStyle::Action,
             online: OnlineConfig {
                 every_steps: 8_000,
                 ..OnlineConfig::default()
@@ -428,15 +395,18 @@ impl ExperimentConfig {
         match preset {
             Preset::Smoke => Self {
                 seeds: 2,
-                canvas: 16,
+                suite: SuiteSection {
+                    canvas: 16,
+                    ..SuiteSection::default()
+                },
                 // The unit-test network: 128 steps per update, so even a tiny budget has
                 // several updates (checkpoints, re-selections, resume all get exercised).
                 model: TrainPreset::Tiny,
-                pool_size: 40,
-                // Full ability coverage of a 40-env pool takes about 13 picks.
-                k: 14,
-                ood_envs: 8,
-                profile_trajectories: 4,
+                pool: PoolConfig {
+                    size: 40,
+                    ood_envs: 8,
+                },
+                profiles: ProfilesConfig { trajectories: 4 },
                 base: BaseConfig {
                     samples: 2_048,
                     ..BaseConfig::default()
@@ -446,12 +416,20 @@ impl ExperimentConfig {
                     dim: 64,
                     ..GradientsConfig::default()
                 },
-                train_steps: 1_024,
+                // Full ability coverage of a 40-env pool takes about 13 picks.
+                selection: SelectionConfig {
+                    k: 14,
+                    ..SelectionConfig::default()
+                },
+                rl: RlConfig {
+                    steps: 1_024,
+                    ..base.rl.clone()
+                },
                 eval: EvalConfig {
                     episodes: 2,
-                    bootstrap: 200,
                     ..EvalConfig::default()
                 },
+                analysis: AnalysisConfig { bootstrap: 200 },
                 online: OnlineConfig {
                     every_steps: 512,
                     episodes: 2,
@@ -463,15 +441,14 @@ impl ExperimentConfig {
             Preset::Cpu => base,
             Preset::GpuLite => Self {
                 device: Device::Cuda(0),
-                base: BaseConfig {
-                    samples: 200_000,
-                    ..BaseConfig::default()
-                },
                 gradients: GradientsConfig {
                     episodes: 256,
                     ..GradientsConfig::default()
                 },
-                train_steps: 200_000,
+                rl: RlConfig {
+                    steps: 200_000,
+                    ..base.rl.clone()
+                },
                 eval: EvalConfig {
                     episodes: 24,
                     ..EvalConfig::default()
@@ -487,7 +464,10 @@ impl ExperimentConfig {
             Preset::Gpu => Self {
                 seeds: 8,
                 device: Device::Cuda(0),
-                canvas: 64,
+                suite: SuiteSection {
+                    canvas: 64,
+                    ..SuiteSection::default()
+                },
                 model: TrainPreset::Gpu,
                 base: BaseConfig {
                     samples: 1_000_000,
@@ -497,7 +477,10 @@ impl ExperimentConfig {
                     episodes: 512,
                     ..GradientsConfig::default()
                 },
-                train_steps: 2_000_000,
+                rl: RlConfig {
+                    steps: 2_000_000,
+                    ..base.rl.clone()
+                },
                 eval: EvalConfig {
                     episodes: 32,
                     ..EvalConfig::default()
@@ -515,12 +498,57 @@ impl ExperimentConfig {
 
     /// The hint style of the `aes+hdc-other-hints` arm.
     pub fn other_hint_style(&self) -> HintStyle {
-        match self.hint_style {
+        match self.suite.hint_style {
             HintStyle::Action => HintStyle::Subgoal,
             HintStyle::Subgoal => HintStyle::Action,
         }
     }
+
+    /// The preset's values overlaid with `overrides` (a JSON object of any fields of
+    /// `config.json`; nested sections merge field by field). `source` names where the
+    /// overrides come from in errors.
+    pub fn from_overrides(
+        preset: Preset,
+        overrides: &serde_json::Value,
+        source: &str,
+    ) -> Result<Self, InvalidValue> {
+        let mut value = serde_json::to_value(Self::preset(preset))
+            .map_err(|e| InvalidValue::new(".", "a serialisable preset", e))?;
+        let Some(obj) = overrides.as_object() else {
+            return Err(InvalidValue::new(
+                source,
+                "a JSON object of config fields",
+                overrides.to_string(),
+            ));
+        };
+        for (k, v) in obj {
+            merge(&mut value[k], v);
+        }
+        serde_path_to_error::deserialize(value).map_err(|e| {
+            InvalidValue::new(
+                format!("{source}: {}", e.path()),
+                "a field of config.json, of its type",
+                e.inner(),
+            )
+        })
+    }
 }
+
+/// Overlay `patch` on `base`: objects merge field by field (so a file can change one field of
+/// a nested section), anything else replaces.
+fn merge(base: &mut serde_json::Value, patch: &serde_json::Value) {
+    match (base, patch) {
+        (serde_json::Value::Object(b), serde_json::Value::Object(p)) => {
+            for (k, v) in p {
+                merge(b.entry(k.clone()).or_insert(serde_json::Value::Null), v);
+            }
+        }
+        (b, p) => *b = p.clone(),
+    }
+}
+
+/// The study's configuration, validated: what [`crate::run`] takes.
+pub type CheckedConfig = Checked<ExperimentConfig>;
 
 impl Validate for ExperimentConfig {
     /// Check the values once, naming the offending field.
@@ -538,24 +566,24 @@ impl Validate for ExperimentConfig {
         if self.seeds == 0 {
             return fail("seeds", "at least 1", "0".into());
         }
-        if !(16..=128).contains(&self.canvas) {
-            return fail("canvas", "16..=128", self.canvas.to_string());
+        if !(16..=128).contains(&self.suite.canvas) {
+            return fail("suite.canvas", "16..=128", self.suite.canvas.to_string());
         }
-        if self.pool_size < 2 {
-            return fail("pool_size", "at least 2", self.pool_size.to_string());
+        if self.pool.size < 2 {
+            return fail("pool.size", "at least 2", self.pool.size.to_string());
         }
-        if self.k == 0 || self.k > self.pool_size {
+        if self.selection.k == 0 || self.selection.k > self.pool.size {
             return fail(
-                "k",
-                &format!("1..={} (pool_size)", self.pool_size),
-                self.k.to_string(),
+                "selection.k",
+                &format!("1..={} (pool.size)", self.pool.size),
+                self.selection.k.to_string(),
             );
         }
-        if self.profile_trajectories < 2 {
+        if self.profiles.trajectories < 2 {
             return fail(
-                "profile_trajectories",
+                "profiles.trajectories",
                 "at least 2 (half per policy)",
-                self.profile_trajectories.to_string(),
+                self.profiles.trajectories.to_string(),
             );
         }
         if self.base.samples < 256 {
@@ -565,15 +593,30 @@ impl Validate for ExperimentConfig {
                 self.base.samples.to_string(),
             );
         }
-        if self.gradients.episodes < 2
-            || self.gradients.dim == 0
-            || self.gradients.max_episode_steps == Some(0)
-        {
+        if self.gradients.episodes < 2 {
             return fail(
-                "gradients",
-                "episodes >= 2 (two halves), dim >= 1 and max_episode_steps >= 1 when set",
-                format!("{:?}", self.gradients),
+                "gradients.episodes",
+                "at least 2 (two halves)",
+                self.gradients.episodes.to_string(),
             );
+        }
+        if self.gradients.dim == 0 {
+            return fail("gradients.dim", "at least 1", "0".into());
+        }
+        if self.gradients.max_episode_steps == Some(0) {
+            return fail(
+                "gradients.max_episode_steps",
+                "at least 1 when set",
+                "0".into(),
+            );
+        }
+        if self.rl.steps == 0 {
+            return fail("rl.steps", "at least 1", "0".into());
+        }
+        if let Some(lr) = self.rl.lr
+            && !(lr.is_finite() && lr > 0.0)
+        {
+            return fail("rl.lr", "a positive learning rate", lr.to_string());
         }
         if self.eval.episodes == 0 {
             return fail("eval.episodes", "at least 1", "0".into());
@@ -591,11 +634,11 @@ impl Validate for ExperimentConfig {
                 format!("{:?}", self.eval.scales),
             );
         }
-        if self.eval.bootstrap < 100 {
+        if self.analysis.bootstrap < 100 {
             return fail(
-                "eval.bootstrap",
+                "analysis.bootstrap",
                 "at least 100 replicates",
-                self.eval.bootstrap.to_string(),
+                self.analysis.bootstrap.to_string(),
             );
         }
         self.hdc.validate().map_err(|e| match e {
@@ -619,11 +662,11 @@ impl Validate for ExperimentConfig {
         if let Some(s) = self
             .scaling_sizes
             .iter()
-            .find(|s| **s == 0 || **s > self.pool_size)
+            .find(|s| **s == 0 || **s > self.pool.size)
         {
             return fail(
                 "scaling_sizes",
-                &format!("sizes in 1..={}", self.pool_size),
+                &format!("sizes in 1..={}", self.pool.size),
                 s.to_string(),
             );
         }
@@ -636,45 +679,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn arm_serde_names_are_the_table_names() {
-        for arm in Arm::ALL {
-            let json = serde_json::to_string(&arm).unwrap();
-            assert_eq!(json, format!("\"{}\"", arm.name()));
-            assert_eq!(serde_json::from_str::<Arm>(&json).unwrap(), arm);
-        }
-        for arm in [
-            Arm::PassRate,
-            Arm::LearningProgress,
-            Arm::Sec,
-            Arm::Ladder,
-            Arm::Plr,
-        ] {
-            assert!(arm.rival().is_some(), "{}", arm.name());
-        }
-    }
-
-    #[test]
     fn presets_validate_and_bad_fields_are_named() {
         for p in [Preset::Smoke, Preset::Cpu, Preset::GpuLite, Preset::Gpu] {
             ExperimentConfig::preset(p).validate().unwrap();
         }
         let mut c = ExperimentConfig::preset(Preset::Cpu);
-        c.k = 500;
+        c.selection.k = 500;
         let e = c.validate().unwrap_err().to_string();
-        assert!(e.contains("`k`") && e.contains("1..=200"), "{e}");
+        assert!(e.contains("`selection.k`") && e.contains("1..=200"), "{e}");
         let mut c = ExperimentConfig::preset(Preset::Cpu);
         c.hdc.window_width = 0;
         let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("hdc.window_width"), "{e}");
         // Typed fields refuse bad values when the file is read, before any stage runs.
-        let mut v = serde_json::to_value(ExperimentConfig::preset(Preset::Cpu)).unwrap();
-        v["model"] = "huge".into();
-        let e = serde_json::from_value::<ExperimentConfig>(v)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("huge"), "{e}");
-        let mut v = serde_json::to_value(ExperimentConfig::preset(Preset::Cpu)).unwrap();
-        v["device"] = "tpu".into();
-        assert!(serde_json::from_value::<ExperimentConfig>(v).is_err());
+        for (patch, field) in [
+            (serde_json::json!({"model": "huge"}), "model"),
+            (serde_json::json!({"device": "tpu"}), "device"),
+            (serde_json::json!({"rl": {"stpes": 3}}), "rl"),
+            (serde_json::json!({"k": 3}), "k"),
+        ] {
+            let e = ExperimentConfig::from_overrides(Preset::Cpu, &patch, "pilot.json")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("pilot.json") && e.contains(field),
+                "{patch}: {e}"
+            );
+        }
+        // A nested section merges field by field.
+        let c = ExperimentConfig::from_overrides(
+            Preset::Cpu,
+            &serde_json::json!({"rl": {"steps": 5}}),
+            "f",
+        )
+        .unwrap();
+        assert_eq!((c.rl.steps, c.rl.lr), (5, Some(1e-4)));
     }
 }

@@ -1,0 +1,244 @@
+//! The stages wired in order. Each is cached in its directory under the key its own module
+//! builds (see [`crate::stages`]), so rerunning the same configuration resumes where an earlier
+//! run stopped and a changed section or crate recomputes exactly what depends on it.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use envdist_core::{GradientSet, HarnessLevel, ProfileSet, Turn};
+use envdist_envs::{Suite, SuiteConfig};
+use envdist_trainer::PolicyModel;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::cache::{StageInfo, StageKey, cached};
+use crate::code::CodeVersion;
+use crate::config::{Arm, CheckedConfig, ExperimentConfig};
+use crate::error::Result;
+use crate::layout::{RunLayout, Stage};
+use crate::observer::Observer;
+use crate::results::{ArmRun, EnvSets, Results, ScalingPoint};
+use crate::stages::arms::{self, ArmInputs, ArmJob, ArmPlan, OnlineInputs};
+use crate::stages::pool::PoolStage;
+use crate::stages::selections::SelectionSet;
+use crate::stages::{base, eval, gradients, pool, profiles, selections};
+
+/// One run of the study: its directory, observer and what it has measured so far.
+struct Study<'a> {
+    layout: RunLayout,
+    observer: &'a dyn Observer,
+    results: Results,
+    /// Compute time of every stage, whether computed now or loaded from the cache (then it is
+    /// the time the run that computed it took), so a resumed run still reports the full cost.
+    compute_seconds: f64,
+}
+
+impl Study<'_> {
+    /// Run `stage` under `key` (or take it from the cache) and count its time.
+    fn stage<T: Serialize + DeserializeOwned>(
+        &mut self,
+        stage: Stage,
+        key: &StageKey,
+        compute: impl FnOnce(&RunLayout) -> Result<T>,
+    ) -> Result<T> {
+        let name = stage.to_string();
+        let layout = &self.layout;
+        let (out, info): (T, StageInfo) =
+            cached(&layout.stage_dir(stage), &name, key, self.observer, |_| {
+                compute(layout)
+            })?;
+        self.compute_seconds += info.seconds;
+        if !matches!(stage, Stage::Arm(..) | Stage::Scaling(..)) {
+            self.results.stage_seconds.insert(name, info.seconds);
+        }
+        Ok(out)
+    }
+}
+
+/// Run the whole study into `run_dir` with the code of this library.
+pub fn run_experiment(
+    cfg: &CheckedConfig,
+    run_dir: &std::path::Path,
+    observer: &dyn Observer,
+) -> Result<Results> {
+    run_experiment_with(cfg, run_dir, &CodeVersion::current(), observer)
+}
+
+/// Run the whole study into `run_dir`, keying every stage on `code`.
+pub fn run_experiment_with(
+    cfg: &CheckedConfig,
+    run_dir: &std::path::Path,
+    code: &CodeVersion,
+    observer: &dyn Observer,
+) -> Result<Results> {
+    let cfg: &ExperimentConfig = cfg;
+    crate::ensure!(
+        cfg.device.is_available(),
+        "config field `device`: {} needs a build with `--features cuda`",
+        cfg.device
+    );
+    let t0 = Instant::now();
+    let layout = RunLayout::new(run_dir)?;
+    envdist_core::io::write_json_atomic(layout.config_file(), cfg)?;
+    let suite = Arc::new(Suite::new(SuiteConfig {
+        hint_style: cfg.suite.hint_style,
+        ..SuiteConfig::with_canvas(cfg.suite.canvas)
+    })?);
+    let mut s = Study {
+        layout,
+        observer,
+        results: Results::new(cfg.clone(), code.info()),
+        compute_seconds: 0.0,
+    };
+
+    let pool_key = pool::key(cfg, code)?;
+    let pool = s.stage(Stage::Pool, &pool_key, |_| pool::run(cfg, &suite))?;
+    record_pool(&mut s.results, &pool, &suite);
+
+    let profiles_key = profiles::key(cfg, code, &pool_key)?;
+    let prof = s.stage(Stage::Profiles, &profiles_key, |l| {
+        profiles::run(cfg, &suite, &pool, l, observer)
+    })?;
+    let f = &mut s.results.facts;
+    f.atomic_abilities = prof.atomic_abilities;
+    f.meta_abilities = prof.meta_abilities;
+    f.twin_profile_cosine = prof.twin_profile_cosine;
+    let profile_set = ProfileSet::read(s.layout.profiles_file())?;
+
+    let base_key = base::key(cfg, code, &pool_key)?;
+    let base_out = s.stage(Stage::Base, &base_key, |l| {
+        base::run(cfg, suite.clone(), &pool, l, observer)
+    })?;
+    s.results.facts.base_clone_accuracy = base_out.clone.final_accuracy;
+    let base_model = PolicyModel::load(&s.layout.base_checkpoint(), cfg.device)?;
+
+    let all = pool.evaluated();
+    let constant_key = eval::constant_key(cfg, code, &pool_key)?;
+    s.results.constant_baseline = s.stage(Stage::ConstantBaseline, &constant_key, |_| {
+        eval::constant_baselines(&cfg.eval, &suite, &all)
+    })?;
+
+    let gradients_at = |s: &mut Study<'_>, harness: HarnessLevel| -> Result<_> {
+        let key = gradients::key(cfg, code, &base_key, harness)?;
+        let out = s.stage(Stage::Gradients(harness), &key, |l| {
+            gradients::run(cfg, harness, &suite, &pool, &base_model, l, observer)
+        })?;
+        Ok((out, key))
+    };
+    let (grad, grad_key) = gradients_at(&mut s, HarnessLevel::H4)?;
+    let grad_h0 = if cfg.polarisation {
+        Some(gradients_at(&mut s, HarnessLevel::H0)?.0)
+    } else {
+        None
+    };
+    let grads = GradientSet::read(s.layout.gradients_file(HarnessLevel::H4))?;
+    let f = &mut s.results.facts;
+    f.gradients = Some(grad.pairs.clone());
+    f.gradients_h0 = grad_h0.map(|g| g.pairs);
+    f.gradient_split_half = grad.split_half_cosine_mean;
+    f.zero_gradient_envs = grads.zero_rows().len();
+
+    let sel_key = selections::key(cfg, code, &profiles_key, &grad_key)?;
+    let sels: SelectionSet = s.stage(Stage::Selections, &sel_key, |_| {
+        selections::run(cfg, &pool, &profile_set, &grads)
+    })?;
+    s.results.selections = sels.in_order();
+
+    let base_eval_key = eval::base_eval_key(cfg, code, &base_key)?;
+    let base_eval = s.stage(Stage::BaseEval, &base_eval_key, |_| {
+        eval::evaluate(&cfg.eval, &suite, &all, &base_model)
+    })?;
+    s.results.runs.push(ArmRun {
+        arm: Arm::Base,
+        seed: 0,
+        train_envs: vec![],
+        scores: base_eval.splits(&suite),
+        per_env: base_eval.per_env.clone(),
+        env_steps: 0,
+        wall_seconds: s.results.stage_seconds["arms/base"],
+        curve: vec![],
+        curriculum: None,
+        reselections: vec![],
+        env_steps_per_s: 0.0,
+    });
+
+    let inputs = ArmInputs {
+        cfg,
+        suite: &suite,
+        pool: &pool,
+        base: &base_model,
+        online: Some(OnlineInputs {
+            profiles: &profile_set,
+        }),
+    };
+    let train = |s: &mut Study<'_>, stage: Stage, label: &str, arm: Arm, seed, plan: &ArmPlan| {
+        let key = arms::key(cfg, code, &base_key, &profiles_key, plan, seed)?;
+        let job = ArmJob {
+            arm,
+            label,
+            seed,
+            plan,
+            key_hash: key.hash()?,
+            interrupt_at: None,
+        };
+        s.stage(stage, &key, |l| {
+            arms::train_arm(&inputs, &job, &l.arm_files(stage), observer)
+        })
+    };
+    for seed in 0..cfg.seeds {
+        for &arm in cfg.arms.iter().filter(|a| **a != Arm::Base) {
+            let plan = arms::plan(arm, seed, cfg, &pool, &sels)?;
+            let run = train(&mut s, Stage::Arm(arm, seed), arm.name(), arm, seed, &plan)?;
+            s.results.runs.push(run);
+        }
+        for &size in &cfg.scaling_sizes {
+            let plan = arms::scaling_plan(size, seed, cfg, &pool);
+            let label = format!("scaling n={size}");
+            let stage = Stage::Scaling(size, seed);
+            let run = train(&mut s, stage, &label, Arm::RandomK, seed, &plan)?;
+            s.results.scaling.push(ScalingPoint {
+                pool_size: size,
+                seed,
+                run,
+            });
+        }
+    }
+
+    let mut results = s.results;
+    let trained: Vec<f32> = results
+        .runs
+        .iter()
+        .filter(|r| r.arm != Arm::Base)
+        .map(|r| r.env_steps_per_s)
+        .filter(|v| *v > 0.0)
+        .collect();
+    results.facts.train_env_steps_per_s = trained.iter().sum::<f32>() / trained.len().max(1) as f32;
+    results.total_seconds = t0.elapsed().as_secs_f64();
+    results.compute_seconds = s.compute_seconds;
+    results.analysis = crate::analysis::analyse(&results);
+    Ok(results)
+}
+
+/// The pool's facts and environment sets.
+fn record_pool(results: &mut Results, pool: &PoolStage, suite: &Suite) {
+    let f = &mut results.facts;
+    f.pool_envs = pool.pool.len();
+    f.pool_families = pool.families;
+    f.ood_envs = pool.ood.len();
+    f.conflict_pairs = pool.conflict_pairs.len();
+    f.control_envs = pool.control.len();
+    let all = pool.evaluated();
+    results.envs = EnvSets {
+        pool: pool.pool.clone(),
+        ood: pool.ood.clone(),
+        single_turn: all
+            .iter()
+            .filter(|e| suite.spec(e).is_some_and(|s| s.turn == Turn::Single))
+            .cloned()
+            .collect(),
+        family: all
+            .iter()
+            .filter_map(|e| suite.spec(e).map(|s| (e.clone(), s.family.clone())))
+            .collect(),
+    };
+}

@@ -1,0 +1,175 @@
+//! Stage `selections`: AES (full ability coverage enforced, seeded tie-breaks, zero-gradient
+//! environments treated as unknown, each constraint relaxed only where infeasible), AES
+//! without conflict, coverage-only, a random-k draw per seed, and AES and random-k on the
+//! control pool. Every choice is a field of `envdist-selection`'s [`SelectConfig`]
+//! ([`study_aes_config`]), so `select` in Rust, `xtask select` and Python's `envdist.select`
+//! make the same selection from the same profiles and gradients.
+
+use std::collections::BTreeMap;
+
+use envdist_core::{EnvId, GradientSet, ProfileSet};
+use envdist_selection::{Baseline, Problem, SelectConfig, Selection, TieBreak, baseline, select};
+use serde::{Deserialize, Serialize};
+
+use super::pool::PoolStage;
+use crate::cache::StageKey;
+use crate::code::{CodeVersion, Crate};
+use crate::config::{ExperimentConfig, SelectionConfig, ZeroGradient};
+use crate::error::{Context, Result};
+use crate::results::{SelectionId, SelectionSummary};
+
+/// Every selection the arms train on, by name.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SelectionSet(BTreeMap<SelectionId, SelectionSummary>);
+
+impl SelectionSet {
+    /// The selection `id`, or an error naming it.
+    pub fn get(&self, id: SelectionId) -> Result<&SelectionSummary> {
+        self.0
+            .get(&id)
+            .with_context(|| format!("no selection named {id}"))
+    }
+
+    /// Every selection, in report order (AES, its ablations, random draws, control pool).
+    pub fn in_order(&self) -> Vec<SelectionSummary> {
+        self.0.values().cloned().collect()
+    }
+
+    /// A set of these selections (tests).
+    pub fn from_summaries(items: impl IntoIterator<Item = SelectionSummary>) -> Self {
+        Self(items.into_iter().map(|s| (s.name, s)).collect())
+    }
+}
+
+/// The stage's key: profiles, gradients (at H4), the master seed, the number of seeds (one
+/// random draw each) and the `selection` section, over selection's code.
+pub fn key(
+    cfg: &ExperimentConfig,
+    code: &CodeVersion,
+    profiles: &StageKey,
+    gradients: &StageKey,
+) -> Result<StageKey> {
+    StageKey::new(code, &[Crate::Core, Crate::Selection])?
+        .after("profiles", profiles)?
+        .after("gradients", gradients)?
+        .with("seed", &cfg.seed)?
+        .with("seeds", &cfg.seeds)?
+        .with("selection", &cfg.selection)
+}
+
+/// The study's AES over a pool of `pool_size` environments: budget `k` (at most the pool),
+/// full ability coverage, ties broken in the order seeded by `seed`, zero-gradient
+/// environments excluded when the section says so, and each constraint given up only where
+/// it makes the selection infeasible.
+pub fn study_aes_config(
+    section: &SelectionConfig,
+    seed: u64,
+    pool_size: usize,
+    certify: bool,
+) -> SelectConfig {
+    SelectConfig {
+        require_full_coverage: true,
+        certify,
+        tie_break: TieBreak::Seeded(seed),
+        exclude_zero_gradient: section.zero_gradient == ZeroGradient::Exclude,
+        relax: true,
+        ..SelectConfig::aes(section.k.min(pool_size))
+    }
+}
+
+/// The selection problem over `envs`: their profiles and gradients.
+pub fn problem(profiles: &ProfileSet, grads: &GradientSet, envs: &[EnvId]) -> Result<Problem> {
+    let profiles = profiles.subset(envs);
+    let profiled: Vec<EnvId> = profiles.profiles.iter().map(|p| p.env.clone()).collect();
+    Ok(Problem::from_profiles(
+        &profiles,
+        Some(&grads.subset(&profiled)),
+    )?)
+}
+
+fn summarise(id: SelectionId, s: &Selection, grads: &GradientSet) -> SelectionSummary {
+    let (mean_pairwise_cosine, conflicting_pairs) = grads.within(&s.env_ids);
+    SelectionSummary {
+        name: id,
+        envs: s.env_ids.clone(),
+        covered: s.covered,
+        coverable: s.coverable,
+        mean_pairwise_cosine,
+        conflicting_pairs,
+        certificate_gap: s.certificate.as_ref().and_then(|c| c.gap_fraction),
+        note: s.relaxation.as_ref().map(|r| r.to_string()),
+    }
+}
+
+/// Every selection the arms train on.
+pub fn run(
+    cfg: &ExperimentConfig,
+    pool: &PoolStage,
+    profiles: &ProfileSet,
+    grads: &GradientSet,
+) -> Result<SelectionSet> {
+    let mut out = Vec::new();
+    for (envs, control) in [(&pool.pool, false), (&pool.control, true)] {
+        let problem = problem(profiles, grads, envs)?;
+        let sc = study_aes_config(&cfg.selection, cfg.seed, envs.len(), true);
+        let aes = select(&problem, &sc)?;
+        let id = if control {
+            SelectionId::ControlAes
+        } else {
+            SelectionId::Aes
+        };
+        out.push(summarise(id, &aes, grads));
+        if !control {
+            // The ablations share AES's constraints as AES could keep them.
+            let shared = SelectConfig {
+                relax: false,
+                exclude_zero_gradient: sc.exclude_zero_gradient && aes.relaxation.is_none(),
+                ..sc.clone()
+            };
+            for (id, which) in [
+                (SelectionId::AesNoConflict, Baseline::NoConflict),
+                (SelectionId::CoverageOnly, Baseline::CoverageOnly),
+            ] {
+                out.push(summarise(id, &baseline(&problem, &shared, which)?, grads));
+            }
+        }
+        // Random draws ignore coverage and gradients: the paper's random-k baseline.
+        let plain = SelectConfig {
+            certify: false,
+            tie_break: TieBreak::Seeded(cfg.seed),
+            ..SelectConfig::aes(cfg.selection.k.min(envs.len()))
+        };
+        for seed in 0..cfg.seeds {
+            let s = baseline(
+                &problem,
+                &plain,
+                Baseline::Random {
+                    seed: cfg.seed ^ (0x52_4e44 + seed as u64) ^ (control as u64) << 40,
+                },
+            )?;
+            let id = if control {
+                SelectionId::ControlRandomK(seed)
+            } else {
+                SelectionId::RandomK(seed)
+            };
+            out.push(summarise(id, &s, grads));
+        }
+    }
+    Ok(SelectionSet::from_summaries(out))
+}
+
+/// The study's AES selection over `envs` with these gradients (no certificate), as the
+/// selections stage makes it: the online arm's re-selections and `conflict-estimates` use it.
+pub fn study_aes(
+    section: &SelectionConfig,
+    seed: u64,
+    profiles: &ProfileSet,
+    grads: &GradientSet,
+    envs: &[EnvId],
+) -> Result<Selection> {
+    let problem = problem(profiles, grads, envs)?;
+    Ok(select(
+        &problem,
+        &study_aes_config(section, seed, envs.len(), false),
+    )?)
+}

@@ -1,0 +1,343 @@
+//! The whole study on the `smoke` preset: every arm of every seed present, scores in [0, 1],
+//! every file versioned, the numbers equal to the committed record (docs/experiments/smoke), a
+//! rerun reusing every cached stage, a change of one crate's code or of one section
+//! recomputing exactly the stages that use it, and an arm interrupted mid-training resuming to
+//! the same result.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use envdist_core::{ProfileSet, Validate};
+use envdist_envs::Suite;
+use envdist_trainer::PolicyModel;
+
+use crate::cache::StageKey;
+use crate::code::{CodeVersion, Crate};
+use crate::config::{Arm, ExperimentConfig, Preset};
+use crate::layout::{RunLayout, Stage, unversioned_files};
+use crate::observer::{Recorder, Silent};
+use crate::results::{ArmRun, Results};
+use crate::stages::arms::{self, ArmInputs, ArmJob, OnlineInputs};
+use crate::stages::pool::PoolStage;
+use crate::stages::selections::SelectionSet;
+
+const COMMAND: &str = "cargo xtask experiment --preset smoke --out docs/experiments/smoke";
+
+fn record_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/experiments/smoke")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("envdist-study-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// The numbers a record pins: every run's per-env scores, the selections, the baselines.
+fn numbers(r: &Results) -> serde_json::Value {
+    let runs: Vec<serde_json::Value> = r
+        .runs
+        .iter()
+        .chain(r.scaling.iter().map(|p| &p.run))
+        .map(|x| {
+            serde_json::json!({
+                "arm": x.arm, "seed": x.seed, "per_env": x.per_env,
+                "train_envs": x.train_envs, "curriculum": x.curriculum,
+                "reselections": x.reselections,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "runs": runs,
+        "selections": r.selections,
+        "constant_baseline": r.constant_baseline,
+        "facts": {"zero_gradient_envs": r.facts.zero_gradient_envs,
+                  "meta_abilities": r.facts.meta_abilities},
+    })
+}
+
+fn stage_output<T: serde::de::DeserializeOwned>(layout: &RunLayout, stage: Stage) -> T {
+    let v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(layout.stage_dir(stage).join("stage.json")).unwrap(),
+    )
+    .unwrap();
+    serde_json::from_value(v["output"].clone()).unwrap()
+}
+
+/// The stages a rerun of `cfg` in `dir` under `code` computes (all others come from the cache).
+fn recomputed(cfg: &ExperimentConfig, dir: &Path, code: &CodeVersion) -> Vec<String> {
+    let recorder = Recorder::default();
+    crate::run_experiment_with(&cfg.clone().checked().unwrap(), dir, code, &recorder).unwrap();
+    let mut stages = recorder.computed();
+    stages.sort();
+    stages
+}
+
+fn online_arms(cfg: &ExperimentConfig) -> Vec<String> {
+    (0..cfg.seeds)
+        .map(|s| Stage::Arm(Arm::AesHdcOnline, s).to_string())
+        .collect()
+}
+
+#[test]
+fn smoke_study_matches_its_record_resumes_and_recomputes_exactly_what_changed() {
+    let dir = temp_dir("smoke");
+    let cfg = ExperimentConfig::preset(Preset::Smoke);
+    let checked = cfg.clone().checked().unwrap();
+    let results = crate::run_and_report(&checked, &dir, COMMAND, &Silent).expect("smoke study");
+
+    for arm in &cfg.arms {
+        let runs = results.arm_runs(*arm);
+        let expected = if *arm == Arm::Base {
+            1
+        } else {
+            cfg.seeds as usize
+        };
+        assert_eq!(runs.len(), expected, "arm {} runs", arm.name());
+        for r in runs {
+            for (env, s) in &r.per_env {
+                assert!(s.iter().all(|s| (0.0..=1.0).contains(s)), "{env}: {s:?}");
+            }
+            if *arm != Arm::Base {
+                assert!(
+                    r.env_steps >= cfg.rl.steps,
+                    "{} trained {}",
+                    arm.name(),
+                    r.env_steps
+                );
+            }
+        }
+    }
+    let analysis = results.analysis.as_ref().expect("analysis");
+    assert!(analysis.claims.len() >= 10, "every claim tested");
+    let unversioned = unversioned_files(&dir);
+    assert!(
+        unversioned.is_empty(),
+        "files without schema_version: {unversioned:?}"
+    );
+    let report = std::fs::read_to_string(dir.join("REPORT.md")).unwrap();
+    for section in [
+        "## Verdicts on the paper's claims",
+        "## Main table",
+        "## HDC",
+        "## Control pool",
+    ] {
+        assert!(report.contains(section), "REPORT.md lacks {section}");
+    }
+
+    // The committed record: a code change that moves the numbers must update it.
+    let record: Results = serde_json::from_str(
+        &std::fs::read_to_string(record_dir().join("results.json"))
+            .expect("docs/experiments/smoke/results.json"),
+    )
+    .unwrap();
+    assert!(
+        numbers(&record) == numbers(&results),
+        "the smoke study no longer reproduces docs/experiments/smoke: if the change is meant to \
+         move the numbers, regenerate the record with `{COMMAND}`"
+    );
+
+    // The record ships the selection's inputs, so that `envdist.select` (Python) and
+    // `xtask select` can be checked against the study's AES on them: they must be this run's.
+    let layout = RunLayout::at(&dir);
+    for (shipped, written) in [
+        ("profiles.json", layout.profiles_file()),
+        (
+            "gradients.safetensors",
+            layout.gradients_file(envdist_core::HarnessLevel::H4),
+        ),
+    ] {
+        assert!(
+            std::fs::read(record_dir().join(shipped)).unwrap() == std::fs::read(&written).unwrap(),
+            "docs/experiments/smoke/{shipped} is not what the smoke study writes: copy {}",
+            written.display()
+        );
+    }
+
+    // Rerun: every stage comes from the cache.
+    let code = CodeVersion::current();
+    assert_eq!(recomputed(&cfg, &dir, &code), Vec::<String>::new());
+
+    // A change to one crate recomputes the stages that run its code (directly or through an
+    // upstream stage) and no other: selection's code feeds the selections and the online arm's
+    // re-selections; the other arms train on the selections' environment lists, which are
+    // unchanged, so they stay cached.
+    let selection_changed = CodeVersion::with_changed(&[Crate::Selection], "edited");
+    let mut expected = online_arms(&cfg);
+    expected.push("selections".into());
+    expected.sort();
+    assert_eq!(recomputed(&cfg, &dir, &selection_changed), expected);
+    // Changing the online schedule retrains only the online arm.
+    let mut every = cfg.clone();
+    every.online.every_steps += 128;
+    assert_eq!(
+        recomputed(&every, &dir, &selection_changed),
+        online_arms(&cfg)
+    );
+
+    // An arm interrupted mid-training resumes from its checkpoint to the same result.
+    let pool: PoolStage = stage_output(&layout, Stage::Pool);
+    let sels: SelectionSet = stage_output(&layout, Stage::Selections);
+    let suite = Arc::new(Suite::with_canvas(cfg.suite.canvas).unwrap());
+    let base = PolicyModel::load(&layout.base_checkpoint(), cfg.device).unwrap();
+    let profiles = ProfileSet::read(layout.profiles_file()).unwrap();
+    let inputs = ArmInputs {
+        cfg: &cfg,
+        suite: &suite,
+        pool: &pool,
+        base: &base,
+        online: Some(OnlineInputs {
+            profiles: &profiles,
+        }),
+    };
+    for arm in [Arm::AesHdc, Arm::AesHdcOnline, Arm::Plr] {
+        let plan = arms::plan(arm, 0, &cfg, &pool, &sels).unwrap();
+        let files = crate::layout::ArmFiles::in_dir(temp_dir(&format!(
+            "smoke-resume-{}",
+            arm.name().replace('+', "-")
+        )));
+        let job = |interrupt_at| ArmJob {
+            arm,
+            label: arm.name(),
+            seed: 0,
+            plan: &plan,
+            key_hash: "test".into(),
+            interrupt_at,
+        };
+        let stop = cfg.rl.steps / 2 + 1;
+        let e = arms::train_arm(&inputs, &job(Some(stop)), &files, &Silent).unwrap_err();
+        assert!(e.to_string().contains("interrupted"), "{e}");
+        let resumed = arms::train_arm(&inputs, &job(None), &files, &Silent).unwrap();
+        let clean: &ArmRun = results
+            .arm_runs(arm)
+            .into_iter()
+            .find(|r| r.seed == 0)
+            .unwrap();
+        assert_eq!(resumed.per_env, clean.per_env, "{} resumed", arm.name());
+        assert_eq!(resumed.curve, clean.curve, "{} resumed", arm.name());
+        assert_eq!(
+            resumed.curriculum,
+            clean.curriculum,
+            "{} resumed",
+            arm.name()
+        );
+        assert_eq!(
+            resumed.reselections,
+            clean.reselections,
+            "{} resumed",
+            arm.name()
+        );
+        let _ = std::fs::remove_dir_all(files.dir());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Which stage keys change when one crate's code changes, computed from the key functions
+/// alone (no stage runs): every stage that runs a crate's code, directly or through an
+/// upstream stage, and no other.
+#[test]
+fn a_crate_change_invalidates_the_stages_that_use_it_and_no_other() {
+    use crate::stages::{base, eval, gradients, pool as pool_stage, profiles, selections};
+    use envdist_core::HarnessLevel;
+    let cfg = ExperimentConfig::preset(Preset::Smoke);
+    let pool = PoolStage {
+        pool: vec![envdist_core::EnvId::new("maze/classic")],
+        ood: vec![],
+        families: 1,
+        conflict_pairs: vec![],
+        control: vec![],
+    };
+    let sels = SelectionSet::from_summaries([crate::results::SelectionSummary {
+        name: crate::results::SelectionId::Aes,
+        envs: pool.pool.clone(),
+        covered: 1,
+        coverable: 1,
+        mean_pairwise_cosine: None,
+        conflicting_pairs: 0,
+        certificate_gap: None,
+        note: None,
+    }]);
+    let keys = |code: &CodeVersion| -> Vec<(String, String)> {
+        let mut out: Vec<(String, StageKey)> = Vec::new();
+        let p = pool_stage::key(&cfg, code).unwrap();
+        let pr = profiles::key(&cfg, code, &p).unwrap();
+        let b = base::key(&cfg, code, &p).unwrap();
+        let g = gradients::key(&cfg, code, &b, HarnessLevel::H4).unwrap();
+        let s = selections::key(&cfg, code, &pr, &g).unwrap();
+        out.push((
+            "constant-baseline".into(),
+            eval::constant_key(&cfg, code, &p).unwrap(),
+        ));
+        out.push((
+            "arms/base".into(),
+            eval::base_eval_key(&cfg, code, &b).unwrap(),
+        ));
+        for arm in [Arm::Aes, Arm::AesHdcOnline] {
+            let plan = arms::plan(arm, 0, &cfg, &pool, &sels).unwrap();
+            let k = arms::key(&cfg, code, &b, &pr, &plan, 0).unwrap();
+            out.push((Stage::Arm(arm, 0).to_string(), k));
+        }
+        out.extend([
+            ("pool".to_string(), p),
+            ("profiles".into(), pr),
+            ("base".into(), b),
+            ("gradients".into(), g),
+            ("selections".into(), s),
+        ]);
+        out.into_iter()
+            .map(|(n, k)| (n, k.hash().unwrap()))
+            .collect()
+    };
+    let before = keys(&CodeVersion::current());
+    let changed = |c: Crate| -> Vec<String> {
+        let after = keys(&CodeVersion::with_changed(&[c], "x"));
+        let mut names: Vec<String> = before
+            .iter()
+            .zip(&after)
+            .filter(|(a, b)| a.1 != b.1)
+            .map(|(a, _)| a.0.clone())
+            .collect();
+        names.sort();
+        names
+    };
+    let all = [
+        "arms/aes+hdc-online/seed0",
+        "arms/aes/seed0",
+        "arms/base",
+        "base",
+        "constant-baseline",
+        "gradients",
+        "pool",
+        "profiles",
+        "selections",
+    ];
+    let of = |names: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(changed(Crate::Core), of(&all));
+    assert_eq!(changed(Crate::Envs), of(&all));
+    assert_eq!(changed(Crate::Stages), of(&all));
+    assert_eq!(changed(Crate::Lock), of(&all));
+    assert_eq!(
+        changed(Crate::Profiling),
+        of(&["profiles", "selections", "arms/aes+hdc-online/seed0"])
+    );
+    assert_eq!(
+        changed(Crate::Selection),
+        of(&["selections", "arms/aes+hdc-online/seed0"])
+    );
+    let downstream_of_base = [
+        "base",
+        "gradients",
+        "selections",
+        "arms/base",
+        "arms/aes/seed0",
+        "arms/aes+hdc-online/seed0",
+    ];
+    assert_eq!(changed(Crate::Curriculum), of(&downstream_of_base));
+    let mut trainer = downstream_of_base.to_vec();
+    trainer.push("constant-baseline");
+    assert_eq!(changed(Crate::Trainer), of(&trainer));
+}
