@@ -68,6 +68,7 @@
 
 mod balanced;
 mod config;
+mod curriculum;
 mod error;
 mod registry;
 pub mod rivals;
@@ -78,22 +79,26 @@ mod traced;
 
 pub use balanced::StepBalanced;
 pub use config::{FixedScale, HdcConfig, Mode};
+pub use curriculum::{CurriculumSampler, EnvSnapshot};
 pub use envdist_core::TaskSampler;
 pub use error::CurriculumError;
-pub use registry::SamplerConfig;
+pub use registry::{BuildOptions, SamplerConfig};
 pub use rivals::ladder::{LadderConfig, LadderSampler};
 pub use rivals::learnability::{LearnabilityConfig, LearnabilitySampler, LearnabilitySampling};
 pub use rivals::learning_progress::{LearningProgressConfig, LearningProgressSampler};
 pub use rivals::pass_rate::{PassRateConfig, PassRateSampler, Pool};
 pub use rivals::plr::{PlrConfig, PlrSampler, PlrScore, ReplaySchedule, ScoreTransform};
 pub use rivals::sec::{AdvantageEstimate, SecConfig, SecSampler};
-pub use rivals::{CurriculumSampler, EnvSnapshot, RIVAL_STATE_SCHEMA_VERSION};
+pub use rivals::{RIVAL_STATE_SCHEMA_VERSION, Rule, RuleSampler};
 pub use sampler::{
     EnvEntry, EnvState, EnvStatus, HdcSampler, STATE_SCHEMA_VERSION, STATUS_SCHEMA_VERSION,
     SavedState, StatusFile, TRACE_SCHEMA_VERSION, TraceEvent, UpdateEffect,
 };
 pub use shared::SharedSampler;
-pub use synthetic::{LearnerParams, SyntheticLearner, staggered_ranges, synthetic_specs};
+pub use synthetic::{
+    LearnerParams, SimulateOptions, Simulation, SyntheticLearner, simulate, staggered_ranges,
+    synthetic_specs,
+};
 pub use traced::Traced;
 
 #[cfg(test)]

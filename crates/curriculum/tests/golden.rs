@@ -11,9 +11,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use envdist_core::{EnvId, EpisodeOutcome, HarnessLevel, Task, TaskSampler};
-use envdist_curriculum::{
-    CurriculumSampler, HdcConfig, HdcSampler, SamplerConfig, Traced, synthetic_specs,
-};
+use envdist_curriculum::{HdcConfig, HdcSampler, SamplerConfig, Traced, synthetic_specs};
 use serde_json::{Value, json};
 
 const ROUNDS: u64 = 600;
