@@ -22,11 +22,11 @@
 //!   lowest replay probability (`replay_support`) if that level's score is not higher.
 //!   A replayed level's score becomes `(1 - alpha) old + alpha new`.
 //! - Robust: gradients only from replayed levels (`no_exploratory_grad_updates`). A sampler
-//!   cannot skip gradients, so it says which tasks are replays: [`PlrSampler::is_replay`] (and
-//!   [`TaskSampler::trains_on`], false for new levels when `robust`). A trainer asks
-//!   when the episode ends, *before* reporting the outcome (the report moves a new level into
-//!   the buffer), still reports every outcome so new levels get scored, and leaves the
-//!   new-level episodes out of its loss. dcd decides replay or new per batch; here it is per
+//!   cannot skip gradients, so it says which tasks are replays: [`PlrSampler::is_replay`]
+//!   (and [`envdist_core::TaskSampler::trains_on`], false for new levels when `robust`). A
+//!   trainer asks when the episode ends, *before* reporting the outcome (the report moves a
+//!   new level into the buffer), still reports every outcome so new levels get scored, and
+//!   leaves the new-level episodes out of its loss. dcd decides replay or new per batch; here it is per
 //!   task, so a batch mixes both and the trainer masks per episode.
 //!
 //! Scores: PLR's are value losses (L1 or positive part of the GAE), which an outcome does not
