@@ -12,6 +12,7 @@ use envdist_core::{EnvId, HarnessLevel};
 use serde::{Deserialize, Serialize};
 
 use crate::error::CurriculumError;
+use crate::rivals::bad;
 
 /// Which curriculum (or ablation, or baseline) the sampler runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -214,10 +215,6 @@ impl Default for HdcConfig {
             env_weights: BTreeMap::new(),
         }
     }
-}
-
-fn bad(field: &str, expected: &str, found: impl fmt::Display) -> CurriculumError {
-    CurriculumError::Config(InvalidValue::new(field, expected, found.to_string()))
 }
 
 impl HdcConfig {

@@ -14,7 +14,7 @@ use super::{
     config_hash, draw_index, parse_state,
 };
 use crate::error::CurriculumError;
-use crate::{CurriculumSampler, EnvSnapshot, TRACE_SCHEMA_VERSION, TraceEvent};
+use crate::{CurriculumSampler, EnvSnapshot, TraceEvent};
 
 /// What makes one rival different from another: its state, how it draws, how an outcome
 /// moves it, how its saved body is checked, and what it reports. Everything else (the arms,
@@ -163,22 +163,28 @@ impl<'a> Carry<'a> {
     /// `old` (one value per old environment) over the new environments: kept environments
     /// keep their value, the others take `fresh`.
     pub fn per_env<T: Clone>(&self, old: &[T], fresh: T) -> Vec<T> {
-        let mut v = vec![fresh; self.new.envs().len()];
-        for (i, j) in self.envs() {
-            v[i] = old[j].clone();
-        }
-        v
+        spread(self.new.envs().len(), self.envs(), old, fresh)
     }
 
     /// `old` (one value per old arm) over the new arms: kept arms keep their value, the
     /// others take `fresh`.
     pub fn per_arm<T: Clone>(&self, old: &[T], fresh: T) -> Vec<T> {
-        let mut v = vec![fresh; self.new.len()];
-        for (i, j) in self.arms() {
-            v[i] = old[j].clone();
-        }
-        v
+        spread(self.new.len(), self.arms(), old, fresh)
     }
+}
+
+/// `n` values, `fresh` but where `(new, old)` pairs take `old[old]`.
+fn spread<T: Clone>(
+    n: usize,
+    pairs: impl Iterator<Item = (usize, usize)>,
+    old: &[T],
+    fresh: T,
+) -> Vec<T> {
+    let mut v = vec![fresh; n];
+    for (i, j) in pairs {
+        v[i] = old[j].clone();
+    }
+    v
 }
 
 /// What every rival keeps besides its rule's state: the arms, the random stream, counters.
@@ -472,17 +478,12 @@ impl<R: Rule> CurriculumSampler for RuleSampler<R> {
         let space = &self.core.space;
         let e = space.env_index(&outcome.task.env)?;
         let reach = space.reach(e, &self.rule.distribution(space));
-        Some(TraceEvent {
-            schema_version: TRACE_SCHEMA_VERSION,
+        Some(TraceEvent::new(
             step,
-            env: outcome.task.env.clone(),
-            harness: outcome.task.harness,
-            scale: outcome.task.scale,
-            success: outcome.success,
-            level: reach.harness,
-            window_lo: reach.scale_lo,
-            window_hi: reach.scale_hi,
-        })
+            outcome,
+            reach.harness,
+            (reach.scale_lo, reach.scale_hi),
+        ))
     }
 
     /// Kept environments keep their arms' state and totals; the rule's own counters (groups,
