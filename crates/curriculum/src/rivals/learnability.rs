@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ArmSpace, Carry, Clock, EnvScores, Located, Rule, RuleSampler, bad, check_len, check_levels,
-    check_rate, check_unit, h4_only,
+    check_rate, check_unit, h4_only, if_played,
 };
 use crate::error::CurriculumError;
 
@@ -214,15 +214,8 @@ impl Rule for LearnabilityRule {
 
     /// Score: learnability `p (1 - p)`; success: the EMA of played arms.
     fn scores(&self, space: &ArmSpace, p: &[f64]) -> EnvScores {
-        let played: Vec<f64> = self
-            .arms
-            .iter()
-            .map(|s| if s.episodes > 0 { s.p as f64 } else { f64::NAN })
-            .collect();
-        EnvScores {
-            score: space.env_mean(p, &self.learnability()),
-            success: space.env_mean(p, &played),
-        }
+        let played = if_played(self.arms.iter().map(|s| (s.episodes > 0, s.p)));
+        EnvScores::of_arms(space, p, &self.learnability(), &played)
     }
 
     fn body(&self) -> LearnabilityBody {

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ArmSpace, Carry, Clock, EnvScores, Located, Rule, RuleSampler, bad, check_len, check_levels,
-    check_rate, check_unit, h4_only,
+    check_rate, check_unit, h4_only, if_played,
 };
 use crate::error::CurriculumError;
 
@@ -226,21 +226,8 @@ impl Rule for LearningProgressRule {
 
     /// Score: learning progress; success: `p_true` of measured arms.
     fn scores(&self, space: &ArmSpace, p: &[f64]) -> EnvScores {
-        let measured: Vec<f64> = self
-            .arms
-            .iter()
-            .map(|s| {
-                if s.measured > 0 {
-                    s.p_true as f64
-                } else {
-                    f64::NAN
-                }
-            })
-            .collect();
-        EnvScores {
-            score: space.env_mean(p, &self.progress()),
-            success: space.env_mean(p, &measured),
-        }
+        let measured = if_played(self.arms.iter().map(|s| (s.measured > 0, s.p_true)));
+        EnvScores::of_arms(space, p, &self.progress(), &measured)
     }
 
     fn body(&self) -> LearningProgressBody {

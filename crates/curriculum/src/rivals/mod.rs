@@ -50,6 +50,7 @@ pub mod sec;
 use crate::CurriculumSampler;
 #[cfg(doc)]
 use envdist_core::TaskSampler;
+use rule::if_played;
 pub use rule::{Carry, Clock, Draw, EnvScores, Pick, Rule, RuleSampler};
 
 /// Schema version of the rivals' saved states.

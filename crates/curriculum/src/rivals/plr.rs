@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ArmSpace, Carry, Clock, Draw, EnvScores, Located, Pick, Rule, RuleSampler, bad, check_len,
-    check_levels, check_nonneg, check_rate, check_unit, draw_index, h4_only,
+    check_levels, check_nonneg, check_rate, check_unit, draw_index, h4_only, if_played,
 };
 use crate::error::CurriculumError;
 
@@ -737,15 +737,12 @@ impl Rule for PlrRule {
                 cnt[e] += 1;
             }
         }
-        let played: Vec<f64> = (0..space.len())
-            .map(|a| {
-                if self.value_n[a] > 0 {
-                    self.values[a] as f64
-                } else {
-                    f64::NAN
-                }
-            })
-            .collect();
+        let played = if_played(
+            self.value_n
+                .iter()
+                .zip(&self.values)
+                .map(|(&n, &v)| (n > 0, v)),
+        );
         EnvScores {
             score: sum
                 .iter()

@@ -120,6 +120,23 @@ pub struct EnvScores {
     pub success: Vec<f64>,
 }
 
+impl EnvScores {
+    /// Per-environment means, under `arm_probs`, of a per-arm score and a per-arm success
+    /// estimate (NaN where an arm has none; see [`ArmSpace`]'s weighting).
+    pub fn of_arms(space: &ArmSpace, arm_probs: &[f64], score: &[f64], success: &[f64]) -> Self {
+        Self {
+            score: space.env_mean(arm_probs, score),
+            success: space.env_mean(arm_probs, success),
+        }
+    }
+}
+
+/// Per arm, its estimate where it was played and NaN elsewhere: `(played, estimate)` pairs.
+pub(crate) fn if_played(arms: impl Iterator<Item = (bool, f32)>) -> Vec<f64> {
+    arms.map(|(played, v)| if played { v as f64 } else { f64::NAN })
+        .collect()
+}
+
 /// Which environments and arms of an old arm space a new one keeps (same id, same scale
 /// range; the harness levels and `per_scale` are the config's, so the arms line up).
 pub struct Carry<'a> {

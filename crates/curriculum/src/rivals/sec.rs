@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ArmSpace, Carry, Clock, EnvScores, Located, Rule, RuleSampler, bad, check_len, check_levels,
-    check_nonneg, check_rate, check_unit,
+    check_nonneg, check_rate, check_unit, if_played,
 };
 use crate::error::CurriculumError;
 
@@ -256,15 +256,8 @@ impl Rule for SecRule {
     /// Score: `Q`; success: the estimate `p` of played arms.
     fn scores(&self, space: &ArmSpace, p: &[f64]) -> EnvScores {
         let q: Vec<f64> = self.arms.iter().map(|s| s.q as f64).collect();
-        let played: Vec<f64> = self
-            .arms
-            .iter()
-            .map(|s| if s.episodes > 0 { s.p as f64 } else { f64::NAN })
-            .collect();
-        EnvScores {
-            score: space.env_mean(p, &q),
-            success: space.env_mean(p, &played),
-        }
+        let played = if_played(self.arms.iter().map(|s| (s.episodes > 0, s.p)));
+        EnvScores::of_arms(space, p, &q, &played)
     }
 
     fn body(&self) -> SecBody {
