@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use envdist_core::{EnvId, EnvSpec, HarnessLevel, Rng, ScaleRange, Task};
+use envdist_core::{EnvId, EnvSpec, HarnessLevel, ScaleRange, Task};
 use envdist_curriculum::{
-    CurriculumSampler, EnvSnapshot, HdcConfig, HdcSampler, LearnerParams, Mode, SamplerConfig,
-    SyntheticLearner, TraceEvent, UpdateEffect,
+    CurriculumSampler, EnvSnapshot, HdcConfig, LearnerParams, Mode, SamplerConfig, SimulateOptions,
+    SyntheticLearner, TraceEvent,
 };
 use envdist_study::plot::{Legend, LineChart, Series, line_chart_grid};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -65,14 +65,15 @@ struct SimulateArgs {
 /// Run the command.
 pub fn run(args: CurriculumArgs) -> anyhow::Result<()> {
     match args.command {
-        CurriculumCommand::Simulate(a) => match choose(a.mode.as_deref(), a.config.as_deref())? {
-            Choice::Hdc(config) => simulate(a, config),
-            Choice::Rival(config) => simulate_rival(a, config),
-        },
+        CurriculumCommand::Simulate(a) => {
+            let config = choose(a.mode.as_deref(), a.config.as_deref())?;
+            simulate(a, config)
+        }
         CurriculumCommand::Config { mode } => {
+            // HDC's file is its own config (what `--config` reads without `--mode`).
             let text = match choose(mode.as_deref(), None)? {
-                Choice::Hdc(c) => serde_json::to_string_pretty(&c)?,
-                Choice::Rival(c) => serde_json::to_string_pretty(&c)?,
+                SamplerConfig::Hdc(c) => serde_json::to_string_pretty(&c)?,
+                c => serde_json::to_string_pretty(&c)?,
             };
             println!("{text}");
             Ok(())
@@ -80,15 +81,9 @@ pub fn run(args: CurriculumArgs) -> anyhow::Result<()> {
     }
 }
 
-/// HDC (with its own config type and trace) or a rival (through the registry).
-enum Choice {
-    Hdc(HdcConfig),
-    Rival(SamplerConfig),
-}
-
-/// Resolve `--mode` and `--config`: an HDC mode name (or none) keeps the HDC path and its
-/// HdcConfig file; a rival name reads the file as that rival's config (or a tagged one).
-fn choose(mode: Option<&str>, config: Option<&Path>) -> anyhow::Result<Choice> {
+/// Resolve `--mode` and `--config`: an HDC mode name (or none) reads the file as an
+/// HdcConfig; a rival name reads the file as that rival's config (or a tagged one).
+fn choose(mode: Option<&str>, config: Option<&Path>) -> anyhow::Result<SamplerConfig> {
     let file: Option<serde_json::Value> = match config {
         Some(p) => Some(envdist_core::io::read_json(p, None)?),
         None => None,
@@ -126,17 +121,14 @@ fn choose(mode: Option<&str>, config: Option<&Path>) -> anyhow::Result<Choice> {
                         SamplerConfig::from_json(&v)?
                     }
                 };
-                return Ok(match config {
-                    SamplerConfig::Hdc(c) => Choice::Hdc(c),
-                    other => Choice::Rival(other),
-                });
+                return Ok(config);
             }
         },
     };
     let mut config = match (file, tagged) {
         (Some(v), Some(_)) => match SamplerConfig::from_json(&v)? {
             SamplerConfig::Hdc(c) => c,
-            other if hdc_mode.is_none() => return Ok(Choice::Rival(other)),
+            other if hdc_mode.is_none() => return Ok(other),
             other => anyhow::bail!(
                 "--config holds a {} configuration but --mode asks for HDC mode {}",
                 other.kind(),
@@ -149,7 +141,7 @@ fn choose(mode: Option<&str>, config: Option<&Path>) -> anyhow::Result<Choice> {
     if let Some(m) = hdc_mode {
         config.mode = m;
     }
-    Ok(Choice::Hdc(config))
+    Ok(SamplerConfig::Hdc(config))
 }
 
 /// Synthetic environments with staggered scale ranges, so windows have different lengths.
@@ -157,16 +149,23 @@ fn synthetic_specs(n: usize) -> Vec<EnvSpec> {
     envdist_curriculum::synthetic_specs("sim", &envdist_curriculum::staggered_ranges(n))
 }
 
-fn simulate(a: SimulateArgs, config: HdcConfig) -> anyhow::Result<()> {
+/// Drive the sampler with the synthetic learner, then write the trace, the state and the
+/// plot and print a summary. HDC's trace is one [`TraceEvent`] per episode (its staircase);
+/// a rival's is about 200 snapshots of every environment, beside the learner's success at H4.
+fn simulate(a: SimulateArgs, config: SamplerConfig) -> anyhow::Result<()> {
     anyhow::ensure!(a.envs > 0, "--envs: expected at least 1, found 0");
     anyhow::ensure!(a.steps > 0, "--steps: expected at least 1, found 0");
-    let mode = config.mode;
+    // HDC runs are named by their mode, the rivals by their kind.
+    let (name, hdc) = match &config {
+        SamplerConfig::Hdc(c) => (c.mode.name(), true),
+        other => (other.kind(), false),
+    };
     let out = a
         .out
         .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("target/envdist/curriculum-{mode}")));
+        .unwrap_or_else(|| PathBuf::from(format!("target/envdist/curriculum-{name}")));
     let specs = synthetic_specs(a.envs);
-    let mut sampler = HdcSampler::new(&specs, None, config, a.seed)?;
+    let mut sampler = config.build(&specs, a.seed)?;
     let mut learner = SyntheticLearner::new(&specs, LearnerParams::default(), a.seed);
 
     let bar = ProgressBar::new(a.steps);
@@ -176,27 +175,36 @@ fn simulate(a: SimulateArgs, config: HdcConfig) -> anyhow::Result<()> {
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    bar.set_prefix(format!("simulate {mode}"));
+    bar.set_prefix(format!("simulate {name}"));
+    // About 200 snapshots: enough to see each sampler move, few enough for a small figure.
+    let every = (a.steps / 200).max(1);
+    let mut snapshots: Vec<RivalTraceLine> = Vec::new();
+    let options = SimulateOptions {
+        steps: a.steps,
+        seed: a.seed,
+        trace: hdc,
+    };
     let start = Instant::now();
-    let mut trace: Vec<TraceEvent> = Vec::with_capacity(a.steps as usize);
-    let (mut window_ups, mut level_ups) = (0u64, 0u64);
-    let mut successes = 0u64;
-    for step in 0..a.steps {
-        let task = sampler.sample_task();
-        let outcome = learner.play(&task);
-        successes += outcome.success as u64;
-        match sampler.record(&outcome) {
-            UpdateEffect::WindowUp => window_ups += 1,
-            UpdateEffect::LevelUp | UpdateEffect::GlobalLevelUp => level_ups += 1,
-            _ => {}
-        }
-        if let Some(e) = sampler.trace_event(step, &outcome) {
-            trace.push(e);
-        }
-        if step % 4096 == 0 {
-            bar.set_position(step);
-        }
-    }
+    let sim = envdist_curriculum::simulate(
+        sampler.as_mut(),
+        &mut learner,
+        options,
+        &mut |done, s, l| {
+            if !hdc && (done % every == 0 || done == a.steps) {
+                for (snap, spec) in s.snapshot().into_iter().zip(&specs) {
+                    snapshots.push(RivalTraceLine {
+                        schema_version: RIVAL_TRACE_SCHEMA_VERSION,
+                        step: done,
+                        learner_h4: h4_success(l, spec),
+                        snapshot: snap,
+                    });
+                }
+            }
+            if done % 4096 == 1 {
+                bar.set_position(done - 1);
+            }
+        },
+    );
     bar.finish_and_clear();
     let sim_secs = start.elapsed().as_secs_f64();
 
@@ -204,39 +212,45 @@ fn simulate(a: SimulateArgs, config: HdcConfig) -> anyhow::Result<()> {
     let state_path = out.join("state.json");
     let plot_path = out.join("curriculum.png");
     let t_write = Instant::now();
-    envdist_core::io::write_jsonl_atomic(&trace_path, &trace)?;
-    sampler.save(&state_path)?;
     let shown: Vec<usize> = (0..a.envs.min(a.plot_envs.max(1))).collect();
-    plot_trace(&plot_path, &specs, &trace, &shown, mode)?;
+    if hdc {
+        envdist_core::io::write_jsonl_atomic(&trace_path, &sim.trace)?;
+    } else {
+        envdist_core::io::write_jsonl_atomic(&trace_path, &snapshots)?;
+    }
+    sampler.save_state_file(&state_path)?;
+    if hdc {
+        plot_trace(&plot_path, &specs, &sim.trace, &shown, name)?;
+    } else {
+        plot_rival_trace(&plot_path, &specs, &snapshots, &shown, name)?;
+    }
     let write_secs = t_write.elapsed().as_secs_f64();
 
     println!(
-        "simulated {} episodes over {} envs in {:.2}s ({:.2} M sample+learner+update/s); mode {mode}, seed {}",
+        "simulated {} episodes over {} envs in {:.2}s ({:.2} M sample+learner+update/s); {} {name}, seed {}",
         a.steps,
         a.envs,
         sim_secs,
         a.steps as f64 / sim_secs / 1e6,
+        if hdc { "mode" } else { "sampler" },
         a.seed
     );
+    let moves = if hdc {
+        format!(
+            "{} window moves, {} level changes",
+            sim.window_moves, sim.level_moves
+        )
+    } else {
+        format!("{} episodes trained on", sim.trained)
+    };
     println!(
-        "success rate {:.3}; {window_ups} window moves, {level_ups} level changes; learner at H4: {:.3}",
-        successes as f64 / a.steps as f64,
+        "success rate {:.3}; {moves}; learner at H4: {:.3}",
+        sim.successes as f64 / a.steps as f64,
         mean_h4(&learner, &specs)
     );
-    println!(
-        "{:<8} {:>5} {:>9} {:>10} {:>9} {:>6}",
-        "env", "level", "window", "episodes", "success", "ready"
-    );
-    for s in sampler.status() {
-        println!(
-            "{:<8} {:>5} {:>9} {:>10} {:>9.3} {:>6}",
-            s.env.as_str(),
-            s.harness.to_string(),
-            format!("{}..={}", s.window.0, s.window.1),
-            s.episodes,
-            s.successes as f64 / s.episodes.max(1) as f64,
-            s.ready
-        );
+    match sampler.hdc() {
+        Some(h) => print_status(h),
+        None => print_snapshots(sampler.as_ref(), &learner, &specs),
     }
     println!(
         "wrote {}, {}, {} in {:.2}s",
@@ -248,6 +262,47 @@ fn simulate(a: SimulateArgs, config: HdcConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// HDC's stage status per environment.
+fn print_status(h: &envdist_curriculum::HdcSampler) {
+    println!(
+        "{:<8} {:>5} {:>9} {:>10} {:>9} {:>6}",
+        "env", "level", "window", "episodes", "success", "ready"
+    );
+    for s in h.status() {
+        println!(
+            "{:<8} {:>5} {:>9} {:>10} {:>9.3} {:>6}",
+            s.env.as_str(),
+            s.harness.to_string(),
+            format!("{}..={}", s.window.0, s.window.1),
+            s.episodes,
+            s.successes as f64 / s.episodes.max(1) as f64,
+            s.ready
+        );
+    }
+}
+
+/// A rival's snapshot per environment, beside the learner's success at H4.
+fn print_snapshots(s: &dyn CurriculumSampler, learner: &SyntheticLearner, specs: &[EnvSpec]) {
+    println!(
+        "{:<8} {:>7} {:>7} {:>7} {:>5} {:>9} {:>10} {:>9} {:>8}",
+        "env", "P(env)", "score", "success", "level", "scales", "episodes", "success", "H4 now"
+    );
+    for (e, spec) in s.snapshot().iter().zip(specs) {
+        println!(
+            "{:<8} {:>7.3} {:>7.3} {:>7.3} {:>5} {:>9} {:>10} {:>9.3} {:>8.3}",
+            e.env.as_str(),
+            e.probability,
+            e.score,
+            e.success,
+            e.harness.to_string(),
+            format!("{}..={}", e.scale_lo, e.scale_hi),
+            e.episodes,
+            e.successes as f64 / e.episodes.max(1) as f64,
+            h4_success(learner, spec)
+        );
+    }
+}
+
 /// Two panels per shown env: its current harness level, and its scale window (bottom, top),
 /// over the global step; both as staircases.
 fn plot_trace(
@@ -255,17 +310,14 @@ fn plot_trace(
     specs: &[EnvSpec],
     trace: &[TraceEvent],
     shown: &[usize],
-    mode: Mode,
+    mode: &str,
 ) -> anyhow::Result<()> {
     let envs: Vec<(EnvId, ScaleRange)> = shown
         .iter()
         .map(|&i| (specs[i].id.clone(), specs[i].scale))
         .collect();
     Ok(envdist_study::figures::curriculum_trace_grid(
-        path,
-        trace,
-        &envs,
-        mode.name(),
+        path, trace, &envs, mode,
     )?)
 }
 
@@ -304,125 +356,6 @@ struct RivalTraceLine {
     #[serde(flatten)]
     snapshot: EnvSnapshot,
     learner_h4: f64,
-}
-
-fn simulate_rival(a: SimulateArgs, config: SamplerConfig) -> anyhow::Result<()> {
-    anyhow::ensure!(a.envs > 0, "--envs: expected at least 1, found 0");
-    anyhow::ensure!(a.steps > 0, "--steps: expected at least 1, found 0");
-    let kind = config.kind();
-    let out = a
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("target/envdist/curriculum-{kind}")));
-    let specs = synthetic_specs(a.envs);
-    let mut sampler = config.build(&specs, a.seed)?;
-    let mut learner = SyntheticLearner::new(&specs, LearnerParams::default(), a.seed);
-    // Episodes a trainer would not learn from (robust PLR's new levels) are played without
-    // practice: their success is drawn here from the learner's probability.
-    let mut eval_rng = Rng::derive(a.seed, 3);
-
-    let bar = ProgressBar::new(a.steps);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} ({per_sec}, eta {eta})",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar.set_prefix(format!("simulate {kind}"));
-    let start = Instant::now();
-    // About 200 snapshots: enough to see each sampler move, few enough for a small figure.
-    let every = (a.steps / 200).max(1);
-    let mut trace: Vec<RivalTraceLine> = Vec::new();
-    let (mut successes, mut trained) = (0u64, 0u64);
-    let record = |trace: &mut Vec<RivalTraceLine>,
-                  step: u64,
-                  s: &dyn CurriculumSampler,
-                  l: &SyntheticLearner| {
-        for (snap, spec) in s.snapshot().into_iter().zip(&specs) {
-            trace.push(RivalTraceLine {
-                schema_version: RIVAL_TRACE_SCHEMA_VERSION,
-                step,
-                learner_h4: h4_success(l, spec),
-                snapshot: snap,
-            });
-        }
-    };
-    record(&mut trace, 0, sampler.as_ref(), &learner);
-    for step in 0..a.steps {
-        let task = sampler.sample();
-        let outcome = if sampler.trains_on(&task) {
-            trained += 1;
-            learner.play(&task)
-        } else {
-            let success = eval_rng.chance(learner.success_probability(&task));
-            envdist_core::EpisodeOutcome {
-                task,
-                success,
-                episode_return: success as u32 as f32,
-                steps: 1,
-            }
-        };
-        successes += outcome.success as u64;
-        sampler.update(&outcome);
-        if (step + 1) % every == 0 || step + 1 == a.steps {
-            record(&mut trace, step + 1, sampler.as_ref(), &learner);
-        }
-        if step % 4096 == 0 {
-            bar.set_position(step);
-        }
-    }
-    bar.finish_and_clear();
-    let sim_secs = start.elapsed().as_secs_f64();
-
-    let trace_path = out.join("trace.jsonl");
-    let state_path = out.join("state.json");
-    let plot_path = out.join("curriculum.png");
-    let t_write = Instant::now();
-    envdist_core::io::write_jsonl_atomic(&trace_path, &trace)?;
-    sampler.save_state_file(&state_path)?;
-    let shown: Vec<usize> = (0..a.envs.min(a.plot_envs.max(1))).collect();
-    plot_rival_trace(&plot_path, &specs, &trace, &shown, kind)?;
-    let write_secs = t_write.elapsed().as_secs_f64();
-
-    println!(
-        "simulated {} episodes over {} envs in {:.2}s ({:.2} M sample+learner+update/s); sampler {kind}, seed {}",
-        a.steps,
-        a.envs,
-        sim_secs,
-        a.steps as f64 / sim_secs / 1e6,
-        a.seed
-    );
-    println!(
-        "success rate {:.3}; {trained} episodes trained on; learner at H4: {:.3}",
-        successes as f64 / a.steps as f64,
-        mean_h4(&learner, &specs)
-    );
-    println!(
-        "{:<8} {:>7} {:>7} {:>7} {:>5} {:>9} {:>10} {:>9} {:>8}",
-        "env", "P(env)", "score", "success", "level", "scales", "episodes", "success", "H4 now"
-    );
-    for (s, spec) in sampler.snapshot().iter().zip(&specs) {
-        println!(
-            "{:<8} {:>7.3} {:>7.3} {:>7.3} {:>5} {:>9} {:>10} {:>9.3} {:>8.3}",
-            s.env.as_str(),
-            s.probability,
-            s.score,
-            s.success,
-            s.harness.to_string(),
-            format!("{}..={}", s.scale_lo, s.scale_hi),
-            s.episodes,
-            s.successes as f64 / s.episodes.max(1) as f64,
-            h4_success(&learner, spec)
-        );
-    }
-    println!(
-        "wrote {}, {}, {} in {:.2}s",
-        trace_path.display(),
-        state_path.display(),
-        plot_path.display(),
-        write_secs
-    );
-    Ok(())
 }
 
 /// Per shown env, one column of panels over the global step: (1) its draw probability
@@ -531,22 +464,27 @@ mod tests {
     fn modes_and_files_choose_the_sampler() {
         let d = std::env::temp_dir().join(format!("envdist-cmd-curriculum-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
-        assert!(matches!(choose(None, None).unwrap(), Choice::Hdc(c) if c == HdcConfig::default()));
-        assert!(
-            matches!(choose(Some("global"), None).unwrap(), Choice::Hdc(c) if c.mode == Mode::Global)
+        assert_eq!(
+            choose(None, None).unwrap(),
+            SamplerConfig::Hdc(HdcConfig::default())
         );
-        assert!(matches!(choose(Some("hdc"), None).unwrap(), Choice::Hdc(_)));
+        assert!(
+            matches!(choose(Some("global"), None).unwrap(), SamplerConfig::Hdc(c) if c.mode == Mode::Global)
+        );
+        assert!(matches!(
+            choose(Some("hdc"), None).unwrap(),
+            SamplerConfig::Hdc(_)
+        ));
         for kind in &SamplerConfig::KINDS[1..] {
-            match choose(Some(kind), None).unwrap() {
-                Choice::Rival(c) => assert_eq!(c, SamplerConfig::default_for(kind).unwrap()),
-                Choice::Hdc(_) => panic!("{kind} chose HDC"),
-            }
+            assert_eq!(
+                choose(Some(kind), None).unwrap(),
+                SamplerConfig::default_for(kind).unwrap()
+            );
         }
         // A rival's own config with --mode, or a tagged one alone.
         let plain = d.join("sec.json");
         std::fs::write(&plain, r#"{"temperature": 0.2}"#).unwrap();
-        let Choice::Rival(SamplerConfig::Sec(c)) = choose(Some("sec"), Some(&plain)).unwrap()
-        else {
+        let SamplerConfig::Sec(c) = choose(Some("sec"), Some(&plain)).unwrap() else {
             panic!("expected SEC");
         };
         assert_eq!(c.temperature, 0.2);
@@ -554,7 +492,7 @@ mod tests {
         std::fs::write(&tagged, r#"{"kind": "ladder", "window": 2}"#).unwrap();
         assert!(matches!(
             choose(None, Some(&tagged)).unwrap(),
-            Choice::Rival(SamplerConfig::Ladder(c)) if c.window == 2
+            SamplerConfig::Ladder(c) if c.window == 2
         ));
         let e = choose(Some("sec"), Some(&tagged))
             .err()
@@ -573,10 +511,8 @@ mod tests {
                 "envdist-cmd-curriculum-{kind}-{}",
                 std::process::id()
             ));
-            let Choice::Rival(config) = choose(Some(kind), None).unwrap() else {
-                panic!("{kind}");
-            };
-            simulate_rival(args(kind, &d), config.clone()).unwrap();
+            let config = choose(Some(kind), None).unwrap();
+            simulate(args(kind, &d), config.clone()).unwrap();
             let png = std::fs::read(d.join("curriculum.png")).unwrap();
             assert!(png.starts_with(b"\x89PNG"), "{kind}");
             let lines = std::fs::read_to_string(d.join("trace.jsonl")).unwrap();

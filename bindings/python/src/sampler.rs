@@ -1,54 +1,33 @@
 //! Curriculum samplers for Python: every kind of the curriculum crate's [`SamplerConfig`]
-//! registry (HDC and its rivals) behind one class, with HDC's own introspection on top when
-//! the sampler is HDC.
+//! registry (HDC and its rivals) behind one class holding a `Box<dyn CurriculumSampler>`,
+//! with HDC's own introspection on top when the sampler is HDC
+//! ([`CurriculumSampler::hdc`]).
 
 use std::sync::{Mutex, PoisonError};
 
 use envdist_core::{EnvId, EpisodeOutcome, HarnessLevel, Task};
-use envdist_curriculum::{CurriculumSampler, HdcSampler, SamplerConfig};
+use envdist_curriculum::{BuildOptions, CurriculumSampler, SamplerConfig};
 use pyo3::prelude::*;
 use serde::Serialize;
 
 use crate::errors::{key_error, to_json, value_error};
 use crate::suite;
 
-/// The sampler behind a [`Sampler`]. HDC is kept as itself for its introspection (harness
-/// probabilities, stage status) and its per-environment weights.
-pub enum Kind {
-    /// The HDC curriculum.
-    Hdc(Box<HdcSampler>),
-    /// Any other sampler of the registry.
-    Other(Box<dyn CurriculumSampler>),
-}
-
-impl Kind {
-    fn get(&self) -> &dyn CurriculumSampler {
-        match self {
-            Kind::Hdc(h) => h.as_ref(),
-            Kind::Other(s) => s.as_ref(),
-        }
-    }
-
-    fn get_mut(&mut self) -> &mut dyn CurriculumSampler {
-        match self {
-            Kind::Hdc(h) => h.as_mut(),
-            Kind::Other(s) => s.as_mut(),
-        }
-    }
-}
-
 /// A curriculum sampler over environments of the suite (used by `envdist.Curriculum` and
 /// `envdist.HDC`).
 #[pyclass(module = "envdist._envdist")]
 pub struct Sampler {
-    kind: Mutex<Kind>,
+    sampler: Mutex<Box<dyn CurriculumSampler>>,
     config: SamplerConfig,
     env_ids: Vec<String>,
 }
 
 impl Sampler {
-    fn kind(&mut self) -> &mut Kind {
-        self.kind.get_mut().unwrap_or_else(PoisonError::into_inner)
+    fn get(&mut self) -> &mut dyn CurriculumSampler {
+        self.sampler
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_mut()
     }
 }
 
@@ -160,22 +139,15 @@ impl Sampler {
             .iter()
             .map(|id| suite::spec_of(&s, id))
             .collect::<PyResult<Vec<_>>>()?;
-        let kind = match &config {
-            SamplerConfig::Hdc(c) => Kind::Hdc(Box::new(
-                HdcSampler::new(&specs, weights.as_deref(), c.clone(), seed)
-                    .map_err(value_error)?,
-            )),
-            other => {
-                if weights.is_some() {
-                    return Err(value_error(format!(
-                        "weights: per-environment weights are HDC's; {canonical} draws environments by its own rule (pass weights=None)"
-                    )));
-                }
-                Kind::Other(other.build(&specs, seed).map_err(value_error)?)
-            }
+        let options = BuildOptions {
+            weights: weights.as_deref(),
+            ..BuildOptions::default()
         };
+        let sampler = config
+            .build_with(&specs, seed, options)
+            .map_err(value_error)?;
         Ok(Self {
-            kind: Mutex::new(kind),
+            sampler: Mutex::new(sampler),
             config,
             env_ids,
         })
@@ -196,18 +168,18 @@ impl Sampler {
     /// Tasks drawn so far.
     #[getter]
     fn samples(&mut self) -> u64 {
-        self.kind().get().samples()
+        self.get().samples()
     }
 
     /// Outcomes of known environments reported so far.
     #[getter]
     fn updates(&mut self) -> u64 {
-        self.kind().get().updates()
+        self.get().updates()
     }
 
     /// `k` tasks as `(env_id, harness, scale, seed)`.
     fn sample(&mut self, k: usize) -> Vec<(String, String, u32, u64)> {
-        let s = self.kind().get_mut();
+        let s = self.get();
         (0..k)
             .map(|_| {
                 let t = s.sample();
@@ -231,7 +203,7 @@ impl Sampler {
             )));
         }
         let tasks = tasks_of(&self.env_ids, tasks)?;
-        let s = self.kind().get_mut();
+        let s = self.get();
         for (task, success) in tasks.into_iter().zip(successes) {
             s.update(&EpisodeOutcome {
                 task,
@@ -247,13 +219,13 @@ impl Sampler {
     /// robust PLR's new levels); ask before reporting the outcome.
     fn trains_on(&mut self, tasks: Vec<(String, String, u32, u64)>) -> PyResult<Vec<bool>> {
         let tasks = tasks_of(&self.env_ids, tasks)?;
-        let s = self.kind().get();
+        let s = self.get();
         Ok(tasks.iter().map(|t| s.trains_on(t)).collect())
     }
 
     /// The full state as JSON (restoring it continues bit-identically).
     fn state_json(&mut self) -> PyResult<String> {
-        to_json(&self.kind().get().state())
+        to_json(&self.get().state())
     }
 
     /// Restore a state from `state_json`; a state from another sampler or configuration, or
@@ -262,8 +234,7 @@ impl Sampler {
         let v: serde_json::Value = serde_json::from_str(text)
             .map_err(|e| value_error(format!("cannot restore sampler state: not JSON: {e}")))?;
         let kind = self.config.kind();
-        self.kind()
-            .get_mut()
+        self.get()
             .restore(&v)
             .map_err(|e| value_error(format!("cannot restore {kind} sampler state: {}", e.0)))
     }
@@ -271,12 +242,11 @@ impl Sampler {
     /// Where the next tasks will come from, as JSON (HDC adds harness probabilities).
     fn probabilities_json(&mut self) -> PyResult<String> {
         let env_ids = self.env_ids.clone();
-        let kind = self.kind();
-        let snap = kind.get().snapshot();
-        let harness = match kind {
-            Kind::Hdc(h) => Some((0..snap.len()).map(|i| h.level_probabilities(i)).collect()),
-            Kind::Other(_) => None,
-        };
+        let s = self.get();
+        let snap = s.snapshot();
+        let harness = s
+            .hdc()
+            .map(|h| (0..snap.len()).map(|i| h.level_probabilities(i)).collect());
         to_json(&Probabilities {
             env_ids,
             env: snap.iter().map(|e| e.probability).collect(),
@@ -288,14 +258,15 @@ impl Sampler {
     /// One snapshot per environment (probability, score, success, harness, scales,
     /// episodes), as JSON; NaN (no estimate) is `null`.
     fn snapshot_json(&mut self) -> PyResult<String> {
-        to_json(&self.kind().get().snapshot())
+        to_json(&self.get().snapshot())
     }
 
     /// Each environment's position: HDC's stage status, the snapshot for other kinds.
     fn status_json(&mut self) -> PyResult<String> {
-        match self.kind() {
-            Kind::Hdc(h) => to_json(&h.status()),
-            Kind::Other(s) => to_json(&s.snapshot()),
+        let s = self.get();
+        match s.hdc() {
+            Some(h) => to_json(&h.status()),
+            None => to_json(&s.snapshot()),
         }
     }
 

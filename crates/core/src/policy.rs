@@ -3,6 +3,7 @@
 
 use crate::action::{ActionId, ActionMask};
 use crate::env::{EpisodeOutcome, Observation, Task};
+use crate::error::InvalidValue;
 use crate::rng::Rng;
 
 /// What a policy sees when it must act.
@@ -35,6 +36,14 @@ pub trait Policy: Send {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot restore sampler state: {0}")]
 pub struct SamplerStateError(pub String);
+
+/// A saved state is a value like any other: a bad field of it names the field, what was
+/// expected and what was found.
+impl From<InvalidValue> for SamplerStateError {
+    fn from(v: InvalidValue) -> Self {
+        Self(v.to_string())
+    }
+}
 
 /// Decides which task to play next and learns from outcomes (e.g. the HDC curriculum).
 pub trait TaskSampler: Send {

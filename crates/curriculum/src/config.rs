@@ -12,6 +12,7 @@ use envdist_core::{EnvId, HarnessLevel};
 use serde::{Deserialize, Serialize};
 
 use crate::error::CurriculumError;
+use crate::rivals::bad;
 
 /// Which curriculum (or ablation, or baseline) the sampler runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -216,10 +217,6 @@ impl Default for HdcConfig {
     }
 }
 
-fn bad(field: &str, expected: &str, found: impl fmt::Display) -> CurriculumError {
-    CurriculumError::Config(InvalidValue::new(field, expected, found.to_string()))
-}
-
 impl HdcConfig {
     /// Check every field once; the error names the first bad field and what it accepts.
     pub fn validate(&self) -> Result<(), CurriculumError> {
@@ -275,27 +272,17 @@ impl HdcConfig {
         }
     }
 
-    /// A stable 64-bit FNV-1a hash of the configuration's JSON, written as 16 hex digits.
-    /// Saved states carry it so that a restore under another configuration is refused.
+    /// A stable 64-bit FNV-1a hash of the configuration's JSON, written as 16 hex digits
+    /// ([`crate::rivals::config_hash`]). Saved states carry it so that a restore under
+    /// another configuration is refused.
     pub fn hash_hex(&self) -> String {
-        let bytes = serde_json::to_vec(self).unwrap_or_default();
-        envdist_core::hash::fnv1a_hex(&bytes)
+        crate::rivals::config_hash(self)
     }
 
     /// The fields whose values differ from `other`, as `field: this -> other` lines
     /// (empty when the configurations are equal).
     pub fn diff(&self, other: &HdcConfig) -> Vec<String> {
-        let (Ok(serde_json::Value::Object(a)), Ok(serde_json::Value::Object(b))) =
-            (serde_json::to_value(self), serde_json::to_value(other))
-        else {
-            return vec!["(configurations could not be compared)".into()];
-        };
-        a.iter()
-            .filter_map(|(k, va)| {
-                let vb = b.get(k).unwrap_or(&serde_json::Value::Null);
-                (va != vb).then(|| format!("{k}: {va} -> {vb}"))
-            })
-            .collect()
+        crate::rivals::config_diff(self, other)
     }
 }
 

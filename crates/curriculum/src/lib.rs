@@ -1,30 +1,36 @@
 //! # envdist-curriculum
 //!
-//! The HDC (Hierarchical Difficulty Curriculum) of the paper as a [`TaskSampler`]: per
-//! environment a harness level (H0 = all auxiliary text .. H4 = bare pixels) and a sliding
-//! window over the environment's state scale. A success-rate EMA, counted only on the
-//! current stage and gated by a minimum number of episodes, decides competence: a
-//! competent window slides up one scale; at the top scale a competent environment weakens
-//! its harness one level and its window restarts at the bottom. After a level change,
-//! earlier levels keep being sampled with probability proportional to
-//! `exp(-lambda * (current - j))` for the first `decay_span` levels. Environments are drawn
-//! by caller-given weights. Ablation modes and two baselines are configuration
-//! ([`Mode`]); every number lives in [`HdcConfig`] with documented defaults.
+//! Which task a trainer plays next. The crate holds the HDC (Hierarchical Difficulty
+//! Curriculum) of the paper and the task-ordering methods a user would pick instead, all
+//! behind one interface, [`CurriculumSampler`] (a [`TaskSampler`] with a name, snapshots,
+//! trace lines, retargeting), built by name from one tagged JSON object
+//! ([`SamplerConfig`]: `{"kind": "sec", "temperature": 0.4}`) as a
+//! `Box<dyn CurriculumSampler>`.
 //!
-//! Main design decision: an explicit, fully serialisable state machine driven by one
-//! [`envdist_core::Rng`]. `update` never draws randomness, so the tasks depend only on the
-//! seed and the order of `sample`/`update` calls; the saved state (config hash, RNG, per-env
-//! state) resumes bit-identically, and a state from another configuration is refused with the
-//! differing fields named. [`SharedSampler`] shares one machine among rollout workers.
+//! ## HDC
+//!
+//! [`HdcSampler`]: per environment a harness level (H0 = all auxiliary text .. H4 = bare
+//! pixels) and a sliding window over the environment's state scale. A success-rate EMA,
+//! counted only on the current stage and gated by a minimum number of episodes, decides
+//! competence: a competent window slides up one scale; at the top scale a competent
+//! environment weakens its harness one level and its window restarts at the bottom. After a
+//! level change, earlier levels keep being sampled with probability proportional to
+//! `exp(-lambda * (current - j))` for the first `decay_span` levels. Environments are drawn
+//! by caller-given weights. Ablation modes and two baselines are configuration ([`Mode`]);
+//! every number lives in [`HdcConfig`] with documented defaults. [`SharedSampler`] shares one
+//! machine among rollout workers.
 //!
 //! ## Rivals
 //!
-//! The task-ordering methods a user would pick instead of HDC live in [`rivals`], each a
-//! [`TaskSampler`] and a [`CurriculumSampler`] (name, per-env [`EnvSnapshot`] for plots, and
-//! the robust-PLR training flag), deterministic from a seed and resumable bit-identically
-//! like HDC. [`SamplerConfig`] builds any of them, HDC included, from one tagged JSON
-//! object (`{"kind": "sec", "temperature": 0.4}`). Arms are (environment, harness level)
-//! crossed with each scale unless noted; rivals that do not model the harness default to H4.
+//! Each rival ([`rivals`]) is a [`Rule`]: its state, its distribution over *arms*
+//! ((environment, harness level) crossed with each scale unless noted; rivals that do not
+//! model the harness default to H4), how an outcome moves it, how a saved body is checked,
+//! and its scores. One generic [`RuleSampler`] runs any rule and implements [`TaskSampler`]
+//! and [`CurriculumSampler`] once: sampling, counters, the saved state's envelope,
+//! snapshots, trace lines, retargeting. The samplers keep their names as aliases
+//! (`SecSampler = RuleSampler<SecRule>`). A rule may choose an exact task rather than an arm:
+//! PLR replays levels, and its [`TaskSampler::trains_on`] is false for new levels under
+//! robust PLR.
 //!
 //! | kind | sampler | reference (rule taken) | parameters: default (source) |
 //! |---|---|---|---|
@@ -40,34 +46,63 @@
 //! sampler say what was adapted and why (outcomes carry success, not advantages or value
 //! losses; a sampler has no evaluator; arms are few per environment).
 //!
-//! ```
-//! use envdist_core::{EnvId, EnvSpec, EpisodeOutcome, HarnessLevel, ScaleRange, Split, TaskSampler, Turn};
-//! use envdist_curriculum::{HdcConfig, HdcSampler, Mode};
+//! ## What every sampler offers
 //!
-//! let spec = |id: &str| EnvSpec {
-//!     id: EnvId::new(id), family: "maze".into(), variant: "classic".into(), turn: Turn::Multi,
-//!     scale: ScaleRange { min: 3, max: 6 }, split: Split::Pool, abilities: vec![],
-//!     conflict_twin: None, instruction: "reach the goal".into(), max_steps: 50,
+//! - Determinism and resume: one [`envdist_core::Rng`] per sampler, drawn only when sampling,
+//!   so the tasks depend only on the seed and the order of `sample`/`update` calls; the saved
+//!   state (config hash, RNG, counters, the sampler's own state) resumes bit-identically, and
+//!   a state from another sampler, configuration or environment set is refused with an
+//!   [`envdist_core::InvalidValue`] naming the field that differs.
+//! - Trace: [`CurriculumSampler::trace_event`] says where the played environment stands after
+//!   an outcome; built with [`BuildOptions::trace`], the sampler ([`Traced`]) keeps one line
+//!   per outcome in its saved state, so a resumed run keeps its whole trace.
+//! - Retarget: [`CurriculumSampler::retarget`] moves to a new environment set (a selection
+//!   that changes during training); kept environments keep their state.
+//! - HDC's own introspection (harness probabilities, stage status) through
+//!   [`CurriculumSampler::hdc`].
+//! - [`simulate`] drives any sampler with a [`SyntheticLearner`] (`xtask curriculum
+//!   simulate`).
+//!
+//! Main design decision: every sampler is an explicit, fully serialisable state machine, and
+//! the variation between methods is confined to a small rule, so that resume, refusal of
+//! foreign states, traces and retargeting are written (and tested) once.
+//!
+//! ```
+//! use envdist_core::TaskSampler;
+//! use envdist_curriculum::{
+//!     BuildOptions, LearnerParams, SamplerConfig, SimulateOptions, SyntheticLearner, simulate,
+//!     synthetic_specs,
 //! };
-//! let envs = [spec("maze/a"), spec("maze/b")];
-//! let config = HdcConfig { mode: Mode::Full, min_episodes: 5, ..Default::default() };
-//! let mut hdc = HdcSampler::new(&envs, None, config, 42).unwrap();
-//! for _ in 0..200 {
-//!     let task = hdc.sample();
-//!     assert!((3..=6).contains(&task.scale));
-//!     hdc.update(&EpisodeOutcome { task, success: true, episode_return: 1.0, steps: 4 });
+//!
+//! let envs = synthetic_specs("maze", &[(3, 6), (2, 4)]);
+//! for json in [
+//!     serde_json::json!({"kind": "hdc", "min_episodes": 5}),
+//!     serde_json::json!({"kind": "sec", "temperature": 0.4}),
+//! ] {
+//!     let config = SamplerConfig::from_json(&json).unwrap();
+//!     let options = BuildOptions { trace: true, ..Default::default() };
+//!     let mut sampler = config.build_with(&envs, 42, options).unwrap();
+//!     let mut learner = SyntheticLearner::new(&envs, LearnerParams::default(), 42);
+//!     let run = SimulateOptions { steps: 500, seed: 42, trace: false };
+//!     let sim = simulate(sampler.as_mut(), &mut learner, run, &mut |_, _, _| {});
+//!     assert_eq!((sim.steps, sampler.trace().len()), (500, 500));
+//!     // The state (with its trace) resumes bit-identically under another seed.
+//!     let mut resumed = config.build_with(&envs, 0, options).unwrap();
+//!     resumed.restore(&sampler.state()).unwrap();
+//!     assert_eq!(sampler.sample(), resumed.sample());
+//!     // A new selection: maze/e0 and maze/e1 keep their state, maze/e2 starts fresh.
+//!     sampler.retarget(&synthetic_specs("maze", &[(3, 6), (2, 4), (1, 2)])).unwrap();
+//!     let snap = sampler.snapshot();
+//!     assert!(snap[0].episodes > 0 && snap[2].episodes == 0);
+//!     // HDC's stage status is there when the sampler is HDC.
+//!     assert_eq!(sampler.hdc().is_some(), sampler.kind() == "hdc");
 //! }
-//! // Always succeeding, both environments climbed past H0.
-//! assert!(hdc.status().iter().all(|e| e.harness > HarnessLevel::H0));
-//! let saved = hdc.state();
-//! let mut resumed = HdcSampler::new(&envs, None, hdc.config().clone(), 0).unwrap();
-//! resumed.restore(&saved).unwrap();
-//! assert_eq!(hdc.sample(), resumed.sample());
 //! ```
 #![warn(missing_docs)]
 
 mod balanced;
 mod config;
+mod curriculum;
 mod error;
 mod registry;
 pub mod rivals;
@@ -78,22 +113,26 @@ mod traced;
 
 pub use balanced::StepBalanced;
 pub use config::{FixedScale, HdcConfig, Mode};
+pub use curriculum::{CurriculumSampler, EnvSnapshot};
 pub use envdist_core::TaskSampler;
 pub use error::CurriculumError;
-pub use registry::SamplerConfig;
+pub use registry::{BuildOptions, SamplerConfig};
 pub use rivals::ladder::{LadderConfig, LadderSampler};
 pub use rivals::learnability::{LearnabilityConfig, LearnabilitySampler, LearnabilitySampling};
 pub use rivals::learning_progress::{LearningProgressConfig, LearningProgressSampler};
 pub use rivals::pass_rate::{PassRateConfig, PassRateSampler, Pool};
 pub use rivals::plr::{PlrConfig, PlrSampler, PlrScore, ReplaySchedule, ScoreTransform};
 pub use rivals::sec::{AdvantageEstimate, SecConfig, SecSampler};
-pub use rivals::{CurriculumSampler, EnvSnapshot, RIVAL_STATE_SCHEMA_VERSION};
+pub use rivals::{RIVAL_STATE_SCHEMA_VERSION, Rule, RuleSampler};
 pub use sampler::{
     EnvEntry, EnvState, EnvStatus, HdcSampler, STATE_SCHEMA_VERSION, STATUS_SCHEMA_VERSION,
     SavedState, StatusFile, TRACE_SCHEMA_VERSION, TraceEvent, UpdateEffect,
 };
 pub use shared::SharedSampler;
-pub use synthetic::{LearnerParams, SyntheticLearner, staggered_ranges, synthetic_specs};
+pub use synthetic::{
+    LearnerParams, SimulateOptions, Simulation, SyntheticLearner, simulate, staggered_ranges,
+    synthetic_specs,
+};
 pub use traced::Traced;
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! One serialisable configuration for any sampler of this crate, so a caller (the experiment,
 //! the Python binding) builds HDC or a rival from the same kind of file.
 
-use envdist_core::EnvSpec;
-use envdist_core::InvalidValue;
+use std::path::Path;
+
+use envdist_core::{EnvSpec, EpisodeOutcome, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use crate::error::CurriculumError;
@@ -12,8 +13,7 @@ use crate::rivals::learning_progress::{LearningProgressConfig, LearningProgressS
 use crate::rivals::pass_rate::{PassRateConfig, PassRateSampler};
 use crate::rivals::plr::{PlrConfig, PlrSampler};
 use crate::rivals::sec::{SecConfig, SecSampler};
-use crate::rivals::{CurriculumSampler, EnvSnapshot};
-use crate::{HdcConfig, HdcSampler};
+use crate::{CurriculumSampler, EnvSnapshot, HdcConfig, HdcSampler, TraceEvent, Traced};
 
 /// Any sampler's configuration, tagged by `kind`: `{"kind": "sec", "temperature": 0.4}`.
 /// Missing fields take their documented defaults; unknown fields are refused.
@@ -169,25 +169,69 @@ impl SamplerConfig {
         }
     }
 
-    /// Build the sampler over `envs` (uniform environment weights), seeded. The box coerces
-    /// to `Box<dyn TaskSampler>` where only the trait is needed.
+    /// Build the sampler over `envs` (uniform environment weights), seeded, untraced. The box
+    /// coerces to `Box<dyn TaskSampler>` where only the trait is needed.
     pub fn build(
         &self,
         envs: &[EnvSpec],
         seed: u64,
     ) -> Result<Box<dyn CurriculumSampler>, CurriculumError> {
-        Ok(match self {
-            Self::Hdc(c) => Box::new(HdcSampler::new(envs, None, c.clone(), seed)?),
-            Self::PassRate(c) => Box::new(PassRateSampler::new(envs, c.clone(), seed)?),
-            Self::Learnability(c) => Box::new(LearnabilitySampler::new(envs, c.clone(), seed)?),
-            Self::LearningProgress(c) => {
-                Box::new(LearningProgressSampler::new(envs, c.clone(), seed)?)
+        self.build_with(envs, seed, BuildOptions::default())
+    }
+
+    /// Build the sampler over `envs`, seeded, with `options`: tracing (the sampler then
+    /// records a [`TraceEvent`](crate::TraceEvent) per outcome and keeps the trace in its
+    /// state, see [`Traced`]) and HDC's per-environment weights (refused for the rivals,
+    /// which draw environments by their own rule).
+    pub fn build_with(
+        &self,
+        envs: &[EnvSpec],
+        seed: u64,
+        options: BuildOptions<'_>,
+    ) -> Result<Box<dyn CurriculumSampler>, CurriculumError> {
+        fn boxed<S: CurriculumSampler + 'static>(
+            sampler: S,
+            trace: bool,
+        ) -> Box<dyn CurriculumSampler> {
+            if trace {
+                Box::new(Traced::new(sampler))
+            } else {
+                Box::new(sampler)
             }
-            Self::Sec(c) => Box::new(SecSampler::new(envs, c.clone(), seed)?),
-            Self::Ladder(c) => Box::new(LadderSampler::new(envs, c.clone(), seed)?),
-            Self::Plr(c) => Box::new(PlrSampler::new(envs, c.clone(), seed)?),
+        }
+        let t = options.trace;
+        if let (Some(_), false) = (options.weights, matches!(self, Self::Hdc(_))) {
+            return Err(CurriculumError::Envs(InvalidValue::new(
+                "weights",
+                "none: per-environment weights are HDC's",
+                format!(
+                    "weights for {}, which draws environments by its own rule",
+                    self.kind()
+                ),
+            )));
+        }
+        Ok(match self {
+            Self::Hdc(c) => boxed(HdcSampler::new(envs, options.weights, c.clone(), seed)?, t),
+            Self::PassRate(c) => boxed(PassRateSampler::new(envs, c.clone(), seed)?, t),
+            Self::Learnability(c) => boxed(LearnabilitySampler::new(envs, c.clone(), seed)?, t),
+            Self::LearningProgress(c) => {
+                boxed(LearningProgressSampler::new(envs, c.clone(), seed)?, t)
+            }
+            Self::Sec(c) => boxed(SecSampler::new(envs, c.clone(), seed)?, t),
+            Self::Ladder(c) => boxed(LadderSampler::new(envs, c.clone(), seed)?, t),
+            Self::Plr(c) => boxed(PlrSampler::new(envs, c.clone(), seed)?, t),
         })
     }
+}
+
+/// How [`SamplerConfig::build_with`] builds a sampler. The default: untraced, uniform
+/// environment weights.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BuildOptions<'a> {
+    /// Record a trace line per reported outcome, kept in the saved state ([`Traced`]).
+    pub trace: bool,
+    /// HDC only: one sampling weight per environment, replacing `env_weights`.
+    pub weights: Option<&'a [f32]>,
 }
 
 impl CurriculumSampler for HdcSampler {
@@ -232,6 +276,26 @@ impl CurriculumSampler for HdcSampler {
 
     fn updates(&self) -> u64 {
         HdcSampler::updates(self)
+    }
+
+    /// `level`: the environment's current level; `window_lo..=window_hi`: its scale window.
+    fn trace_event(&self, step: u64, outcome: &EpisodeOutcome) -> Option<TraceEvent> {
+        HdcSampler::trace_event(self, step, outcome)
+    }
+
+    /// [`HdcSampler::with_envs`]: uniform weights (or `env_weights`) over the new set.
+    fn retarget(&mut self, envs: &[EnvSpec]) -> Result<(), CurriculumError> {
+        *self = self.with_envs(envs)?;
+        Ok(())
+    }
+
+    fn hdc(&self) -> Option<&HdcSampler> {
+        Some(self)
+    }
+
+    /// [`HdcSampler::save`]: the [`SavedState`](crate::SavedState) as is.
+    fn save_state_file(&self, path: &Path) -> Result<(), CurriculumError> {
+        self.save(path)
     }
 }
 

@@ -1,11 +1,14 @@
 //! A synthetic learner for simulations, tests and benchmarks: its success probability
 //! rises with practice in an environment and falls with scale and with weaker harness.
-//! It stands in for a real policy so the curriculum's dynamics can be looked at in seconds.
+//! It stands in for a real policy so the curriculum's dynamics can be looked at in seconds;
+//! [`simulate`] drives any sampler with it (`xtask curriculum simulate`).
 
 use std::collections::HashMap;
 
 use envdist_core::{EnvId, EnvSpec, EpisodeOutcome, Rng, ScaleRange, Task};
 use serde::{Deserialize, Serialize};
+
+use crate::{CurriculumSampler, TraceEvent};
 
 /// Parameters of [`SyntheticLearner`]: `P(success) = sigmoid(bias + ease + skill -
 /// scale_penalty * scale_fraction - harness_penalty * level)`, where `skill =
@@ -123,6 +126,97 @@ impl SyntheticLearner {
     }
 }
 
+/// How [`simulate`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SimulateOptions {
+    /// Episodes to play.
+    pub steps: u64,
+    /// Seed of the stream that draws the success of episodes the sampler would not train on
+    /// (robust PLR's new levels): they are played without practice.
+    pub seed: u64,
+    /// Keep one [`TraceEvent`] per outcome (and count the moves of the played environment's
+    /// position).
+    pub trace: bool,
+}
+
+/// What [`simulate`] saw.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Simulation {
+    /// Episodes played.
+    pub steps: u64,
+    /// Episodes solved.
+    pub successes: u64,
+    /// Episodes the sampler would train on ([`envdist_core::TaskSampler::trains_on`]), which
+    /// the learner practised.
+    pub trained: u64,
+    /// With `trace`: outcomes after which the played environment's level
+    /// ([`TraceEvent::level`]) changed. For HDC: its level changes (one per shared level
+    /// change in [`crate::Mode::Global`]).
+    pub level_moves: u64,
+    /// With `trace`: outcomes after which the played environment's window bottom moved and its
+    /// level did not. For HDC: its window moves.
+    pub window_moves: u64,
+    /// With `trace`: one event per outcome, numbered from 0.
+    pub trace: Vec<TraceEvent>,
+}
+
+/// Drive `sampler` with `learner` for `options.steps` episodes: sample a task, play it
+/// (with practice only when the sampler would train on it), report the outcome. `progress`
+/// is called with the number of episodes done, 0 first and then after each episode, with
+/// the sampler and the learner as they are then (for snapshots and progress bars).
+pub fn simulate(
+    sampler: &mut dyn CurriculumSampler,
+    learner: &mut SyntheticLearner,
+    options: SimulateOptions,
+    progress: &mut dyn FnMut(u64, &dyn CurriculumSampler, &SyntheticLearner),
+) -> Simulation {
+    let mut eval_rng = Rng::derive(options.seed, 3);
+    let mut sim = Simulation {
+        steps: options.steps,
+        trace: Vec::with_capacity(if options.trace {
+            options.steps as usize
+        } else {
+            0
+        }),
+        ..Simulation::default()
+    };
+    progress(0, sampler, learner);
+    for done in 1..=options.steps {
+        let task = sampler.sample();
+        let outcome = if sampler.trains_on(&task) {
+            sim.trained += 1;
+            learner.play(&task)
+        } else {
+            let success = eval_rng.chance(learner.success_probability(&task));
+            EpisodeOutcome {
+                task,
+                success,
+                episode_return: success as u32 as f32,
+                steps: 1,
+            }
+        };
+        sim.successes += outcome.success as u64;
+        let step = sim.trace.len() as u64;
+        let before = options
+            .trace
+            .then(|| sampler.trace_event(step, &outcome))
+            .flatten();
+        sampler.update(&outcome);
+        if let Some(before) = before
+            && let Some(after) = sampler.trace_event(step, &outcome)
+        {
+            if after.level != before.level {
+                sim.level_moves += 1;
+            } else if after.window_lo != before.window_lo {
+                sim.window_moves += 1;
+            }
+            sim.trace.push(after);
+        }
+        progress(done, sampler, learner);
+    }
+    sim
+}
+
 /// Environments `family/e0, family/e1, ...` (multi-turn, pool) with the given scale ranges:
 /// stand-ins for real specs in simulations and benchmarks (the sampler reads only ids and
 /// scale ranges).
@@ -154,7 +248,63 @@ pub fn staggered_ranges(n: usize) -> Vec<(u32, u32)> {
 mod tests {
     use super::*;
     use crate::test_support::specs;
-    use envdist_core::HarnessLevel;
+    use envdist_core::{HarnessLevel, TaskSampler};
+
+    #[test]
+    fn simulate_counts_every_episode_and_traces_hdc_moves() {
+        use crate::{HdcConfig, HdcSampler, SamplerConfig, UpdateEffect};
+        let envs = synthetic_specs("s", &staggered_ranges(3));
+        let config = HdcConfig {
+            min_episodes: 5,
+            ..Default::default()
+        };
+        // A quick learner, so the curriculum moves within a few thousand episodes.
+        let quick = LearnerParams {
+            bias: 1.0,
+            practice_scale: 300.0,
+            ..Default::default()
+        };
+        // The moves counted from the trace are the state machine's own effects.
+        let mut plain = HdcSampler::new(&envs, None, config.clone(), 4).unwrap();
+        let mut l = SyntheticLearner::new(&envs, quick.clone(), 4);
+        let (mut windows, mut levels) = (0, 0);
+        for _ in 0..3000 {
+            let t = plain.sample_task();
+            match plain.record(&l.play(&t)) {
+                UpdateEffect::WindowUp => windows += 1,
+                UpdateEffect::LevelUp | UpdateEffect::GlobalLevelUp => levels += 1,
+                _ => {}
+            }
+        }
+        let mut s = HdcSampler::new(&envs, None, config, 4).unwrap();
+        let mut l = SyntheticLearner::new(&envs, quick.clone(), 4);
+        let mut calls = 0;
+        let options = SimulateOptions {
+            steps: 3000,
+            seed: 4,
+            trace: true,
+        };
+        let sim = simulate(&mut s, &mut l, options, &mut |done, _, _| {
+            assert_eq!(done, calls);
+            calls += 1;
+        });
+        assert_eq!(calls, 3001);
+        assert_eq!((sim.window_moves, sim.level_moves), (windows, levels));
+        assert!(levels > 0 && windows > 0);
+        assert_eq!((sim.trace.len(), sim.trained), (3000, 3000));
+        assert_eq!(s.state(), plain.state());
+        // Robust PLR's new levels are played without practice.
+        let mut plr = SamplerConfig::default_for("plr")
+            .unwrap()
+            .build(&envs, 4)
+            .unwrap();
+        let options = SimulateOptions {
+            trace: false,
+            ..options
+        };
+        let sim = simulate(plr.as_mut(), &mut l, options, &mut |_, _, _| {});
+        assert!(sim.trained < sim.steps && sim.trace.is_empty());
+    }
 
     #[test]
     fn practice_helps_scale_and_harness_hurt() {

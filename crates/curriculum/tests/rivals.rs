@@ -282,6 +282,56 @@ proptest! {
         prop_assert_eq!(a.state(), b.state());
     }
 
+    /// Retargeting to the same environments changes nothing; to another set, kept
+    /// environments keep their counts, new ones start at zero, the counters carry on, tasks
+    /// come from the new set only, and the state resumes in a sampler built over it.
+    #[test]
+    fn retargeting_keeps_what_stays_and_forgets_what_goes(
+        config in any_config(),
+        ranges in ranges(),
+        seed in any::<u64>(),
+        p_percent in 0u64..=100,
+        before in 0usize..300,
+        after in 1usize..100,
+    ) {
+        let envs = common::specs(&ranges);
+        let mut s = config.build(&envs, seed).unwrap();
+        run(s.as_mut(), before, p_percent);
+        let state = s.state();
+        s.retarget(&envs).unwrap();
+        prop_assert_eq!(s.state(), state, "{}: retarget to the same set", s.kind());
+        // Keep the first env, move the last one's range (if there are two), add one.
+        let mut next = vec![envs[0].clone()];
+        if envs.len() > 1 {
+            let mut moved = envs[envs.len() - 1].clone();
+            moved.scale.max += 1;
+            next.push(moved);
+        }
+        let mut added = common::specs(&[(1, 4)]).remove(0);
+        added.id = envdist_core::EnvId::new("new/x");
+        next.push(added);
+        let old = s.snapshot();
+        let (samples, updates) = (s.samples(), s.updates());
+        s.retarget(&next).unwrap();
+        prop_assert_eq!((s.samples(), s.updates()), (samples, updates));
+        let snap = s.snapshot();
+        prop_assert_eq!(snap.len(), next.len());
+        prop_assert_eq!((snap[0].episodes, snap[0].successes), (old[0].episodes, old[0].successes));
+        for e in &snap[1..] {
+            prop_assert_eq!(e.episodes, 0, "{}: {} starts fresh", s.kind(), e.env);
+        }
+        let levels = HarnessLevel::ALL;
+        for _ in 0..after {
+            let t = s.sample();
+            prop_assert!(task_ok(&next, &levels, &t), "{}: {:?}", s.kind(), t);
+            s.update(&common::play(t, p_percent));
+        }
+        let mut resumed = config.build(&next, seed ^ 1).unwrap();
+        resumed.restore(&s.state()).unwrap();
+        prop_assert_eq!(resumed.sample(), s.sample());
+        prop_assert!(config.build(&envs, seed).unwrap().restore(&s.state()).is_err());
+    }
+
     /// Every sampler draws tasks in range at its levels, and its snapshot is a distribution
     /// whose windows hold the drawn scales.
     #[test]
@@ -596,6 +646,109 @@ fn foreign_and_corrupt_states_are_refused() {
         let e = a.restore(&bad).unwrap_err().to_string();
         assert!(e.contains("body"), "{from}: {e}");
         assert_eq!(a.state(), state, "{from}: refusals change nothing");
+    }
+}
+
+/// A kept environment's arms keep their state through a retarget, whatever else changes.
+#[test]
+fn kept_arms_keep_their_state() {
+    let envs = common::specs(&[(2, 4), (1, 3)]);
+    for kind in SamplerConfig::KINDS.iter().skip(1) {
+        let mut s = SamplerConfig::default_for(kind)
+            .unwrap()
+            .build(&envs, 5)
+            .unwrap();
+        run(s.as_mut(), 700, 70);
+        let before = s.state();
+        // Drop fam/v0, keep fam/v1 (now first), add one.
+        let next = common::specs(&[(5, 6), (1, 3)])
+            .into_iter()
+            .rev()
+            .map(|mut e| {
+                if e.id.as_str() == "fam/v0" {
+                    e.id = envdist_core::EnvId::new("fam/new");
+                }
+                e
+            })
+            .collect::<Vec<_>>();
+        assert_eq!(next[0].id.as_str(), "fam/v1");
+        s.retarget(&next).unwrap();
+        let after = s.state();
+        let body = |v: &serde_json::Value, key: &str| v["body"][key].as_array().unwrap().clone();
+        match *kind {
+            // Per-arm bodies: fam/v1's arms are the old space's last ones, the new one's first.
+            "pass_rate" | "learnability" | "learning_progress" | "sec" => {
+                let (b, a) = (body(&before, "arms"), body(&after, "arms"));
+                let n = if *kind == "sec" { 3 * 5 } else { 3 };
+                assert_eq!(a[..n], b[b.len() - n..], "{kind}");
+                assert_eq!(
+                    a.len(),
+                    n + if *kind == "sec" { 2 * 5 } else { 2 },
+                    "{kind}"
+                );
+            }
+            "ladder" => assert_eq!(body(&after, "envs")[0], body(&before, "envs")[1]),
+            "plr" => {
+                let kept = |v: &serde_json::Value| -> Vec<serde_json::Value> {
+                    body(v, "levels")
+                        .into_iter()
+                        .filter(|l| l["task"]["env"] == "fam/v1")
+                        .collect()
+                };
+                assert_eq!(kept(&after), kept(&before));
+                assert_eq!(body(&after, "levels").len(), kept(&before).len());
+                assert_eq!(after["body"]["clock"], before["body"]["clock"]);
+            }
+            other => panic!("{other}"),
+        }
+        assert_eq!(
+            after["rng"], before["rng"],
+            "{kind}: the random stream carries on"
+        );
+        assert_eq!(after["totals"][0], before["totals"][1], "{kind}");
+    }
+}
+
+/// Trace lines of the rivals say where the played environment's next task can be: the
+/// snapshot's most probable level and scale span.
+#[test]
+fn rival_trace_lines_follow_the_snapshot() {
+    let envs = common::specs(&[(2, 6), (1, 3)]);
+    for kind in SamplerConfig::KINDS.iter().skip(1) {
+        let mut s = SamplerConfig::default_for(kind)
+            .unwrap()
+            .build(&envs, 8)
+            .unwrap();
+        for step in 0..300 {
+            let t = s.sample();
+            let o = common::play(t, 60);
+            s.update(&o);
+            let e = s.trace_event(step, &o).unwrap();
+            let snap = s
+                .snapshot()
+                .into_iter()
+                .find(|x| x.env == o.task.env)
+                .unwrap();
+            assert_eq!(
+                (e.step, e.level, e.window_lo, e.window_hi),
+                (step, snap.harness, snap.scale_lo, snap.scale_hi),
+                "{kind}"
+            );
+            assert_eq!(
+                (e.harness, e.scale, e.success),
+                (o.task.harness, o.task.scale, o.success)
+            );
+        }
+        let unknown = common::play(
+            Task {
+                env: envdist_core::EnvId::new("zz/q"),
+                seed: 0,
+                harness: HarnessLevel::H4,
+                scale: 1,
+            },
+            50,
+        );
+        assert!(s.trace_event(0, &unknown).is_none(), "{kind}");
     }
 }
 

@@ -18,12 +18,12 @@
 //! H1, ...) driven by RLVE's rule. RLVE's difficulties are unbounded; ours end at the last
 //! rung, where the top stays.
 
-use envdist_core::{EnvSpec, EpisodeOutcome, HarnessLevel, SamplerStateError, Task, TaskSampler};
+use envdist_core::{EpisodeOutcome, HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Core, CurriculumSampler, EnvSnapshot, Located, bad, check_levels, check_rate,
-    config_hash, h4_only,
+    ArmSpace, Carry, Clock, Draw, EnvScores, Located, Pick, Rule, RuleSampler, bad, check_len,
+    check_levels, check_rate, h4_only,
 };
 use crate::error::CurriculumError;
 
@@ -92,74 +92,78 @@ pub struct Rungs {
     pub checks: u64,
 }
 
+/// The saved state of [`LadderRule`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Body {
-    envs: Vec<Rungs>,
+pub struct LadderBody {
+    /// Every environment's ladder.
+    pub envs: Vec<Rungs>,
 }
 
 /// RLVE's difficulty ladder per environment.
+pub type LadderSampler = RuleSampler<LadderRule>;
+
+/// The rule of [`LadderSampler`]: a top rung per environment. Its arms are the rungs
+/// (level-major, then scale).
 #[derive(Debug, Clone)]
-pub struct LadderSampler {
+pub struct LadderRule {
     config: LadderConfig,
-    core: Core,
-    envs: Vec<Rungs>,
+    pub(crate) envs: Vec<Rungs>,
 }
 
-impl LadderSampler {
-    /// Name in configs and saved states.
-    pub const KIND: &'static str = "ladder";
-
-    /// A sampler over `envs`, seeded. Errors name a bad config field or environment list.
-    pub fn new(envs: &[EnvSpec], config: LadderConfig, seed: u64) -> Result<Self, CurriculumError> {
-        config.validate()?;
-        let space = ArmSpace::new(envs, &config.harness_levels, true)?;
-        let rungs = (0..space.envs().len())
-            .map(|e| Rungs {
-                top: config.initial_rung.min(space.arms_of(e).len() as u32 - 1),
-                ..Default::default()
-            })
-            .collect();
-        Ok(Self {
-            core: Core::new(space, config_hash(&config), seed),
-            config,
-            envs: rungs,
-        })
-    }
-
-    /// The configuration.
-    pub fn config(&self) -> &LadderConfig {
-        &self.config
-    }
-
-    /// The rungs (arms: level-major, then scale).
-    pub fn arm_space(&self) -> &ArmSpace {
-        &self.core.space
-    }
-
-    /// The ladder of environment `e`.
-    pub fn rungs(&self, e: usize) -> Option<&Rungs> {
-        self.envs.get(e)
-    }
-
-    /// Number of rungs of environment `e`.
-    pub fn rung_count(&self, e: usize) -> u32 {
-        self.core.space.arms_of(e).len() as u32
-    }
-
+impl LadderRule {
     /// The rungs drawn for environment `e`, inclusive.
     pub fn window(&self, e: usize) -> (u32, u32) {
         let top = self.envs[e].top;
         (top.saturating_sub(self.config.window - 1), top)
     }
 
-    /// The probability of each rung being drawn next (sums to 1).
-    pub fn arm_probabilities(&self) -> Vec<f64> {
+    fn fresh(&self, space: &ArmSpace, e: usize) -> Rungs {
+        Rungs {
+            top: self.config.initial_rung.min(rung_count(space, e) - 1),
+            ..Default::default()
+        }
+    }
+}
+
+fn rung_count(space: &ArmSpace, e: usize) -> u32 {
+    space.arms_of(e).len() as u32
+}
+
+impl Rule for LadderRule {
+    const KIND: &'static str = "ladder";
+    type Config = LadderConfig;
+    type Body = LadderBody;
+
+    fn validate(config: &LadderConfig) -> Result<(), CurriculumError> {
+        config.validate()
+    }
+
+    fn arms(config: &LadderConfig) -> (&[HarnessLevel], bool) {
+        (&config.harness_levels, true)
+    }
+
+    fn init(config: LadderConfig, space: &ArmSpace) -> Self {
+        let mut rule = Self {
+            config,
+            envs: Vec::new(),
+        };
+        rule.envs = (0..space.envs().len())
+            .map(|e| rule.fresh(space, e))
+            .collect();
+        rule
+    }
+
+    fn config(&self) -> &LadderConfig {
+        &self.config
+    }
+
+    fn distribution(&self, space: &ArmSpace) -> Vec<f64> {
         let n = self.envs.len() as f64;
-        let mut p = vec![0.0; self.core.space.len()];
+        let mut p = vec![0.0; space.len()];
         for e in 0..self.envs.len() {
             let (lo, hi) = self.window(e);
-            let base = self.core.space.arms_of(e).start;
+            let base = space.arms_of(e).start;
             for r in lo..=hi {
                 p[base + r as usize] = 1.0 / n / (hi - lo + 1) as f64;
             }
@@ -167,26 +171,29 @@ impl LadderSampler {
         p
     }
 
-    /// Draw the next task: an environment uniformly, a rung uniformly in its window.
-    pub fn sample_task(&mut self) -> Task {
-        let rng = &mut self.core.rng;
-        let e = rng.index(self.envs.len());
+    /// An environment uniformly, a rung uniformly in its window.
+    fn pick(&mut self, draw: Draw<'_>) -> Pick {
+        let e = draw.rng.index(self.envs.len());
         let (lo, hi) = self.window(e);
-        let r = self.core.rng.range_inclusive(lo, hi);
-        let a = self.core.space.arms_of(e).start + r as usize;
-        self.core.samples += 1;
-        self.core.space.draw(a, &mut self.core.rng)
+        let r = draw.rng.range_inclusive(lo, hi);
+        Pick::Arm(draw.space.arms_of(e).start + r as usize)
     }
 
-    /// Report an outcome: counted only at its environment's top rung; every `check_episodes`
-    /// of them the accuracy is checked and the top rises if it reaches the threshold.
-    /// Returns whether the top rose.
-    pub fn record(&mut self, outcome: &EpisodeOutcome) -> bool {
-        let Located::Arm(e, a) = self.core.record(outcome) else {
+    /// Counted only at its environment's top rung; every `check_episodes` of them the
+    /// accuracy is checked and the top rises if it reaches the threshold. Changed: the top
+    /// rose.
+    fn observe(
+        &mut self,
+        space: &ArmSpace,
+        _: Clock,
+        at: Located,
+        outcome: &EpisodeOutcome,
+    ) -> bool {
+        let Located::Arm(e, a) = at else {
             return false;
         };
-        let rung = (a - self.core.space.arms_of(e).start) as u32;
-        let last = self.rung_count(e) - 1;
+        let rung = (a - space.arms_of(e).start) as u32;
+        let last = rung_count(space, e) - 1;
         let st = &mut self.envs[e];
         if rung != st.top {
             return false;
@@ -208,100 +215,94 @@ impl LadderSampler {
         false
     }
 
-    fn check_body(&self, b: &Body) -> Result<(), String> {
-        if b.envs.len() != self.envs.len() {
-            return Err(format!(
-                "body.envs: expected {} entries (one per environment), found {}",
-                self.envs.len(),
-                b.envs.len()
-            ));
-        }
-        for (k, st) in b.envs.iter().enumerate() {
-            let last = self.rung_count(k) - 1;
-            if st.top > last {
-                return Err(format!(
-                    "body.envs[{k}].top: expected 0..={last}, found {}",
-                    st.top
-                ));
-            }
-            if st.top_n >= self.config.check_episodes || st.top_successes > st.top_n {
-                return Err(format!(
-                    "body.envs[{k}]: expected top_successes <= top_n < check_episodes ({}), found {} of {}",
-                    self.config.check_episodes, st.top_successes, st.top_n
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
-impl TaskSampler for LadderSampler {
-    fn sample(&mut self) -> Task {
-        self.sample_task()
-    }
-
-    fn update(&mut self, outcome: &EpisodeOutcome) {
-        self.record(outcome);
-    }
-
-    fn state(&self) -> serde_json::Value {
-        let body = Body {
-            envs: self.envs.clone(),
-        };
-        self.core.encode(Self::KIND, &self.config, &body)
-    }
-
-    fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError> {
-        let d = self
-            .core
-            .decode::<LadderConfig, Body>(Self::KIND, &self.config, state)
-            .map_err(SamplerStateError)?;
-        self.check_body(&d.body).map_err(SamplerStateError)?;
-        self.envs = self.core.apply(d).envs;
-        Ok(())
-    }
-}
-
-impl CurriculumSampler for LadderSampler {
-    fn kind(&self) -> &'static str {
-        Self::KIND
-    }
-
     /// Score: how far up the ladder the top is, `(top + 1) / rungs`; success: the accuracy
     /// counted at the top since the last check (NaN right after one).
-    fn snapshot(&self) -> Vec<EnvSnapshot> {
-        let p = self.arm_probabilities();
-        let score: Vec<f64> = (0..self.envs.len())
-            .map(|e| (self.envs[e].top + 1) as f64 / self.rung_count(e) as f64)
-            .collect();
-        let success: Vec<f64> = self
-            .envs
-            .iter()
-            .map(|s| {
-                if s.top_n > 0 {
-                    s.top_successes as f64 / s.top_n as f64
-                } else {
-                    f64::NAN
-                }
-            })
-            .collect();
-        self.core
-            .space
-            .snapshot(&p, &score, &success, &self.core.totals)
+    fn scores(&self, space: &ArmSpace, _: &[f64]) -> EnvScores {
+        EnvScores {
+            score: (0..self.envs.len())
+                .map(|e| (self.envs[e].top + 1) as f64 / rung_count(space, e) as f64)
+                .collect(),
+            success: self
+                .envs
+                .iter()
+                .map(|s| {
+                    if s.top_n > 0 {
+                        s.top_successes as f64 / s.top_n as f64
+                    } else {
+                        f64::NAN
+                    }
+                })
+                .collect(),
+        }
     }
 
-    fn samples(&self) -> u64 {
-        self.core.samples
+    fn body(&self) -> LadderBody {
+        LadderBody {
+            envs: self.envs.clone(),
+        }
     }
 
-    fn updates(&self) -> u64 {
-        self.core.updates
+    fn check(&self, space: &ArmSpace, b: &LadderBody) -> Result<(), InvalidValue> {
+        check_len(
+            "body.envs",
+            "one per environment",
+            self.envs.len(),
+            b.envs.len(),
+        )?;
+        let n = self.config.check_episodes;
+        for (k, st) in b.envs.iter().enumerate() {
+            let last = rung_count(space, k) - 1;
+            if st.top > last {
+                return Err(InvalidValue::new(
+                    format!("body.envs[{k}].top"),
+                    format!("0..={last}"),
+                    st.top,
+                ));
+            }
+            if st.top_n >= n || st.top_successes > st.top_n {
+                return Err(InvalidValue::new(
+                    format!("body.envs[{k}]"),
+                    format!("top_successes <= top_n < check_episodes ({n})"),
+                    format!("{} of {}", st.top_successes, st.top_n),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn set_body(&mut self, b: LadderBody) {
+        self.envs = b.envs;
+    }
+
+    /// Kept environments keep their ladder.
+    fn carry(&mut self, from: &Self, carry: &Carry<'_>) {
+        for (i, j) in carry.envs() {
+            self.envs[i] = from.envs[j];
+        }
+    }
+}
+
+impl LadderSampler {
+    /// The ladder of environment `e`.
+    pub fn rungs(&self, e: usize) -> Option<&Rungs> {
+        self.rule.envs.get(e)
+    }
+
+    /// Number of rungs of environment `e`.
+    pub fn rung_count(&self, e: usize) -> u32 {
+        rung_count(self.arm_space(), e)
+    }
+
+    /// The rungs drawn for environment `e`, inclusive.
+    pub fn window(&self, e: usize) -> (u32, u32) {
+        self.rule.window(e)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::CurriculumSampler;
     use crate::test_support::{outcome, specs};
     use envdist_core::EnvId;
 
@@ -328,13 +329,17 @@ mod tests {
         assert_eq!(s.window(0), (0, 1));
         // Outcomes below the top do not count.
         s.record(&outcome(&id, h4, 1, true));
-        assert_eq!(s.envs[0].top_n, 0);
+        assert_eq!(s.rule.envs[0].top_n, 0);
         // 2 of 4 at scale 2: 0.5 < 0.75 -> stays, and the count restarts.
         for x in [true, false, false, true] {
             assert!(!s.record(&outcome(&id, h4, 2, x)));
         }
         assert_eq!(
-            (s.envs[0].top, s.envs[0].top_n, s.envs[0].checks),
+            (
+                s.rule.envs[0].top,
+                s.rule.envs[0].top_n,
+                s.rule.envs[0].checks
+            ),
             (1, 0, 2)
         );
         // 4 of 4 -> top 2; window rungs 1..=2 = scales 2..=3, each 1/2.
@@ -350,7 +355,7 @@ mod tests {
                 s.record(&outcome(&id, h4, scale, true));
             }
         }
-        assert_eq!((s.envs[0].top, s.envs[0].promotions), (4, 4));
+        assert_eq!((s.rule.envs[0].top, s.rule.envs[0].promotions), (4, 4));
         for t in 0..100 {
             let task = s.sample_task();
             assert!((4..=5).contains(&task.scale), "{t}: {task:?}");

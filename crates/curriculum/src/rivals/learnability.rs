@@ -13,12 +13,12 @@
 //! arm index. Without an evaluator an arm outside the top-k is only re-measured through the
 //! uniform share, so `learnable_prob` defaults below Syllabus's 1.0 (see the field).
 
-use envdist_core::{EnvSpec, EpisodeOutcome, HarnessLevel, SamplerStateError, Task, TaskSampler};
+use envdist_core::{EpisodeOutcome, HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Core, CurriculumSampler, EnvSnapshot, Located, bad, check_levels, check_rate,
-    config_hash, draw_index, h4_only,
+    ArmSpace, Carry, Clock, EnvScores, Located, Rule, RuleSampler, bad, check_len, check_levels,
+    check_rate, check_unit, h4_only, if_played,
 };
 use crate::error::CurriculumError;
 
@@ -98,59 +98,30 @@ pub struct LearnArm {
     pub episodes: u64,
 }
 
+/// The saved state of [`LearnabilityRule`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Body {
-    arms: Vec<LearnArm>,
+pub struct LearnabilityBody {
+    /// Every arm's estimate.
+    pub arms: Vec<LearnArm>,
 }
 
 /// Learnability `p (1 - p)` sampling, top-k or proportional (Syllabus learnability).
+pub type LearnabilitySampler = RuleSampler<LearnabilityRule>;
+
+/// The rule of [`LearnabilitySampler`]: a success EMA per arm.
 #[derive(Debug, Clone)]
-pub struct LearnabilitySampler {
-    config: LearnabilityConfig,
-    core: Core,
-    arms: Vec<LearnArm>,
-    /// The distribution, recomputed after an update (derived, never saved).
-    cache: Option<Vec<f64>>,
+pub struct LearnabilityRule {
+    pub(crate) config: LearnabilityConfig,
+    pub(crate) arms: Vec<LearnArm>,
 }
 
-impl LearnabilitySampler {
-    /// Name in configs and saved states.
-    pub const KIND: &'static str = "learnability";
-
-    /// A sampler over `envs`, seeded. Errors name a bad config field or environment list.
-    pub fn new(
-        envs: &[EnvSpec],
-        config: LearnabilityConfig,
-        seed: u64,
-    ) -> Result<Self, CurriculumError> {
-        config.validate()?;
-        let space = ArmSpace::new(envs, &config.harness_levels, config.per_scale)?;
-        let arm = LearnArm {
-            p: config.prior,
+impl LearnabilityRule {
+    fn fresh(&self) -> LearnArm {
+        LearnArm {
+            p: self.config.prior,
             episodes: 0,
-        };
-        Ok(Self {
-            arms: vec![arm; space.len()],
-            core: Core::new(space, config_hash(&config), seed),
-            config,
-            cache: None,
-        })
-    }
-
-    /// The configuration.
-    pub fn config(&self) -> &LearnabilityConfig {
-        &self.config
-    }
-
-    /// The arms.
-    pub fn arm_space(&self) -> &ArmSpace {
-        &self.core.space
-    }
-
-    /// The estimate of arm `a`.
-    pub fn arm_state(&self, a: usize) -> Option<&LearnArm> {
-        self.arms.get(a)
+        }
     }
 
     /// Learnability `p (1 - p)` of every arm.
@@ -176,9 +147,35 @@ impl LearnabilitySampler {
         order.truncate(self.config.top_k as usize);
         order
     }
+}
 
-    /// The probability of each arm being drawn next (sums to 1).
-    pub fn arm_probabilities(&self) -> Vec<f64> {
+impl Rule for LearnabilityRule {
+    const KIND: &'static str = "learnability";
+    type Config = LearnabilityConfig;
+    type Body = LearnabilityBody;
+
+    fn validate(config: &LearnabilityConfig) -> Result<(), CurriculumError> {
+        config.validate()
+    }
+
+    fn arms(config: &LearnabilityConfig) -> (&[HarnessLevel], bool) {
+        (&config.harness_levels, config.per_scale)
+    }
+
+    fn init(config: LearnabilityConfig, space: &ArmSpace) -> Self {
+        let mut rule = Self {
+            config,
+            arms: Vec::new(),
+        };
+        rule.arms = vec![rule.fresh(); space.len()];
+        rule
+    }
+
+    fn config(&self) -> &LearnabilityConfig {
+        &self.config
+    }
+
+    fn distribution(&self, _space: &ArmSpace) -> Vec<f64> {
         let n = self.arms.len();
         let uniform = 1.0 / n as f64;
         match self.config.sampling {
@@ -203,105 +200,61 @@ impl LearnabilitySampler {
         }
     }
 
-    /// Draw the next task from [`LearnabilitySampler::arm_probabilities`].
-    pub fn sample_task(&mut self) -> Task {
-        if self.cache.is_none() {
-            self.cache = Some(self.arm_probabilities());
-        }
-        let p = self.cache.as_deref().unwrap_or_default();
-        let a = draw_index(&mut self.core.rng, p);
-        self.core.samples += 1;
-        self.core.space.draw(a, &mut self.core.rng)
-    }
-
-    /// Report an outcome: its arm's EMA moves toward it.
-    pub fn record(&mut self, outcome: &EpisodeOutcome) {
-        let Located::Arm(_, a) = self.core.record(outcome) else {
-            return;
+    /// The arm's EMA moves toward the outcome.
+    fn observe(&mut self, _: &ArmSpace, _: Clock, at: Located, outcome: &EpisodeOutcome) -> bool {
+        let Located::Arm(_, a) = at else {
+            return false;
         };
         let x = if outcome.success { 1.0 } else { 0.0 };
         let s = &mut self.arms[a];
         s.p += self.config.ema_rate * (x - s.p);
         s.episodes += 1;
-        self.cache = None;
-    }
-
-    fn check_body(&self, b: &Body) -> Result<(), String> {
-        if b.arms.len() != self.arms.len() {
-            return Err(format!(
-                "body.arms: expected {} entries (one per arm), found {}",
-                self.arms.len(),
-                b.arms.len()
-            ));
-        }
-        if let Some((k, s)) = b
-            .arms
-            .iter()
-            .enumerate()
-            .find(|(_, s)| !(s.p.is_finite() && (0.0..=1.0).contains(&s.p)))
-        {
-            return Err(format!(
-                "body.arms[{k}].p: expected a value in [0, 1], found {}",
-                s.p
-            ));
-        }
-        Ok(())
-    }
-}
-
-impl TaskSampler for LearnabilitySampler {
-    fn sample(&mut self) -> Task {
-        self.sample_task()
-    }
-
-    fn update(&mut self, outcome: &EpisodeOutcome) {
-        self.record(outcome);
-    }
-
-    fn state(&self) -> serde_json::Value {
-        let body = Body {
-            arms: self.arms.clone(),
-        };
-        self.core.encode(Self::KIND, &self.config, &body)
-    }
-
-    fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError> {
-        let d = self
-            .core
-            .decode::<LearnabilityConfig, Body>(Self::KIND, &self.config, state)
-            .map_err(SamplerStateError)?;
-        self.check_body(&d.body).map_err(SamplerStateError)?;
-        self.arms = self.core.apply(d).arms;
-        self.cache = None;
-        Ok(())
-    }
-}
-
-impl CurriculumSampler for LearnabilitySampler {
-    fn kind(&self) -> &'static str {
-        Self::KIND
+        true
     }
 
     /// Score: learnability `p (1 - p)`; success: the EMA of played arms.
-    fn snapshot(&self) -> Vec<EnvSnapshot> {
-        let p = self.arm_probabilities();
-        let space = &self.core.space;
-        let score = space.env_mean(&p, &self.learnability());
-        let played: Vec<f64> = self
-            .arms
-            .iter()
-            .map(|s| if s.episodes > 0 { s.p as f64 } else { f64::NAN })
-            .collect();
-        let success = space.env_mean(&p, &played);
-        space.snapshot(&p, &score, &success, &self.core.totals)
+    fn scores(&self, space: &ArmSpace, p: &[f64]) -> EnvScores {
+        let played = if_played(self.arms.iter().map(|s| (s.episodes > 0, s.p)));
+        EnvScores::of_arms(space, p, &self.learnability(), &played)
     }
 
-    fn samples(&self) -> u64 {
-        self.core.samples
+    fn body(&self) -> LearnabilityBody {
+        LearnabilityBody {
+            arms: self.arms.clone(),
+        }
     }
 
-    fn updates(&self) -> u64 {
-        self.core.updates
+    fn check(&self, _: &ArmSpace, b: &LearnabilityBody) -> Result<(), InvalidValue> {
+        check_len("body.arms", "one per arm", self.arms.len(), b.arms.len())?;
+        for (k, s) in b.arms.iter().enumerate() {
+            check_unit(&format!("body.arms[{k}].p"), s.p)?;
+        }
+        Ok(())
+    }
+
+    fn set_body(&mut self, b: LearnabilityBody) {
+        self.arms = b.arms;
+    }
+
+    fn carry(&mut self, from: &Self, carry: &Carry<'_>) {
+        self.arms = carry.per_arm(&from.arms, self.fresh());
+    }
+}
+
+impl LearnabilitySampler {
+    /// The estimate of arm `a`.
+    pub fn arm_state(&self, a: usize) -> Option<&LearnArm> {
+        self.rule.arms.get(a)
+    }
+
+    /// Learnability `p (1 - p)` of every arm.
+    pub fn learnability(&self) -> Vec<f64> {
+        self.rule.learnability()
+    }
+
+    /// The arms of the top set, best first (ties: fewer episodes, then lower index).
+    pub fn top_arms(&self) -> Vec<usize> {
+        self.rule.top_arms()
     }
 }
 
@@ -329,7 +282,7 @@ mod tests {
         // arm 1 fails:    p1 = 0.5 + 0.1 (0 - 0.5) = 0.45, L1 = 0.2475.
         s.record(&outcome(&id, h4, 1, true));
         s.record(&outcome(&id, h4, 2, false));
-        assert!((s.arms[0].p - 0.55).abs() < 1e-6 && (s.arms[1].p - 0.45).abs() < 1e-6);
+        assert!((s.rule.arms[0].p - 0.55).abs() < 1e-6 && (s.rule.arms[1].p - 0.45).abs() < 1e-6);
         // arm 2 unplayed keeps 0.25 > 0.2475: it is the top arm.
         assert_eq!(s.top_arms(), vec![2]);
         // arm 2 succeeds (L2 = 0.2475): a three-way tie with one episode each -> lowest index.
@@ -344,7 +297,7 @@ mod tests {
         assert!((p[1] - (0.75 + 0.25 / 3.0)).abs() < 1e-6);
         // Proportional: L / sum L = [0.240975, 0.2475, 0.2475] / 0.735975.
         let mut q = s.clone();
-        q.config.sampling = LearnabilitySampling::Proportional;
+        q.rule.config.sampling = LearnabilitySampling::Proportional;
         let p = q.arm_probabilities();
         assert!((p[0] - 0.240975 / 0.735975).abs() < 1e-6);
     }

@@ -18,12 +18,12 @@
 //! which online happens before any episode and is therefore 0: it changes nothing, so it is
 //! left out.)
 
-use envdist_core::{EnvSpec, EpisodeOutcome, HarnessLevel, SamplerStateError, Task, TaskSampler};
+use envdist_core::{EpisodeOutcome, HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Core, CurriculumSampler, EnvSnapshot, Located, bad, check_levels, check_rate,
-    config_hash, draw_index, h4_only,
+    ArmSpace, Carry, Clock, EnvScores, Located, Rule, RuleSampler, bad, check_len, check_levels,
+    check_rate, check_unit, h4_only, if_played,
 };
 use crate::error::CurriculumError;
 
@@ -98,71 +98,35 @@ pub struct ProgressArm {
     pub interval_successes: u32,
 }
 
+/// The saved state of [`LearningProgressRule`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Body {
-    arms: Vec<ProgressArm>,
-    interval_count: u32,
-    intervals: u64,
+pub struct LearningProgressBody {
+    /// Every arm's estimates.
+    pub arms: Vec<ProgressArm>,
+    /// Outcomes counted in the current interval.
+    pub interval_count: u32,
+    /// Completed intervals.
+    pub intervals: u64,
 }
 
 /// Learning progress sampling (Syllabus online learning progress).
+pub type LearningProgressSampler = RuleSampler<LearningProgressRule>;
+
+/// The rule of [`LearningProgressSampler`]: fast and slow EMAs per arm, updated per interval.
 #[derive(Debug, Clone)]
-pub struct LearningProgressSampler {
+pub struct LearningProgressRule {
     config: LearningProgressConfig,
-    core: Core,
-    arms: Vec<ProgressArm>,
+    pub(crate) arms: Vec<ProgressArm>,
     interval_count: u32,
     intervals: u64,
-    cache: Option<Vec<f64>>,
 }
 
 fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
 }
 
-impl LearningProgressSampler {
-    /// Name in configs and saved states.
-    pub const KIND: &'static str = "learning_progress";
-
-    /// A sampler over `envs`, seeded. Errors name a bad config field or environment list.
-    pub fn new(
-        envs: &[EnvSpec],
-        config: LearningProgressConfig,
-        seed: u64,
-    ) -> Result<Self, CurriculumError> {
-        config.validate()?;
-        let space = ArmSpace::new(envs, &config.harness_levels, config.per_scale)?;
-        Ok(Self {
-            arms: vec![ProgressArm::default(); space.len()],
-            core: Core::new(space, config_hash(&config), seed),
-            config,
-            interval_count: 0,
-            intervals: 0,
-            cache: None,
-        })
-    }
-
-    /// The configuration.
-    pub fn config(&self) -> &LearningProgressConfig {
-        &self.config
-    }
-
-    /// The arms.
-    pub fn arm_space(&self) -> &ArmSpace {
-        &self.core.space
-    }
-
-    /// The estimates of arm `a`.
-    pub fn arm_state(&self, a: usize) -> Option<&ProgressArm> {
-        self.arms.get(a)
-    }
-
-    /// Completed update intervals.
-    pub fn intervals(&self) -> u64 {
-        self.intervals
-    }
-
+impl LearningProgressRule {
     /// The reweighting `r(p) = p (1 - theta) / (p + theta (1 - 2p))`.
     pub fn reweight(&self, p: f64) -> f64 {
         let t = self.config.p_theta as f64;
@@ -176,9 +140,35 @@ impl LearningProgressSampler {
             .map(|s| (self.reweight(s.fast as f64) - self.reweight(s.slow as f64)).abs())
             .collect()
     }
+}
 
-    /// The probability of each arm being drawn next (sums to 1).
-    pub fn arm_probabilities(&self) -> Vec<f64> {
+impl Rule for LearningProgressRule {
+    const KIND: &'static str = "learning_progress";
+    type Config = LearningProgressConfig;
+    type Body = LearningProgressBody;
+
+    fn validate(config: &LearningProgressConfig) -> Result<(), CurriculumError> {
+        config.validate()
+    }
+
+    fn arms(config: &LearningProgressConfig) -> (&[HarnessLevel], bool) {
+        (&config.harness_levels, config.per_scale)
+    }
+
+    fn init(config: LearningProgressConfig, space: &ArmSpace) -> Self {
+        Self {
+            config,
+            arms: vec![ProgressArm::default(); space.len()],
+            interval_count: 0,
+            intervals: 0,
+        }
+    }
+
+    fn config(&self) -> &LearningProgressConfig {
+        &self.config
+    }
+
+    fn distribution(&self, _: &ArmSpace) -> Vec<f64> {
         let lp = self.progress();
         let n = lp.len();
         let pos: Vec<usize> = (0..n)
@@ -206,29 +196,18 @@ impl LearningProgressSampler {
         p
     }
 
-    /// Draw the next task from [`LearningProgressSampler::arm_probabilities`].
-    pub fn sample_task(&mut self) -> Task {
-        if self.cache.is_none() {
-            self.cache = Some(self.arm_probabilities());
-        }
-        let p = self.cache.as_deref().unwrap_or_default();
-        let a = draw_index(&mut self.core.rng, p);
-        self.core.samples += 1;
-        self.core.space.draw(a, &mut self.core.rng)
-    }
-
-    /// Report an outcome: it counts in its arm's interval; the interval's end updates the
-    /// estimates of every arm played in it.
-    pub fn record(&mut self, outcome: &EpisodeOutcome) {
-        let Located::Arm(_, a) = self.core.record(outcome) else {
-            return;
+    /// The outcome counts in its arm's interval; the interval's end updates the estimates of
+    /// every arm played in it (and so the distribution).
+    fn observe(&mut self, _: &ArmSpace, _: Clock, at: Located, outcome: &EpisodeOutcome) -> bool {
+        let Located::Arm(_, a) = at else {
+            return false;
         };
         let s = &mut self.arms[a];
         s.interval_n += 1;
         s.interval_successes += outcome.success as u32;
         self.interval_count += 1;
         if self.interval_count < self.config.update_interval {
-            return;
+            return false;
         }
         let al = self.config.ema_alpha;
         for s in self.arms.iter_mut().filter(|s| s.interval_n > 0) {
@@ -242,106 +221,81 @@ impl LearningProgressSampler {
         }
         self.interval_count = 0;
         self.intervals += 1;
-        self.cache = None;
+        true
     }
 
-    fn check_body(&self, b: &Body) -> Result<(), String> {
-        if b.arms.len() != self.arms.len() {
-            return Err(format!(
-                "body.arms: expected {} entries (one per arm), found {}",
-                self.arms.len(),
-                b.arms.len()
-            ));
+    /// Score: learning progress; success: `p_true` of measured arms.
+    fn scores(&self, space: &ArmSpace, p: &[f64]) -> EnvScores {
+        let measured = if_played(self.arms.iter().map(|s| (s.measured > 0, s.p_true)));
+        EnvScores::of_arms(space, p, &self.progress(), &measured)
+    }
+
+    fn body(&self) -> LearningProgressBody {
+        LearningProgressBody {
+            arms: self.arms.clone(),
+            interval_count: self.interval_count,
+            intervals: self.intervals,
         }
-        if b.interval_count >= self.config.update_interval {
-            return Err(format!(
-                "body.interval_count: expected below update_interval ({}), found {}",
-                self.config.update_interval, b.interval_count
+    }
+
+    fn check(&self, _: &ArmSpace, b: &LearningProgressBody) -> Result<(), InvalidValue> {
+        check_len("body.arms", "one per arm", self.arms.len(), b.arms.len())?;
+        let n = self.config.update_interval;
+        if b.interval_count >= n {
+            return Err(InvalidValue::new(
+                "body.interval_count",
+                format!("below update_interval ({n})"),
+                b.interval_count,
             ));
         }
         for (k, s) in b.arms.iter().enumerate() {
             for (name, v) in [("fast", s.fast), ("slow", s.slow), ("p_true", s.p_true)] {
-                if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
-                    return Err(format!(
-                        "body.arms[{k}].{name}: expected a value in [0, 1], found {v}"
-                    ));
-                }
+                check_unit(&format!("body.arms[{k}].{name}"), v)?;
             }
             if s.interval_successes > s.interval_n {
-                return Err(format!(
-                    "body.arms[{k}].interval_successes: expected at most interval_n ({}), found {}",
-                    s.interval_n, s.interval_successes
+                return Err(InvalidValue::new(
+                    format!("body.arms[{k}].interval_successes"),
+                    format!("at most interval_n ({})", s.interval_n),
+                    s.interval_successes,
                 ));
             }
         }
         Ok(())
     }
-}
 
-impl TaskSampler for LearningProgressSampler {
-    fn sample(&mut self) -> Task {
-        self.sample_task()
-    }
-
-    fn update(&mut self, outcome: &EpisodeOutcome) {
-        self.record(outcome);
-    }
-
-    fn state(&self) -> serde_json::Value {
-        let body = Body {
-            arms: self.arms.clone(),
-            interval_count: self.interval_count,
-            intervals: self.intervals,
-        };
-        self.core.encode(Self::KIND, &self.config, &body)
-    }
-
-    fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError> {
-        let d = self
-            .core
-            .decode::<LearningProgressConfig, Body>(Self::KIND, &self.config, state)
-            .map_err(SamplerStateError)?;
-        self.check_body(&d.body).map_err(SamplerStateError)?;
-        let b = self.core.apply(d);
+    fn set_body(&mut self, b: LearningProgressBody) {
         self.arms = b.arms;
         self.interval_count = b.interval_count;
         self.intervals = b.intervals;
-        self.cache = None;
-        Ok(())
+    }
+
+    /// Kept arms keep their estimates and interval counts; the interval carries on.
+    fn carry(&mut self, from: &Self, carry: &Carry<'_>) {
+        self.arms = carry.per_arm(&from.arms, ProgressArm::default());
+        self.interval_count = from.interval_count;
+        self.intervals = from.intervals;
     }
 }
 
-impl CurriculumSampler for LearningProgressSampler {
-    fn kind(&self) -> &'static str {
-        Self::KIND
+impl LearningProgressSampler {
+    /// The estimates of arm `a`.
+    pub fn arm_state(&self, a: usize) -> Option<&ProgressArm> {
+        self.rule.arms.get(a)
     }
 
-    /// Score: learning progress; success: `p_true` of measured arms.
-    fn snapshot(&self) -> Vec<EnvSnapshot> {
-        let p = self.arm_probabilities();
-        let space = &self.core.space;
-        let score = space.env_mean(&p, &self.progress());
-        let measured: Vec<f64> = self
-            .arms
-            .iter()
-            .map(|s| {
-                if s.measured > 0 {
-                    s.p_true as f64
-                } else {
-                    f64::NAN
-                }
-            })
-            .collect();
-        let success = space.env_mean(&p, &measured);
-        space.snapshot(&p, &score, &success, &self.core.totals)
+    /// Completed update intervals.
+    pub fn intervals(&self) -> u64 {
+        self.rule.intervals
     }
 
-    fn samples(&self) -> u64 {
-        self.core.samples
+    /// The reweighting `r(p) = p (1 - theta) / (p + theta (1 - 2p))`.
+    pub fn reweight(&self, p: f64) -> f64 {
+        self.rule.reweight(p)
     }
 
-    fn updates(&self) -> u64 {
-        self.core.updates
+    /// Learning progress `|r(fast) - r(slow)|` of every arm.
+    pub fn progress(&self) -> Vec<f64> {
+        self.rule.progress()
     }
 }
 
@@ -367,7 +321,7 @@ mod tests {
         // fast0 = 0.1 x 1 = 0.1; slow0 = 0.1 x 0.1 = 0.01; p_true0 = 0.1.
         s.record(&outcome(&id, h4, 1, true));
         s.record(&outcome(&id, h4, 1, true));
-        let a0 = s.arms[0];
+        let a0 = s.rule.arms[0];
         assert!((a0.fast - 0.1).abs() < 1e-6 && (a0.slow - 0.01).abs() < 1e-6);
         // r(0.1) = 0.09 / (0.1 + 0.1 x 0.8) = 0.5; r(0.01) = 0.009 / 0.108 = 0.083333;
         // LP0 = 0.416667. Arm 1 (LP 0, p_true 0) is left out: dist = [1, 0], mixed with a
@@ -382,7 +336,7 @@ mod tests {
         // 0.75 x that + 0.125 = [0.673294, 0.326706].
         s.record(&outcome(&id, h4, 2, false));
         s.record(&outcome(&id, h4, 2, true));
-        assert_eq!(s.arms[0], a0);
+        assert_eq!(s.rule.arms[0], a0);
         assert!((s.progress()[1] - (0.045 / 0.14 - 0.0045 / 0.104)).abs() < 1e-6);
         let p = s.arm_probabilities();
         let sig1 = 1.0 / (1.0 + (-1.0f64).exp());

@@ -1,5 +1,10 @@
-//! The task-ordering methods a user would pick instead of HDC, each behind the same
-//! [`TaskSampler`] interface, and the pieces they share.
+//! The task-ordering methods a user would pick instead of HDC, and the pieces they share.
+//!
+//! Each rival is a [`Rule`] (its own state, distribution over arms, reaction to an outcome,
+//! state checks and scores) run by the one generic [`RuleSampler`], which implements
+//! [`TaskSampler`] and [`CurriculumSampler`] for all of them: sampling, counting, the saved
+//! state's envelope, snapshots, trace lines and retargeting are written once. The samplers
+//! keep their names as aliases (`SecSampler = RuleSampler<SecRule>`).
 //!
 //! Every rival sees the pool through an [`ArmSpace`]: its *arms* are (environment, harness
 //! level) pairs, crossed with every scale of the environment's range when the sampler tells
@@ -19,22 +24,18 @@
 //!   distributions are computed from them in `f64` and never saved.
 //! - State: [`TaskSampler::state`] writes one JSON envelope with `schema_version`, the
 //!   sampler's name, the config and its hash, the environments, the random stream, counters
-//!   and the sampler's own `body`. A state from another sampler, another configuration or
-//!   other environments is refused with what differs; nothing changes on refusal.
+//!   and the rule's own `body`. A state from another sampler, another configuration or
+//!   other environments is refused with an [`InvalidValue`] naming the field that differs;
+//!   nothing changes on refusal.
 
-use envdist_core::InvalidValue;
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
-use std::path::Path;
 
-use envdist_core::io::{read_json, write_json_atomic};
-use envdist_core::{
-    EnvId, EnvSpec, EpisodeOutcome, HarnessLevel, Rng, ScaleRange, Task, TaskSampler,
-};
-use serde::de::DeserializeOwned;
+use envdist_core::{EnvId, EnvSpec, HarnessLevel, InvalidValue, Rng, ScaleRange, Task};
 use serde::{Deserialize, Serialize};
 
+use crate::EnvSnapshot;
 use crate::error::CurriculumError;
 
 pub mod ladder;
@@ -42,7 +43,15 @@ pub mod learnability;
 pub mod learning_progress;
 pub mod pass_rate;
 pub mod plr;
+mod rule;
 pub mod sec;
+
+#[cfg(doc)]
+use crate::CurriculumSampler;
+#[cfg(doc)]
+use envdist_core::TaskSampler;
+use rule::if_played;
+pub use rule::{Carry, Clock, Draw, EnvScores, Pick, Rule, RuleSampler};
 
 /// Schema version of the rivals' saved states.
 pub const RIVAL_STATE_SCHEMA_VERSION: u32 = 1;
@@ -50,62 +59,6 @@ pub const RIVAL_STATE_SCHEMA_VERSION: u32 = 1;
 /// Most arms a sampler may hold: a per-scale arm space over huge scale ranges would otherwise
 /// allocate without bound.
 pub const MAX_ARMS: usize = 1 << 20;
-
-/// What every sampler of this crate offers beyond [`TaskSampler`]: its name, a per-environment
-/// snapshot for plots and reports, and the one flag a trainer must honour (robust PLR).
-pub trait CurriculumSampler: TaskSampler {
-    /// The sampler's name as written in configs (`hdc`, `pass_rate`, `sec`, ...).
-    fn kind(&self) -> &'static str;
-    /// One snapshot per environment, in sampler order; the probabilities sum to 1.
-    fn snapshot(&self) -> Vec<EnvSnapshot>;
-    /// Tasks drawn so far.
-    fn samples(&self) -> u64;
-    /// Outcomes of known environments reported so far.
-    fn updates(&self) -> u64;
-    /// Write [`TaskSampler::state`] to `path` atomically (pretty JSON).
-    fn save_state_file(&self, path: &Path) -> Result<(), CurriculumError> {
-        write_json_atomic(path, &self.state())?;
-        Ok(())
-    }
-    /// Restore the state saved at `path`; the error names the file and what differs.
-    fn load_state_file(&mut self, path: &Path) -> Result<(), CurriculumError> {
-        let v: serde_json::Value = read_json(path, None)?;
-        self.restore(&v).map_err(|e| CurriculumError::State {
-            path: Some(path.to_path_buf()),
-            message: e.0,
-        })
-    }
-}
-
-/// Where one environment stands in a sampler, for plots: how likely it is drawn next, the
-/// sampler's score for it, and which scales and harness levels its next task can take.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EnvSnapshot {
-    /// The environment.
-    pub env: EnvId,
-    /// Probability that the next task is in this environment.
-    pub probability: f64,
-    /// The sampler's priority statistic for this environment (documented per sampler: pass
-    /// rate, learnability, learning progress, Q value, top-rung accuracy, replay score),
-    /// averaged over its arms with the sampler's own weights.
-    pub score: f64,
-    /// The sampler's success estimate for this environment (NaN when it keeps none).
-    pub success: f64,
-    /// Most probable harness level of this environment's next task (ties: the weaker).
-    pub harness: HarnessLevel,
-    /// Expected harness level index (0 = H0 .. 4 = H4) of this environment's next task.
-    pub mean_harness: f64,
-    /// Smallest scale this environment's next task can have.
-    pub scale_lo: u32,
-    /// Largest scale this environment's next task can have.
-    pub scale_hi: u32,
-    /// Expected scale of this environment's next task.
-    pub mean_scale: f64,
-    /// Outcomes reported for this environment.
-    pub episodes: u64,
-    /// Successes reported for this environment.
-    pub successes: u64,
-}
 
 /// One environment as a rival sampler knows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,7 +91,7 @@ pub struct Arm {
 
 /// Where an outcome's task falls in an [`ArmSpace`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Located {
+pub enum Located {
     /// Unknown environment.
     Unknown,
     /// Known environment, but a harness level or scale no arm holds.
@@ -169,31 +122,10 @@ impl ArmSpace {
         levels: &[HarnessLevel],
         per_scale: bool,
     ) -> Result<Self, CurriculumError> {
-        if specs.is_empty() {
-            return Err(CurriculumError::Envs(InvalidValue::new(
-                "envs",
-                "at least one environment",
-                "none",
-            )));
-        }
-        let mut index = HashMap::with_capacity(specs.len());
+        let index = check_envs(specs)?;
         let mut offsets = Vec::with_capacity(specs.len() + 1);
         offsets.push(0usize);
         for (i, e) in specs.iter().enumerate() {
-            if e.scale.min > e.scale.max {
-                return Err(CurriculumError::Envs(InvalidValue::new(
-                    format!("envs[{i}] ({}).scale", e.id),
-                    "min <= max",
-                    format!("{}..={}", e.scale.min, e.scale.max),
-                )));
-            }
-            if index.insert(e.id.clone(), i).is_some() {
-                return Err(CurriculumError::Envs(InvalidValue::new(
-                    format!("envs[{i}]"),
-                    "distinct environment ids",
-                    format!("a duplicate {:?}", e.id.as_str()),
-                )));
-            }
             let span = if per_scale {
                 (e.scale.max - e.scale.min) as usize + 1
             } else {
@@ -313,7 +245,8 @@ impl ArmSpace {
         Some(self.offsets[e] + li * span + si)
     }
 
-    pub(crate) fn locate(&self, task: &Task) -> Located {
+    /// Where `task` falls: an unknown environment, a known one off every arm, or an arm.
+    pub fn locate(&self, task: &Task) -> Located {
         match self.env_index(&task.env) {
             None => Located::Unknown,
             Some(e) => match self.arm_at(e, task.harness, task.scale) {
@@ -344,57 +277,69 @@ impl ArmSpace {
     pub(crate) fn snapshot(
         &self,
         arm_probs: &[f64],
-        score: &[f64],
-        success: &[f64],
+        scores: &EnvScores,
         totals: &[EnvTotals],
     ) -> Vec<EnvSnapshot> {
         (0..self.envs.len())
             .map(|e| {
-                let arms = self.arms_of(e);
-                let p_env: f64 = arm_probs[arms.clone()].iter().sum();
-                let r = self.envs[e].scale;
-                let (mut lo, mut hi) = (u32::MAX, 0u32);
-                let (mut ms, mut mh) = (0.0, 0.0);
-                let mut level_p = [0.0f64; 5];
-                // Conditional on this env; an env that cannot be drawn shows its arms evenly.
-                let n = arms.len() as f64;
-                for a in arms {
-                    let w = if p_env > 0.0 {
-                        arm_probs[a] / p_env
-                    } else {
-                        1.0 / n
-                    };
-                    if w <= 0.0 {
-                        continue;
-                    }
-                    let arm = self.arm(a);
-                    let (alo, ahi) = arm.scale.map_or((r.min, r.max), |s| (s, s));
-                    lo = lo.min(alo);
-                    hi = hi.max(ahi);
-                    ms += w * (alo as f64 + ahi as f64) / 2.0;
-                    mh += w * arm.harness.index() as f64;
-                    level_p[arm.harness.index()] += w;
-                }
-                // Ties go to the weaker level (`max_by` keeps the last maximum).
-                let harness = (0..5)
-                    .max_by(|&a, &b| level_p[a].total_cmp(&level_p[b]))
-                    .and_then(HarnessLevel::from_index)
-                    .unwrap_or(HarnessLevel::H4);
+                let r = self.reach(e, arm_probs);
                 EnvSnapshot {
                     env: self.envs[e].id.clone(),
-                    probability: p_env,
-                    score: score[e],
-                    success: success[e],
-                    harness,
-                    mean_harness: mh,
-                    scale_lo: lo.min(hi),
-                    scale_hi: hi,
-                    mean_scale: ms,
+                    probability: r.probability,
+                    score: scores.score[e],
+                    success: scores.success[e],
+                    harness: r.harness,
+                    mean_harness: r.mean_harness,
+                    scale_lo: r.scale_lo,
+                    scale_hi: r.scale_hi,
+                    mean_scale: r.mean_scale,
                     episodes: totals[e].episodes,
                     successes: totals[e].successes,
                 }
             })
             .collect()
+    }
+
+    /// Where environment `e`'s next task can be, under a distribution over arms.
+    pub(crate) fn reach(&self, e: usize, arm_probs: &[f64]) -> Reach {
+        let arms = self.arms_of(e);
+        let p_env: f64 = arm_probs[arms.clone()].iter().sum();
+        let r = self.envs[e].scale;
+        let (mut lo, mut hi) = (u32::MAX, 0u32);
+        let (mut ms, mut mh) = (0.0, 0.0);
+        let mut level_p = [0.0f64; 5];
+        // Conditional on this env; an env that cannot be drawn shows its arms evenly.
+        let n = arms.len() as f64;
+        for a in arms {
+            let w = if p_env > 0.0 {
+                arm_probs[a] / p_env
+            } else {
+                1.0 / n
+            };
+            if w <= 0.0 {
+                continue;
+            }
+            let arm = self.arm(a);
+            let (alo, ahi) = arm.scale.map_or((r.min, r.max), |s| (s, s));
+            lo = lo.min(alo);
+            hi = hi.max(ahi);
+            ms += w * (alo as f64 + ahi as f64) / 2.0;
+            mh += w * arm.harness.index() as f64;
+            level_p[arm.harness.index()] += w;
+        }
+        // Ties go to the weaker level (`max_by` keeps the last maximum).
+        let harness = (0..5)
+            .max_by(|&a, &b| level_p[a].total_cmp(&level_p[b]))
+            .and_then(HarnessLevel::from_index)
+            .unwrap_or(HarnessLevel::H4);
+        Reach {
+            probability: p_env,
+            harness,
+            mean_harness: mh,
+            scale_lo: lo.min(hi),
+            scale_hi: hi,
+            mean_scale: ms,
+        }
     }
 
     /// Per-env mean of `values` over each env's arms, weighted by `arm_probs` (plain mean for
@@ -418,218 +363,108 @@ impl ArmSpace {
     }
 }
 
-/// What all rivals keep besides their own state: the arms, the random stream, counters.
-#[derive(Debug, Clone)]
-pub(crate) struct Core {
-    pub space: ArmSpace,
-    pub config_hash: String,
-    pub rng: Rng,
-    pub samples: u64,
-    pub updates: u64,
-    pub unknown: u64,
-    pub totals: Vec<EnvTotals>,
+/// Where one environment's next task can be (see [`ArmSpace::reach`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Reach {
+    pub probability: f64,
+    pub harness: HarnessLevel,
+    pub mean_harness: f64,
+    pub scale_lo: u32,
+    pub scale_hi: u32,
+    pub mean_scale: f64,
 }
 
-impl Core {
-    pub fn new(space: ArmSpace, config_hash: String, seed: u64) -> Self {
-        let n = space.envs().len();
-        Self {
-            space,
-            config_hash,
-            rng: Rng::seed_from_u64(seed),
-            samples: 0,
-            updates: 0,
-            unknown: 0,
-            totals: vec![EnvTotals::default(); n],
+/// Check an environment list (not empty, ranges not reversed, ids distinct) and index it.
+pub(crate) fn check_envs(specs: &[EnvSpec]) -> Result<HashMap<EnvId, usize>, CurriculumError> {
+    if specs.is_empty() {
+        return Err(CurriculumError::Envs(InvalidValue::new(
+            "envs",
+            "at least one environment",
+            "none",
+        )));
+    }
+    let mut index = HashMap::with_capacity(specs.len());
+    for (i, e) in specs.iter().enumerate() {
+        if e.scale.min > e.scale.max {
+            return Err(CurriculumError::Envs(InvalidValue::new(
+                format!("envs[{i}] ({}).scale", e.id),
+                "min <= max",
+                format!("{}..={}", e.scale.min, e.scale.max),
+            )));
+        }
+        if index.insert(e.id.clone(), i).is_some() {
+            return Err(CurriculumError::Envs(InvalidValue::new(
+                format!("envs[{i}]"),
+                "distinct environment ids",
+                format!("a duplicate {:?}", e.id.as_str()),
+            )));
         }
     }
-
-    /// Count `outcome` in the totals and say where it falls.
-    pub fn record(&mut self, outcome: &EpisodeOutcome) -> Located {
-        let at = self.space.locate(&outcome.task);
-        match at {
-            Located::Unknown => self.unknown += 1,
-            Located::OffArm(e) | Located::Arm(e, _) => {
-                self.updates += 1;
-                self.totals[e].episodes += 1;
-                self.totals[e].successes += outcome.success as u64;
-            }
-        }
-        at
-    }
-
-    /// The state envelope around `body`.
-    pub fn encode<C: Serialize, B: Serialize>(
-        &self,
-        kind: &str,
-        config: &C,
-        body: &B,
-    ) -> serde_json::Value {
-        #[derive(Serialize)]
-        struct Out<'a, C, B> {
-            schema_version: u32,
-            sampler: &'a str,
-            config_hash: &'a str,
-            config: &'a C,
-            envs: &'a [EnvRange],
-            rng: &'a Rng,
-            samples: u64,
-            updates: u64,
-            unknown: u64,
-            totals: &'a [EnvTotals],
-            body: &'a B,
-        }
-        serde_json::to_value(Out {
-            schema_version: RIVAL_STATE_SCHEMA_VERSION,
-            sampler: kind,
-            config_hash: &self.config_hash,
-            config,
-            envs: self.space.envs(),
-            rng: &self.rng,
-            samples: self.samples,
-            updates: self.updates,
-            unknown: self.unknown,
-            totals: &self.totals,
-            body,
-        })
-        .unwrap_or(serde_json::Value::Null)
-    }
-
-    /// Check a state envelope against this sampler (kind, schema, config, environments) and
-    /// return its body; [`Core::apply`] then takes the shared parts. Nothing changes here.
-    pub fn decode<C, B>(
-        &self,
-        kind: &str,
-        config: &C,
-        v: &serde_json::Value,
-    ) -> Result<Decoded<B>, String>
-    where
-        C: Serialize + DeserializeOwned,
-        B: DeserializeOwned,
-    {
-        let found = v.get("schema_version");
-        if found.and_then(|x| x.as_u64()) != Some(RIVAL_STATE_SCHEMA_VERSION as u64) {
-            return Err(format!(
-                "schema_version: expected {RIVAL_STATE_SCHEMA_VERSION}, found {}",
-                found.map_or_else(|| "nothing".into(), |x| x.to_string())
-            ));
-        }
-        let found = v.get("sampler").and_then(|x| x.as_str());
-        if found != Some(kind) {
-            return Err(format!(
-                "sampler: expected {kind:?}, found {}: the state belongs to another sampler",
-                found.map_or_else(|| "nothing".into(), |x| format!("{x:?}"))
-            ));
-        }
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct In<C, B> {
-            #[allow(dead_code)]
-            schema_version: u32,
-            #[allow(dead_code)]
-            sampler: String,
-            config_hash: String,
-            config: C,
-            envs: Vec<EnvRange>,
-            rng: Rng,
-            samples: u64,
-            updates: u64,
-            unknown: u64,
-            totals: Vec<EnvTotals>,
-            body: B,
-        }
-        let s: In<C, B> = serde_path_to_error::deserialize(v)
-            .map_err(|e| format!("field `{}`: {}", e.path(), e.inner()))?;
-        let saved_hash = config_hash(&s.config);
-        if saved_hash != s.config_hash {
-            return Err(format!(
-                "config_hash: expected {saved_hash} (the hash of the saved config), found {}: the state was edited or is corrupt",
-                s.config_hash
-            ));
-        }
-        if s.config_hash != self.config_hash {
-            return Err(format!(
-                "it was saved under a different configuration (hash {} vs {}); differing fields (saved -> current): {}",
-                s.config_hash,
-                self.config_hash,
-                config_diff(&s.config, config).join("; ")
-            ));
-        }
-        let mine = self.space.envs();
-        if s.envs.len() != mine.len() {
-            return Err(format!(
-                "envs: the state has {} environments, this sampler {}",
-                s.envs.len(),
-                mine.len()
-            ));
-        }
-        for (k, (a, b)) in s.envs.iter().zip(mine).enumerate() {
-            if a != b {
-                return Err(format!(
-                    "envs[{k}]: saved {} (scale {}..={}), current {} (scale {}..={})",
-                    a.id, a.scale.min, a.scale.max, b.id, b.scale.min, b.scale.max
-                ));
-            }
-        }
-        if s.totals.len() != mine.len() {
-            return Err(format!(
-                "totals: expected {} entries (one per environment), found {}",
-                mine.len(),
-                s.totals.len()
-            ));
-        }
-        if let Some((k, t)) = s
-            .totals
-            .iter()
-            .enumerate()
-            .find(|(_, t)| t.successes > t.episodes)
-        {
-            return Err(format!(
-                "totals[{k}].successes: expected at most episodes ({}), found {}",
-                t.episodes, t.successes
-            ));
-        }
-        Ok(Decoded {
-            rng: s.rng,
-            samples: s.samples,
-            updates: s.updates,
-            unknown: s.unknown,
-            totals: s.totals,
-            body: s.body,
-        })
-    }
-
-    /// Take the shared parts of a checked state; returns its body.
-    pub fn apply<B>(&mut self, d: Decoded<B>) -> B {
-        self.rng = d.rng;
-        self.samples = d.samples;
-        self.updates = d.updates;
-        self.unknown = d.unknown;
-        self.totals = d.totals;
-        d.body
-    }
+    Ok(index)
 }
 
-/// A checked state envelope, not yet applied.
-pub(crate) struct Decoded<B> {
-    rng: Rng,
-    samples: u64,
-    updates: u64,
-    unknown: u64,
-    totals: Vec<EnvTotals>,
-    pub body: B,
-}
-
-/// A stable 64-bit FNV-1a hash of a configuration's JSON, as 16 hex digits (the scheme of
-/// [`crate::HdcConfig::hash_hex`]).
+/// A stable 64-bit FNV-1a hash of a configuration's JSON ([`envdist_core::hash`]), as 16
+/// hex digits: what saved states carry so that a restore under another configuration is
+/// refused.
 pub fn config_hash<T: Serialize>(config: &T) -> String {
-    let bytes = serde_json::to_vec(config).unwrap_or_default();
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
+    envdist_core::hash::fnv1a_hex(&serde_json::to_vec(config).unwrap_or_default())
+}
+
+/// Check a saved configuration against the current one: the saved hash must be the saved
+/// config's (else the state was edited), and the configurations must agree (else the error
+/// lists the differing fields).
+pub(crate) fn check_config<T: Serialize>(
+    saved_hash: &str,
+    saved: &T,
+    current_hash: &str,
+    current: &T,
+) -> Result<(), InvalidValue> {
+    let rehashed = config_hash(saved);
+    if rehashed != saved_hash {
+        return Err(InvalidValue::new(
+            "config_hash",
+            format!("{rehashed} (the hash of the saved config)"),
+            format!("{saved_hash}: the state was edited or is corrupt"),
+        ));
     }
-    format!("{h:016x}")
+    if saved_hash != current_hash {
+        return Err(InvalidValue::new(
+            "config",
+            format!("this sampler's configuration (hash {current_hash})"),
+            format!(
+                "a state saved under a different configuration (hash {saved_hash}); differing fields (saved -> current): {}",
+                config_diff(saved, current).join("; ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The `schema_version` of a saved state, checked before the rest is parsed.
+pub(crate) fn check_schema(v: &serde_json::Value, want: u32) -> Result<(), InvalidValue> {
+    let found = v.get("schema_version");
+    if found.and_then(|x| x.as_u64()) == Some(want as u64) {
+        return Ok(());
+    }
+    Err(InvalidValue::new(
+        "schema_version",
+        want.to_string(),
+        found.map_or_else(|| "nothing".into(), |x| x.to_string()),
+    ))
+}
+
+/// Parse a saved state, naming the field that does not parse.
+pub(crate) fn parse_state<T: serde::de::DeserializeOwned>(
+    v: &serde_json::Value,
+    what: &str,
+) -> Result<T, InvalidValue> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        InvalidValue::new(
+            e.path().to_string(),
+            format!("a field of {what}, of its type"),
+            e.inner(),
+        )
+    })
 }
 
 /// The top-level fields whose values differ, as `field: a -> b` lines.
@@ -649,6 +484,39 @@ pub fn config_diff<T: Serialize>(a: &T, b: &T) -> Vec<String> {
             (va != vb).then(|| format!("{k}: {va} -> {vb}"))
         })
         .collect()
+}
+
+/// A saved list must have one entry per arm (or environment, category).
+pub(crate) fn check_len(
+    field: &str,
+    what: &str,
+    want: usize,
+    found: usize,
+) -> Result<(), InvalidValue> {
+    if want == found {
+        return Ok(());
+    }
+    Err(InvalidValue::new(
+        field,
+        format!("{want} entries ({what})"),
+        found,
+    ))
+}
+
+/// A saved estimate must be a finite value in [0, 1].
+pub(crate) fn check_unit(field: &str, v: f32) -> Result<(), InvalidValue> {
+    if v.is_finite() && (0.0..=1.0).contains(&v) {
+        return Ok(());
+    }
+    Err(InvalidValue::new(field, "a value in [0, 1]", v))
+}
+
+/// A saved statistic must be a finite value >= 0.
+pub(crate) fn check_nonneg(field: &str, v: f32) -> Result<(), InvalidValue> {
+    if v.is_finite() && v >= 0.0 {
+        return Ok(());
+    }
+    Err(InvalidValue::new(field, "a finite value >= 0", v))
 }
 
 pub(crate) fn bad(field: &str, expected: &str, found: impl fmt::Display) -> CurriculumError {

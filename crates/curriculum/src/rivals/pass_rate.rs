@@ -29,12 +29,12 @@
 //! arm is always drawable. An environment is drawn uniformly among those with a drawable arm
 //! (prime-rl with equal environment ratios), then an arm uniformly among its drawable arms.
 
-use envdist_core::{EnvSpec, EpisodeOutcome, HarnessLevel, SamplerStateError, Task, TaskSampler};
+use envdist_core::{EpisodeOutcome, HarnessLevel, InvalidValue, Task};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Core, CurriculumSampler, EnvSnapshot, Located, bad, check_levels, config_hash,
-    h4_only,
+    ArmSpace, Carry, Clock, Draw, EnvScores, Located, Pick, Rule, RuleSampler, bad, check_len,
+    check_levels, h4_only,
 };
 use crate::error::CurriculumError;
 
@@ -161,66 +161,31 @@ pub struct PassArm {
     pub groups: u64,
 }
 
+/// The saved state of [`PassRateRule`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Body {
-    arms: Vec<PassArm>,
-    recycled: u64,
-    reprobed: u64,
+pub struct PassRateBody {
+    /// Every arm's state.
+    pub arms: Vec<PassArm>,
+    /// Filtered arms recycled by the caps.
+    pub recycled: u64,
+    /// Filtered arms returned by `reprobe_epochs`.
+    pub reprobed: u64,
 }
 
 /// Online pass-rate filtering (DAPO dynamic sampling as a prime-rl style sampler).
+pub type PassRateSampler = RuleSampler<PassRateRule>;
+
+/// The rule of [`PassRateSampler`]: per arm, its pool and current group.
 #[derive(Debug, Clone)]
-pub struct PassRateSampler {
-    config: PassRateConfig,
-    core: Core,
-    arms: Vec<PassArm>,
+pub struct PassRateRule {
+    pub(crate) config: PassRateConfig,
+    pub(crate) arms: Vec<PassArm>,
     recycled: u64,
     reprobed: u64,
 }
 
-impl PassRateSampler {
-    /// Name in configs and saved states.
-    pub const KIND: &'static str = "pass_rate";
-
-    /// A sampler over `envs`, seeded. Errors name a bad config field or environment list.
-    pub fn new(
-        envs: &[EnvSpec],
-        config: PassRateConfig,
-        seed: u64,
-    ) -> Result<Self, CurriculumError> {
-        config.validate()?;
-        let space = ArmSpace::new(envs, &config.harness_levels, config.per_scale)?;
-        let n = space.len();
-        Ok(Self {
-            core: Core::new(space, config_hash(&config), seed),
-            config,
-            arms: vec![PassArm::default(); n],
-            recycled: 0,
-            reprobed: 0,
-        })
-    }
-
-    /// The configuration.
-    pub fn config(&self) -> &PassRateConfig {
-        &self.config
-    }
-
-    /// The arms.
-    pub fn arm_space(&self) -> &ArmSpace {
-        &self.core.space
-    }
-
-    /// The state of arm `a`.
-    pub fn arm_state(&self, a: usize) -> Option<&PassArm> {
-        self.arms.get(a)
-    }
-
-    /// Filtered arms returned to the pool so far: by the caps, and by `reprobe_epochs`.
-    pub fn recycled(&self) -> (u64, u64) {
-        (self.recycled, self.reprobed)
-    }
-
+impl PassRateRule {
     /// Reported outcomes after which a filtered arm returns (`None`: never).
     pub fn reprobe_period(&self) -> Option<u64> {
         let e = self.config.reprobe_epochs as f64;
@@ -231,20 +196,11 @@ impl PassRateSampler {
         })
     }
 
-    /// Whether `task`'s arm is filtered now (false for tasks no arm holds).
-    pub fn is_filtered(&self, task: &Task) -> bool {
-        match self.core.space.locate(task) {
-            Located::Arm(_, a) => self.arms[a].pool != Pool::Normal,
-            _ => false,
-        }
-    }
-
     /// Per env, its drawable arms (possibly none).
-    fn drawable(&self) -> Vec<Vec<usize>> {
-        (0..self.core.space.envs().len())
+    fn drawable(&self, space: &ArmSpace) -> Vec<Vec<usize>> {
+        (0..space.envs().len())
             .map(|e| {
-                self.core
-                    .space
+                space
                     .arms_of(e)
                     .filter(|&a| self.arms[a].pool == Pool::Normal)
                     .collect()
@@ -252,10 +208,94 @@ impl PassRateSampler {
             .collect()
     }
 
-    /// The probability of each arm being drawn next (sums to 1; 0 for filtered arms).
-    pub fn arm_probabilities(&self) -> Vec<f64> {
+    fn count(&self, pool: Pool) -> usize {
+        self.arms.iter().filter(|s| s.pool == pool).count()
+    }
+
+    /// Return the oldest members of `pool` to the drawable pool until it fits its cap.
+    /// Returns whether any was returned.
+    fn recycle(&mut self, pool: Pool) -> bool {
+        let frac = match pool {
+            Pool::Easy => self.config.max_easy_fraction,
+            Pool::Hard => self.config.max_hard_fraction,
+            Pool::Normal => return false,
+        };
+        // floor, as prime-rl: with the two fractions summing below 1 one arm stays drawable.
+        let cap = (self.arms.len() as f64 * frac as f64).floor() as usize;
+        let mut any = false;
+        while self.count(pool) > cap {
+            let Some(oldest) = self
+                .arms
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.pool == pool)
+                .min_by_key(|(i, s)| (s.filed_at, *i))
+                .map(|(i, _)| i)
+            else {
+                break;
+            };
+            Self::unfile(&mut self.arms[oldest]);
+            self.recycled += 1;
+            any = true;
+        }
+        any
+    }
+
+    /// Back to the drawable pool; a fresh group re-probes it.
+    fn unfile(s: &mut PassArm) {
+        s.pool = Pool::Normal;
+        s.group_n = 0;
+        s.group_successes = 0;
+    }
+
+    /// Return every arm filtered for a full re-probe period (`now`: outcomes reported).
+    fn reprobe(&mut self, now: u64) -> bool {
+        let Some(period) = self.reprobe_period() else {
+            return false;
+        };
+        let mut any = false;
+        for s in &mut self.arms {
+            if s.pool != Pool::Normal && s.filed_at + period <= now {
+                Self::unfile(s);
+                self.reprobed += 1;
+                any = true;
+            }
+        }
+        any
+    }
+}
+
+impl Rule for PassRateRule {
+    const KIND: &'static str = "pass_rate";
+    type Config = PassRateConfig;
+    type Body = PassRateBody;
+
+    fn validate(config: &PassRateConfig) -> Result<(), CurriculumError> {
+        config.validate()
+    }
+
+    fn arms(config: &PassRateConfig) -> (&[HarnessLevel], bool) {
+        (&config.harness_levels, config.per_scale)
+    }
+
+    fn init(config: PassRateConfig, space: &ArmSpace) -> Self {
+        Self {
+            config,
+            arms: vec![PassArm::default(); space.len()],
+            recycled: 0,
+            reprobed: 0,
+        }
+    }
+
+    fn config(&self) -> &PassRateConfig {
+        &self.config
+    }
+
+    /// An environment with a drawable arm uniformly, then one of its drawable arms
+    /// uniformly; 0 for filtered arms.
+    fn distribution(&self, space: &ArmSpace) -> Vec<f64> {
         let mut p = vec![0.0; self.arms.len()];
-        let drawable = self.drawable();
+        let drawable = self.drawable(space);
         let envs = drawable.iter().filter(|d| !d.is_empty()).count();
         if envs == 0 {
             // Unreachable with valid caps; stay a distribution regardless.
@@ -269,87 +309,40 @@ impl PassRateSampler {
         p
     }
 
-    /// Draw the next task: an environment with a drawable arm, uniformly; one of its drawable
-    /// arms, uniformly; a fresh seed.
-    pub fn sample_task(&mut self) -> Task {
-        let drawable = self.drawable();
+    /// An environment with a drawable arm, uniformly; one of its drawable arms, uniformly.
+    fn pick(&mut self, draw: Draw<'_>) -> Pick {
+        let drawable = self.drawable(draw.space);
         let envs: Vec<&Vec<usize>> = drawable.iter().filter(|d| !d.is_empty()).collect();
-        let rng = &mut self.core.rng;
-        let a = if envs.is_empty() {
+        let rng = draw.rng;
+        Pick::Arm(if envs.is_empty() {
             rng.index(self.arms.len())
         } else {
             let d = envs[rng.index(envs.len())];
             d[rng.index(d.len())]
-        };
-        self.core.samples += 1;
-        self.core.space.draw(a, &mut self.core.rng)
+        })
     }
 
-    fn count(&self, pool: Pool) -> usize {
-        self.arms.iter().filter(|s| s.pool == pool).count()
-    }
-
-    /// Return the oldest members of `pool` to the drawable pool until it fits its cap.
-    fn recycle(&mut self, pool: Pool) {
-        let frac = match pool {
-            Pool::Easy => self.config.max_easy_fraction,
-            Pool::Hard => self.config.max_hard_fraction,
-            Pool::Normal => return,
-        };
-        // floor, as prime-rl: with the two fractions summing below 1 one arm stays drawable.
-        let cap = (self.arms.len() as f64 * frac as f64).floor() as usize;
-        while self.count(pool) > cap {
-            let Some(oldest) = self
-                .arms
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| s.pool == pool)
-                .min_by_key(|(i, s)| (s.filed_at, *i))
-                .map(|(i, _)| i)
-            else {
-                return;
-            };
-            Self::unfile(&mut self.arms[oldest]);
-            self.recycled += 1;
-        }
-    }
-
-    /// Back to the drawable pool; a fresh group re-probes it.
-    fn unfile(s: &mut PassArm) {
-        s.pool = Pool::Normal;
-        s.group_n = 0;
-        s.group_successes = 0;
-    }
-
-    /// Return every arm filtered for a full re-probe period.
-    fn reprobe(&mut self) {
-        let Some(period) = self.reprobe_period() else {
-            return;
-        };
-        let now = self.core.updates;
-        for s in &mut self.arms {
-            if s.pool != Pool::Normal && s.filed_at + period <= now {
-                Self::unfile(s);
-                self.reprobed += 1;
-            }
-        }
-    }
-
-    /// Report an outcome: it joins its arm's current group; a completed group classifies the
-    /// arm (easy first, then hard, else normal, as prime-rl's `_classify`). A filtered arm
-    /// whose straggling outcomes complete a mixed group returns to the pool.
-    pub fn record(&mut self, outcome: &EpisodeOutcome) {
-        let at = self.core.record(outcome);
-        self.reprobe();
+    /// The outcome joins its arm's current group; a completed group classifies the arm (easy
+    /// first, then hard, else normal, as prime-rl's `_classify`). A filtered arm whose
+    /// straggling outcomes complete a mixed group returns to the pool. Every outcome first
+    /// returns the arms filtered for a full re-probe period. Changed: an arm changed pool.
+    fn observe(
+        &mut self,
+        _space: &ArmSpace,
+        clock: Clock,
+        at: Located,
+        outcome: &EpisodeOutcome,
+    ) -> bool {
+        let reprobed = self.reprobe(clock.updates);
         let Located::Arm(_, a) = at else {
-            return;
+            return reprobed;
         };
         let g = self.config.group_size;
         let s = &mut self.arms[a];
         s.group_n += 1;
         s.group_successes += outcome.success as u32;
         if s.group_n < g {
-            return;
+            return reprobed;
         }
         let mean = s.group_successes as f32 / s.group_n as f32;
         s.pass_rate = Some(mean);
@@ -364,81 +357,20 @@ impl PassRateSampler {
             Pool::Normal
         };
         if class == s.pool {
-            return;
+            return reprobed;
         }
         s.pool = class;
         if class != Pool::Normal {
-            s.filed_at = self.core.updates;
+            s.filed_at = clock.updates;
             self.recycle(class);
         }
-    }
-
-    fn body(&self) -> Body {
-        Body {
-            arms: self.arms.clone(),
-            recycled: self.recycled,
-            reprobed: self.reprobed,
-        }
-    }
-
-    fn check_body(&self, b: &Body) -> Result<(), String> {
-        if b.arms.len() != self.arms.len() {
-            return Err(format!(
-                "body.arms: expected {} entries (one per arm), found {}",
-                self.arms.len(),
-                b.arms.len()
-            ));
-        }
-        for (k, s) in b.arms.iter().enumerate() {
-            if s.group_n >= self.config.group_size || s.group_successes > s.group_n {
-                return Err(format!(
-                    "body.arms[{k}]: expected group_successes <= group_n < group_size ({}), found {} of {}",
-                    self.config.group_size, s.group_successes, s.group_n
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
-impl TaskSampler for PassRateSampler {
-    fn sample(&mut self) -> Task {
-        self.sample_task()
-    }
-
-    fn update(&mut self, outcome: &EpisodeOutcome) {
-        self.record(outcome);
-    }
-
-    fn state(&self) -> serde_json::Value {
-        self.core.encode(Self::KIND, &self.config, &self.body())
-    }
-
-    fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError> {
-        let d = self
-            .core
-            .decode::<PassRateConfig, Body>(Self::KIND, &self.config, state)
-            .map_err(SamplerStateError)?;
-        self.check_body(&d.body).map_err(SamplerStateError)?;
-        let b = self.core.apply(d);
-        self.arms = b.arms;
-        self.recycled = b.recycled;
-        self.reprobed = b.reprobed;
-        Ok(())
-    }
-}
-
-impl CurriculumSampler for PassRateSampler {
-    fn kind(&self) -> &'static str {
-        Self::KIND
+        true
     }
 
     /// Score: the share of the environment's arms that are drawable. Success: the mean pass
     /// rate of its arms that completed a group.
-    fn snapshot(&self) -> Vec<EnvSnapshot> {
-        let p = self.arm_probabilities();
-        let space = &self.core.space;
-        let score: Vec<f64> = (0..space.envs().len())
+    fn scores(&self, space: &ArmSpace, arm_probs: &[f64]) -> EnvScores {
+        let score = (0..space.envs().len())
             .map(|e| {
                 let arms = space.arms_of(e);
                 let n = arms.len() as f64;
@@ -450,23 +382,84 @@ impl CurriculumSampler for PassRateSampler {
             .iter()
             .map(|s| s.pass_rate.map_or(f64::NAN, f64::from))
             .collect();
-        let uniform = vec![1.0; p.len()];
-        let success = space.env_mean(&uniform, &rates);
-        space.snapshot(&p, &score, &success, &self.core.totals)
+        let uniform = vec![1.0; arm_probs.len()];
+        EnvScores {
+            score,
+            success: space.env_mean(&uniform, &rates),
+        }
     }
 
-    fn samples(&self) -> u64 {
-        self.core.samples
+    fn body(&self) -> PassRateBody {
+        PassRateBody {
+            arms: self.arms.clone(),
+            recycled: self.recycled,
+            reprobed: self.reprobed,
+        }
     }
 
-    fn updates(&self) -> u64 {
-        self.core.updates
+    fn check(&self, _space: &ArmSpace, b: &PassRateBody) -> Result<(), InvalidValue> {
+        check_len("body.arms", "one per arm", self.arms.len(), b.arms.len())?;
+        let g = self.config.group_size;
+        if let Some((k, s)) = b
+            .arms
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.group_n >= g || s.group_successes > s.group_n)
+        {
+            return Err(InvalidValue::new(
+                format!("body.arms[{k}]"),
+                format!("group_successes <= group_n < group_size ({g})"),
+                format!("{} of {}", s.group_successes, s.group_n),
+            ));
+        }
+        Ok(())
+    }
+
+    fn set_body(&mut self, b: PassRateBody) {
+        self.arms = b.arms;
+        self.recycled = b.recycled;
+        self.reprobed = b.reprobed;
+    }
+
+    /// Kept arms keep their pool and group; the caps then hold over the new arms.
+    fn carry(&mut self, from: &Self, carry: &Carry<'_>) {
+        self.arms = carry.per_arm(&from.arms, PassArm::default());
+        self.recycled = from.recycled;
+        self.reprobed = from.reprobed;
+        self.recycle(Pool::Easy);
+        self.recycle(Pool::Hard);
+    }
+}
+
+impl PassRateSampler {
+    /// The state of arm `a`.
+    pub fn arm_state(&self, a: usize) -> Option<&PassArm> {
+        self.rule.arms.get(a)
+    }
+
+    /// Filtered arms returned to the pool so far: by the caps, and by `reprobe_epochs`.
+    pub fn recycled(&self) -> (u64, u64) {
+        (self.rule.recycled, self.rule.reprobed)
+    }
+
+    /// Reported outcomes after which a filtered arm returns (`None`: never).
+    pub fn reprobe_period(&self) -> Option<u64> {
+        self.rule.reprobe_period()
+    }
+
+    /// Whether `task`'s arm is filtered now (false for tasks no arm holds).
+    pub fn is_filtered(&self, task: &Task) -> bool {
+        match self.arm_space().locate(task) {
+            Located::Arm(_, a) => self.rule.arms[a].pool != Pool::Normal,
+            _ => false,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::CurriculumSampler;
     use crate::test_support::{outcome, specs};
     use envdist_core::EnvId;
 
@@ -490,14 +483,14 @@ mod tests {
         for _ in 0..4 {
             s.record(&outcome(&a, h4, 1, true));
         }
-        assert_eq!(s.arms[0].pool, Pool::Easy);
-        assert_eq!(s.arms[0].pass_rate, Some(1.0));
+        assert_eq!(s.rule.arms[0].pool, Pool::Easy);
+        assert_eq!(s.rule.arms[0].pass_rate, Some(1.0));
         // Arm 1 (v0, scale 2): 1 of 4 -> mean 0.25, strictly inside (0, 1): stays normal.
         for k in 0..4 {
             s.record(&outcome(&a, h4, 2, k == 0));
         }
         assert_eq!(
-            (s.arms[1].pool, s.arms[1].pass_rate),
+            (s.rule.arms[1].pool, s.rule.arms[1].pass_rate),
             (Pool::Normal, Some(0.25))
         );
         // The only drawable arm of v0 is arm 1: P = 1/2 (env) x 1/1; v1's arms 1/2 x 1/2.
@@ -508,14 +501,14 @@ mod tests {
             s.record(&outcome(&b, h4, 1, true));
         }
         assert_eq!(
-            (s.arms[0].pool, s.arms[2].pool, s.recycled()),
+            (s.rule.arms[0].pool, s.rule.arms[2].pool, s.recycled()),
             (Pool::Normal, Pool::Easy, (1, 0))
         );
         // Hard: 0 of 4 -> mean 0 <= low. Cap floor(4 x 0.5) = 2 holds one.
         for _ in 0..4 {
             s.record(&outcome(&b, h4, 2, false));
         }
-        assert_eq!(s.arms[3].pool, Pool::Hard);
+        assert_eq!(s.rule.arms[3].pool, Pool::Hard);
         assert!(s.is_filtered(&outcome(&b, h4, 2, false).task));
         // Every filtered arm of v1 -> v1 cannot be drawn; v0 takes all the mass.
         assert_eq!(s.arm_probabilities(), vec![0.5, 0.5, 0.0, 0.0]);
@@ -525,7 +518,7 @@ mod tests {
         // Outcomes at another level or of unknown envs touch no arm.
         s.record(&outcome(&a, HarnessLevel::H0, 1, true));
         s.record(&outcome(&EnvId::new("x/y"), h4, 1, true));
-        assert_eq!(s.arms[0].group_n, 0);
+        assert_eq!(s.rule.arms[0].group_n, 0);
         let snap = s.snapshot();
         assert_eq!((snap[0].episodes, snap[1].episodes), (9, 8));
         assert_eq!(snap[1].score, 0.0);
@@ -536,13 +529,16 @@ mod tests {
         for _ in 17..27 {
             s.record(&outcome(&a, HarnessLevel::H0, 1, true));
         }
-        assert_eq!(s.arms[2].pool, Pool::Easy);
+        assert_eq!(s.rule.arms[2].pool, Pool::Easy);
         s.record(&outcome(&a, HarnessLevel::H0, 1, true));
-        assert_eq!((s.arms[2].pool, s.arms[3].pool), (Pool::Normal, Pool::Hard));
+        assert_eq!(
+            (s.rule.arms[2].pool, s.rule.arms[3].pool),
+            (Pool::Normal, Pool::Hard)
+        );
         for _ in 28..32 {
             s.record(&outcome(&a, HarnessLevel::H0, 1, true));
         }
-        assert_eq!((s.arms[3].pool, s.recycled()), (Pool::Normal, (1, 2)));
+        assert_eq!((s.rule.arms[3].pool, s.recycled()), (Pool::Normal, (1, 2)));
     }
 
     #[test]

@@ -22,11 +22,11 @@
 //!   lowest replay probability (`replay_support`) if that level's score is not higher.
 //!   A replayed level's score becomes `(1 - alpha) old + alpha new`.
 //! - Robust: gradients only from replayed levels (`no_exploratory_grad_updates`). A sampler
-//!   cannot skip gradients, so it says which tasks are replays: [`PlrSampler::is_replay`] (and
-//!   [`TaskSampler::trains_on`], false for new levels when `robust`). A trainer asks
-//!   when the episode ends, *before* reporting the outcome (the report moves a new level into
-//!   the buffer), still reports every outcome so new levels get scored, and leaves the
-//!   new-level episodes out of its loss. dcd decides replay or new per batch; here it is per
+//!   cannot skip gradients, so it says which tasks are replays: [`PlrSampler::is_replay`]
+//!   (and [`envdist_core::TaskSampler::trains_on`], false for new levels when `robust`). A
+//!   trainer asks when the episode ends, *before* reporting the outcome (the report moves a
+//!   new level into the buffer), still reports every outcome so new levels get scored, and
+//!   leaves the new-level episodes out of its loss. dcd decides replay or new per batch; here it is per
 //!   task, so a batch mixes both and the trainer masks per episode.
 //!
 //! Scores: PLR's are value losses (L1 or positive part of the GAE), which an outcome does not
@@ -38,12 +38,12 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use envdist_core::{EnvSpec, EpisodeOutcome, HarnessLevel, SamplerStateError, Task, TaskSampler};
+use envdist_core::{EpisodeOutcome, HarnessLevel, InvalidValue, Rng, Task};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Core, CurriculumSampler, EnvSnapshot, Located, bad, check_levels, check_rate,
-    config_hash, draw_index, h4_only,
+    ArmSpace, Carry, Clock, Draw, EnvScores, Located, Pick, Rule, RuleSampler, bad, check_len,
+    check_levels, check_nonneg, check_rate, check_unit, draw_index, h4_only, if_played,
 };
 use crate::error::CurriculumError;
 
@@ -212,28 +212,42 @@ pub struct Pending {
     pub drawn_at: u64,
 }
 
+/// The saved state of [`PlrRule`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Body {
-    levels: Vec<Level>,
-    values: Vec<f32>,
-    value_n: Vec<u64>,
-    pending: Vec<Pending>,
-    clock: u64,
-    replays: u64,
-    new_levels: u64,
-    inserted: u64,
-    discarded: u64,
+pub struct PlrBody {
+    /// The buffer, by slot.
+    pub levels: Vec<Level>,
+    /// Per-category success EMA `V`.
+    pub values: Vec<f32>,
+    /// Outcomes per category.
+    pub value_n: Vec<u64>,
+    /// New levels awaiting their outcome, oldest first.
+    pub pending: Vec<Pending>,
+    /// The replay clock (replays drawn).
+    pub clock: u64,
+    /// Replays drawn.
+    pub replays: u64,
+    /// New levels drawn.
+    pub new_levels: u64,
+    /// New levels that entered the buffer.
+    pub inserted: u64,
+    /// New levels discarded.
+    pub discarded: u64,
 }
 
 /// Robust prioritized level replay over replayable tasks.
+pub type PlrSampler = RuleSampler<PlrRule>;
+
+/// The rule of [`PlrSampler`]: the level buffer, the per-category values and the new levels
+/// awaiting their outcome. Its arms are the categories (env x harness level x scale) of the
+/// value estimates.
 #[derive(Debug, Clone)]
-pub struct PlrSampler {
+pub struct PlrRule {
     config: PlrConfig,
-    core: Core,
     levels: Vec<Level>,
     /// Level slot of each buffer task.
-    slot_of: HashMap<Task, usize>,
+    pub(crate) slot_of: HashMap<Task, usize>,
     /// Slots by score, highest first, ties by lower slot (the rank order).
     ranked: Vec<usize>,
     /// `rank_w[k]`: `1 / (k + 1)^(1/beta)`, the weight of the level ranked `k + 1`.
@@ -241,7 +255,7 @@ pub struct PlrSampler {
     /// `rank_cum[k]`: sum of `rank_w[j]` for `j <= k`.
     rank_cum: Vec<f64>,
     /// Per-category success EMA `V` (arms of the space: env x level x scale).
-    values: Vec<f32>,
+    pub(crate) values: Vec<f32>,
     value_n: Vec<u64>,
     /// New levels awaiting their outcome, by task and by draw number.
     pending: HashMap<Task, u64>,
@@ -253,62 +267,7 @@ pub struct PlrSampler {
     discarded: u64,
 }
 
-impl PlrSampler {
-    /// Name in configs and saved states.
-    pub const KIND: &'static str = "plr";
-
-    /// A sampler over `envs`, seeded. Errors name a bad config field or environment list.
-    pub fn new(envs: &[EnvSpec], config: PlrConfig, seed: u64) -> Result<Self, CurriculumError> {
-        config.validate()?;
-        let space = ArmSpace::new(envs, &config.harness_levels, true)?;
-        let n = space.len();
-        let inv = 1.0 / config.temperature as f64;
-        let rank_w: Vec<f64> = (1..=config.buffer_size as usize)
-            .map(|k| (k as f64).powf(-inv))
-            .collect();
-        let mut acc = 0.0;
-        let rank_cum = rank_w
-            .iter()
-            .map(|w| {
-                acc += w;
-                acc
-            })
-            .collect();
-        Ok(Self {
-            core: Core::new(space, config_hash(&config), seed),
-            values: vec![config.value_prior; n],
-            value_n: vec![0; n],
-            config,
-            levels: Vec::new(),
-            slot_of: HashMap::new(),
-            ranked: Vec::new(),
-            rank_w,
-            rank_cum,
-            pending: HashMap::new(),
-            pending_order: BTreeMap::new(),
-            clock: 0,
-            replays: 0,
-            new_levels: 0,
-            inserted: 0,
-            discarded: 0,
-        })
-    }
-
-    /// The configuration.
-    pub fn config(&self) -> &PlrConfig {
-        &self.config
-    }
-
-    /// The categories (env x harness level x scale) of the value estimates.
-    pub fn arm_space(&self) -> &ArmSpace {
-        &self.core.space
-    }
-
-    /// The buffer, by slot.
-    pub fn levels(&self) -> &[Level] {
-        &self.levels
-    }
-
+impl PlrRule {
     /// Replays drawn, new levels drawn, new levels that entered the buffer, new levels
     /// discarded (their score too low for a full buffer).
     pub fn counts(&self) -> (u64, u64, u64, u64) {
@@ -323,7 +282,7 @@ impl PlrSampler {
     }
 
     /// Staleness of slot `i`.
-    fn staleness(&self, i: usize) -> f64 {
+    pub(crate) fn staleness(&self, i: usize) -> f64 {
         (self.clock as i64 - self.levels[i].stamp).max(0) as f64
     }
 
@@ -403,19 +362,18 @@ impl PlrSampler {
         }
     }
 
-    fn draw_replay_slot(&mut self) -> usize {
+    fn draw_replay_slot(&mut self, rng: &mut Rng) -> usize {
         let c = self.config.staleness_coef as f64;
-        let rng = &mut self.core.rng;
         let stale = c > 0.0 && (c >= 1.0 || rng.next_f64() < c);
         if stale {
             let p = self.staleness_probabilities();
-            return draw_index(&mut self.core.rng, &p);
+            return draw_index(rng, &p);
         }
         match self.config.score_transform {
             ScoreTransform::Rank => {
                 let n = self.levels.len();
                 let total = self.rank_cum[n - 1];
-                let target = self.core.rng.next_f64() * total;
+                let target = rng.next_f64() * total;
                 let k = self.rank_cum[..n]
                     .partition_point(|&c| c <= target)
                     .min(n - 1);
@@ -423,17 +381,16 @@ impl PlrSampler {
             }
             _ => {
                 let p = self.score_probabilities();
-                draw_index(&mut self.core.rng, &p)
+                draw_index(rng, &p)
             }
         }
     }
 
     /// Draw the next task: a replay (a buffer level, exactly) or a new level.
-    pub fn sample_task(&mut self) -> Task {
-        self.core.samples += 1;
+    fn draw_task(&mut self, draw: Draw<'_>) -> Task {
         let fill = self.levels.len() as f64 / self.config.buffer_size as f64;
         let replay = !self.levels.is_empty() && fill >= self.config.rho as f64 && {
-            let u = self.core.rng.next_f64();
+            let u = draw.rng.next_f64();
             let r = self.config.replay_prob as f64;
             match self.config.schedule {
                 ReplaySchedule::Fixed => u < r,
@@ -441,15 +398,14 @@ impl PlrSampler {
             }
         };
         if replay {
-            let i = self.draw_replay_slot();
+            let i = self.draw_replay_slot(draw.rng);
             self.clock += 1;
             self.levels[i].stamp = self.clock as i64;
             self.levels[i].replays += 1;
             self.replays += 1;
             return self.levels[i].task.clone();
         }
-        let space = &self.core.space;
-        let rng = &mut self.core.rng;
+        let (space, rng) = (draw.space, draw.rng);
         let e = rng.index(space.envs().len());
         let levels = space.levels();
         let harness = levels[rng.index(levels.len())];
@@ -471,10 +427,10 @@ impl PlrSampler {
         }
         // (A fresh 64-bit seed repeats a pending task practically never; if it does, the
         // task is pending once, from its latest draw.)
-        if let Some(old) = self.pending.insert(task.clone(), self.core.samples) {
+        if let Some(old) = self.pending.insert(task.clone(), draw.samples) {
             self.pending_order.remove(&old);
         }
-        self.pending_order.insert(self.core.samples, task.clone());
+        self.pending_order.insert(draw.samples, task.clone());
         task
     }
 
@@ -526,11 +482,11 @@ impl PlrSampler {
         }
     }
 
-    /// Report an outcome: score it, move its category's `V`, then file a new level into the
-    /// buffer or update a replayed level's score.
-    pub fn record(&mut self, outcome: &EpisodeOutcome) {
-        let Located::Arm(_, a) = self.core.record(outcome) else {
-            return;
+    /// Score an outcome, move its category's `V`, then file a new level into the buffer or
+    /// update a replayed level's score (`samples`: draws so far).
+    fn take(&mut self, samples: u64, at: Located, outcome: &EpisodeOutcome) -> bool {
+        let Located::Arm(_, a) = at else {
+            return false;
         };
         let score = self.score_of(self.values[a], outcome.success);
         let x = if outcome.success { 1.0 } else { 0.0 };
@@ -540,7 +496,7 @@ impl PlrSampler {
         if let Some(drawn_at) = self.pending.remove(task) {
             self.pending_order.remove(&drawn_at);
             let slot = self.candidate_slot();
-            let staleness = self.core.samples.saturating_sub(drawn_at) as i64;
+            let staleness = samples.saturating_sub(drawn_at) as i64;
             let level = Level {
                 task: task.clone(),
                 score,
@@ -568,57 +524,49 @@ impl PlrSampler {
             self.levels[i].score = (1.0 - al) * self.levels[i].score + al * score;
             self.rerank(i);
         }
+        true
     }
 
-    fn check_body(&self, b: &Body) -> Result<(), String> {
-        let n = self.core.space.len();
+    fn check_body(&self, space: &ArmSpace, b: &PlrBody) -> Result<(), InvalidValue> {
+        let n = space.len();
         if b.levels.len() > self.config.buffer_size as usize {
-            return Err(format!(
-                "body.levels: expected at most buffer_size ({}) levels, found {}",
-                self.config.buffer_size,
-                b.levels.len()
+            return Err(InvalidValue::new(
+                "body.levels",
+                format!("at most buffer_size ({}) levels", self.config.buffer_size),
+                b.levels.len(),
             ));
         }
-        if b.values.len() != n || b.value_n.len() != n {
-            return Err(format!(
-                "body.values: expected {n} entries (one per category), found {} and {}",
-                b.values.len(),
-                b.value_n.len()
-            ));
+        check_len("body.values", "one per category", n, b.values.len())?;
+        check_len("body.value_n", "one per category", n, b.value_n.len())?;
+        for (k, &v) in b.values.iter().enumerate() {
+            check_unit(&format!("body.values[{k}]"), v)?;
         }
-        if let Some((k, v)) = b
-            .values
-            .iter()
-            .enumerate()
-            .find(|(_, v)| !(v.is_finite() && (0.0..=1.0).contains(*v)))
-        {
-            return Err(format!(
-                "body.values[{k}]: expected a value in [0, 1], found {v}"
-            ));
-        }
-        let mut seen = HashMap::new();
+        let mut seen = HashSet::new();
         for (k, l) in b.levels.iter().enumerate() {
-            if !matches!(self.core.space.locate(&l.task), Located::Arm(..)) {
-                return Err(format!(
-                    "body.levels[{k}].task: {} at {} scale {} is not a task of this sampler",
-                    l.task.env, l.task.harness, l.task.scale
+            let field = |f: &str| format!("body.levels[{k}].{f}");
+            if !matches!(space.locate(&l.task), Located::Arm(..)) {
+                return Err(InvalidValue::new(
+                    field("task"),
+                    "a task of this sampler (known environment, level and scale)",
+                    format!(
+                        "{} at {} scale {}",
+                        l.task.env, l.task.harness, l.task.scale
+                    ),
                 ));
             }
-            if !(l.score.is_finite() && l.score >= 0.0) {
-                return Err(format!(
-                    "body.levels[{k}].score: expected a finite value >= 0, found {}",
-                    l.score
-                ));
-            }
+            check_nonneg(&field("score"), l.score)?;
             if l.stamp > b.clock as i64 {
-                return Err(format!(
-                    "body.levels[{k}].stamp: expected at most clock ({}), found {}",
-                    b.clock, l.stamp
+                return Err(InvalidValue::new(
+                    field("stamp"),
+                    format!("at most clock ({})", b.clock),
+                    l.stamp,
                 ));
             }
-            if seen.insert(&l.task, k).is_some() {
-                return Err(format!(
-                    "body.levels[{k}].task: a duplicate of another level"
+            if !seen.insert(&l.task) {
+                return Err(InvalidValue::new(
+                    field("task"),
+                    "a task no other level holds",
+                    "a duplicate of another level",
                 ));
             }
         }
@@ -626,21 +574,24 @@ impl PlrSampler {
         let mut draws = HashSet::new();
         for (k, p) in b.pending.iter().enumerate() {
             if !tasks.insert(&p.task) || !draws.insert(p.drawn_at) {
-                return Err(format!(
-                    "body.pending[{k}]: a duplicate task or draw number"
+                return Err(InvalidValue::new(
+                    format!("body.pending[{k}]"),
+                    "a task and draw number no other pending level holds",
+                    "a duplicate task or draw number",
                 ));
             }
         }
         if b.pending.len() > MAX_PENDING {
-            return Err(format!(
-                "body.pending: expected at most {MAX_PENDING} entries, found {}",
-                b.pending.len()
+            return Err(InvalidValue::new(
+                "body.pending",
+                format!("at most {MAX_PENDING} entries"),
+                b.pending.len(),
             ));
         }
         Ok(())
     }
 
-    fn set_body(&mut self, b: Body) {
+    fn load_body(&mut self, b: PlrBody) {
         self.levels = b.levels;
         self.values = b.values;
         self.value_n = b.value_n;
@@ -687,20 +638,123 @@ fn normalise_or_uniform(mut w: Vec<f64>) -> Vec<f64> {
     w
 }
 
-impl TaskSampler for PlrSampler {
-    fn sample(&mut self) -> Task {
-        self.sample_task()
-    }
-    fn trains_on(&self, task: &Task) -> bool {
-        !self.config.robust || self.is_replay(task)
+impl Rule for PlrRule {
+    const KIND: &'static str = "plr";
+    type Config = PlrConfig;
+    type Body = PlrBody;
+
+    fn validate(config: &PlrConfig) -> Result<(), CurriculumError> {
+        config.validate()
     }
 
-    fn update(&mut self, outcome: &EpisodeOutcome) {
-        self.record(outcome);
+    fn arms(config: &PlrConfig) -> (&[HarnessLevel], bool) {
+        (&config.harness_levels, true)
     }
 
-    fn state(&self) -> serde_json::Value {
-        let body = Body {
+    fn init(config: PlrConfig, space: &ArmSpace) -> Self {
+        let n = space.len();
+        let inv = 1.0 / config.temperature as f64;
+        let rank_w: Vec<f64> = (1..=config.buffer_size as usize)
+            .map(|k| (k as f64).powf(-inv))
+            .collect();
+        let mut acc = 0.0;
+        let rank_cum = rank_w
+            .iter()
+            .map(|w| {
+                acc += w;
+                acc
+            })
+            .collect();
+        Self {
+            values: vec![config.value_prior; n],
+            value_n: vec![0; n],
+            config,
+            levels: Vec::new(),
+            slot_of: HashMap::new(),
+            ranked: Vec::new(),
+            rank_w,
+            rank_cum,
+            pending: HashMap::new(),
+            pending_order: BTreeMap::new(),
+            clock: 0,
+            replays: 0,
+            new_levels: 0,
+            inserted: 0,
+            discarded: 0,
+        }
+    }
+
+    fn config(&self) -> &PlrConfig {
+        &self.config
+    }
+
+    /// The replay rate x each level's replay probability on its category, plus the
+    /// new-level rate spread as new levels are drawn (environment uniform, then its
+    /// categories evenly).
+    fn distribution(&self, space: &ArmSpace) -> Vec<f64> {
+        let n_envs = space.envs().len();
+        let replay = self.replay_rate();
+        let mut p = vec![0.0; space.len()];
+        for e in 0..n_envs {
+            let arms = space.arms_of(e);
+            let k = arms.len() as f64;
+            for a in arms {
+                p[a] += (1.0 - replay) / n_envs as f64 / k;
+            }
+        }
+        for (i, q) in self.replay_probabilities().into_iter().enumerate() {
+            if let Located::Arm(_, a) = space.locate(&self.levels[i].task) {
+                p[a] += replay * q;
+            }
+        }
+        p
+    }
+
+    /// A replay (a buffer level, exactly) or a new level.
+    fn pick(&mut self, draw: Draw<'_>) -> Pick {
+        Pick::Task(self.draw_task(draw))
+    }
+
+    fn observe(
+        &mut self,
+        _: &ArmSpace,
+        clock: Clock,
+        at: Located,
+        outcome: &EpisodeOutcome,
+    ) -> bool {
+        self.take(clock.samples, at, outcome)
+    }
+
+    /// Score: mean score of the env's buffer levels (NaN if none). Success: the categories'
+    /// `V`, for categories played.
+    fn scores(&self, space: &ArmSpace, p: &[f64]) -> EnvScores {
+        let n_envs = space.envs().len();
+        let mut sum = vec![0.0; n_envs];
+        let mut cnt = vec![0usize; n_envs];
+        for l in &self.levels {
+            if let Located::Arm(e, _) = space.locate(&l.task) {
+                sum[e] += l.score as f64;
+                cnt[e] += 1;
+            }
+        }
+        let played = if_played(
+            self.value_n
+                .iter()
+                .zip(&self.values)
+                .map(|(&n, &v)| (n > 0, v)),
+        );
+        EnvScores {
+            score: sum
+                .iter()
+                .zip(&cnt)
+                .map(|(s, &c)| if c > 0 { s / c as f64 } else { f64::NAN })
+                .collect(),
+            success: space.env_mean(p, &played),
+        }
+    }
+
+    fn body(&self) -> PlrBody {
+        PlrBody {
             levels: self.levels.clone(),
             values: self.values.clone(),
             value_n: self.value_n.clone(),
@@ -717,82 +771,81 @@ impl TaskSampler for PlrSampler {
             new_levels: self.new_levels,
             inserted: self.inserted,
             discarded: self.discarded,
-        };
-        self.core.encode(Self::KIND, &self.config, &body)
+        }
     }
 
-    fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError> {
-        let d = self
-            .core
-            .decode::<PlrConfig, Body>(Self::KIND, &self.config, state)
-            .map_err(SamplerStateError)?;
-        self.check_body(&d.body).map_err(SamplerStateError)?;
-        let b = self.core.apply(d);
-        self.set_body(b);
-        Ok(())
+    fn check(&self, space: &ArmSpace, b: &PlrBody) -> Result<(), InvalidValue> {
+        self.check_body(space, b)
+    }
+
+    fn set_body(&mut self, b: PlrBody) {
+        self.load_body(b);
+    }
+
+    /// Kept categories keep `V`; buffer levels and pending new levels of kept environments
+    /// stay; the replay clock and counts carry on.
+    fn carry(&mut self, from: &Self, carry: &Carry<'_>) {
+        let kept = |t: &Task| {
+            carry
+                .old
+                .env_index(&t.env)
+                .is_some_and(|j| carry.keeps_old(j))
+        };
+        let mut body = from.body();
+        body.levels.retain(|l| kept(&l.task));
+        body.pending.retain(|p| kept(&p.task));
+        body.values = carry.per_arm(&from.values, self.config.value_prior);
+        body.value_n = carry.per_arm(&from.value_n, 0);
+        self.load_body(body);
+    }
+
+    /// False for new levels when `robust`: robust PLR trains on replays only.
+    fn trains_on(&self, task: &Task) -> bool {
+        !self.config.robust || self.is_replay(task)
     }
 }
 
-impl CurriculumSampler for PlrSampler {
-    fn kind(&self) -> &'static str {
-        Self::KIND
+impl PlrSampler {
+    /// The buffer, by slot.
+    pub fn levels(&self) -> &[Level] {
+        &self.rule.levels
     }
 
-    /// Probability: replay rate x the env's share of replay probability + the new-level rate
-    /// x 1/envs. Score: mean score of the env's buffer levels (NaN if none). Success: the
-    /// categories' `V`, for categories played.
-    fn snapshot(&self) -> Vec<EnvSnapshot> {
-        let space = &self.core.space;
-        let n_envs = space.envs().len();
-        let replay = self.replay_rate();
-        let mut p = vec![0.0; space.len()];
-        for e in 0..n_envs {
-            let arms = space.arms_of(e);
-            let k = arms.len() as f64;
-            for a in arms {
-                p[a] += (1.0 - replay) / n_envs as f64 / k;
-            }
-        }
-        let mut sum = vec![0.0; n_envs];
-        let mut cnt = vec![0usize; n_envs];
-        for (i, q) in self.replay_probabilities().into_iter().enumerate() {
-            if let Located::Arm(e, a) = space.locate(&self.levels[i].task) {
-                p[a] += replay * q;
-                sum[e] += self.levels[i].score as f64;
-                cnt[e] += 1;
-            }
-        }
-        let score: Vec<f64> = sum
-            .iter()
-            .zip(&cnt)
-            .map(|(s, &c)| if c > 0 { s / c as f64 } else { f64::NAN })
-            .collect();
-        let played: Vec<f64> = (0..space.len())
-            .map(|a| {
-                if self.value_n[a] > 0 {
-                    self.values[a] as f64
-                } else {
-                    f64::NAN
-                }
-            })
-            .collect();
-        let success = space.env_mean(&p, &played);
-        space.snapshot(&p, &score, &success, &self.core.totals)
+    /// Replays drawn, new levels drawn, new levels that entered the buffer, new levels
+    /// discarded (their score too low for a full buffer).
+    pub fn counts(&self) -> (u64, u64, u64, u64) {
+        self.rule.counts()
     }
 
-    fn samples(&self) -> u64 {
-        self.core.samples
+    /// Whether `task` is a replayed level (in the buffer, not a new level awaiting its
+    /// outcome). Ask before reporting the outcome: the report files a new level into the
+    /// buffer.
+    pub fn is_replay(&self, task: &Task) -> bool {
+        self.rule.is_replay(task)
     }
 
-    fn updates(&self) -> u64 {
-        self.core.updates
+    /// Replay probability of every buffer slot (sums to 1 when the buffer is not empty).
+    pub fn replay_probabilities(&self) -> Vec<f64> {
+        self.rule.replay_probabilities()
+    }
+
+    /// Probability that the next draw is a replay.
+    pub fn replay_rate(&self) -> f64 {
+        self.rule.replay_rate()
+    }
+
+    /// The score of an outcome against the category's running success `v`.
+    pub fn score_of(&self, v: f32, success: bool) -> f32 {
+        self.rule.score_of(v, success)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::CurriculumSampler;
     use crate::test_support::specs;
+    use envdist_core::TaskSampler;
 
     fn play(task: &Task, success: bool) -> EpisodeOutcome {
         EpisodeOutcome {
@@ -823,7 +876,7 @@ mod tests {
         s.record(&play(&t[0], true));
         // t2 wins: score |1 - 0.75| = 0.25, V -> 0.875; slot 1, staleness 3 - 2 = 1.
         s.record(&play(&t[1], true));
-        assert_eq!((s.staleness(0), s.staleness(1)), (2.0, 1.0));
+        assert_eq!((s.rule.staleness(0), s.rule.staleness(1)), (2.0, 1.0));
         // Full. Replay support: ranks [1, 2] -> P_S = [1, 2^-10] / (1 + 2^-10); staleness
         // [2, 1] -> P_C = [2/3, 1/3]; P = 0.7 P_S + 0.3 P_C.
         let ps1 = 2f64.powi(-10) / (1.0 + 2f64.powi(-10));
@@ -833,7 +886,7 @@ mod tests {
         // replaces t2, staleness 3 - 3 = 0. V -> 0.4375.
         s.record(&play(&t[2], false));
         assert_eq!(s.levels()[1].task, t[2]);
-        assert!((s.values[0] - 0.4375).abs() < 1e-6);
+        assert!((s.rule.values[0] - 0.4375).abs() < 1e-6);
         assert!(s.is_replay(&t[0]) && s.is_replay(&t[2]) && !s.is_replay(&t[1]));
         // Scores [0.5, 0.875]: slot 1 ranks first. Staleness [2, 0] -> P_C = [1, 0].
         // P = [0.7 x 2^-10 / (1 + 2^-10) + 0.3, 0.7 / (1 + 2^-10)].
@@ -844,9 +897,9 @@ mod tests {
         // Full and rho reached: every draw replays; the drawn level's staleness resets.
         let r = s.sample_task();
         assert!(s.is_replay(&r) && s.trains_on(&r));
-        let i = s.slot_of[&r];
-        assert_eq!(s.staleness(i), 0.0);
-        assert_eq!(s.staleness(1 - i), if i == 0 { 1.0 } else { 3.0 });
+        let i = s.rule.slot_of[&r];
+        assert_eq!(s.rule.staleness(i), 0.0);
+        assert_eq!(s.rule.staleness(1 - i), if i == 0 { 1.0 } else { 3.0 });
         // A replay's score is replaced (alpha 1): r against V 0.4375.
         s.record(&play(&r, true));
         assert!((s.levels()[i].score - 0.5625).abs() < 1e-6);

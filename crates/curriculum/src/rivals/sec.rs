@@ -21,12 +21,12 @@
 //! - `centered`: `|x - p|`, the unnormalised (Dr. GRPO) advantage, mean `2 p (1 - p)`: the
 //!   same ranking of arms on half the scale, so it needs about half the temperature.
 
-use envdist_core::{EnvSpec, EpisodeOutcome, HarnessLevel, SamplerStateError, Task, TaskSampler};
+use envdist_core::{EpisodeOutcome, HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Core, CurriculumSampler, EnvSnapshot, Located, bad, check_levels, check_rate,
-    config_hash, draw_index,
+    ArmSpace, Carry, Clock, EnvScores, Located, Rule, RuleSampler, bad, check_len, check_levels,
+    check_nonneg, check_rate, check_unit, if_played,
 };
 use crate::error::CurriculumError;
 
@@ -125,69 +125,41 @@ pub struct SecArm {
     pub episodes: u64,
 }
 
+/// The saved state of [`SecRule`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Body {
-    arms: Vec<SecArm>,
-    batch_count: u32,
-    batches: u64,
+pub struct SecBody {
+    /// Every arm of the bandit.
+    pub arms: Vec<SecArm>,
+    /// Outcomes counted in the current batch.
+    pub batch_count: u32,
+    /// Completed batches.
+    pub batches: u64,
 }
 
 /// The SEC bandit over (environment, harness level, scale).
+pub type SecSampler = RuleSampler<SecRule>;
+
+/// The rule of [`SecSampler`]: a value `Q` and a success estimate per arm, `Q` updated per
+/// batch.
 #[derive(Debug, Clone)]
-pub struct SecSampler {
-    config: SecConfig,
-    core: Core,
-    arms: Vec<SecArm>,
+pub struct SecRule {
+    pub(crate) config: SecConfig,
+    pub(crate) arms: Vec<SecArm>,
     batch_count: u32,
     batches: u64,
-    cache: Option<Vec<f64>>,
 }
 
-impl SecSampler {
-    /// Name in configs and saved states.
-    pub const KIND: &'static str = "sec";
-
-    /// A sampler over `envs`, seeded. Errors name a bad config field or environment list.
-    pub fn new(envs: &[EnvSpec], config: SecConfig, seed: u64) -> Result<Self, CurriculumError> {
-        config.validate()?;
-        let space = ArmSpace::new(envs, &config.harness_levels, config.per_scale)?;
-        let arm = SecArm {
+impl SecRule {
+    fn fresh(&self) -> SecArm {
+        SecArm {
             q: 0.0,
-            p: config.prior,
+            p: self.config.prior,
             batch_n: 0,
             batch_abs_adv: 0.0,
             updates: 0,
             episodes: 0,
-        };
-        Ok(Self {
-            arms: vec![arm; space.len()],
-            core: Core::new(space, config_hash(&config), seed),
-            config,
-            batch_count: 0,
-            batches: 0,
-            cache: None,
-        })
-    }
-
-    /// The configuration.
-    pub fn config(&self) -> &SecConfig {
-        &self.config
-    }
-
-    /// The arms.
-    pub fn arm_space(&self) -> &ArmSpace {
-        &self.core.space
-    }
-
-    /// The state of arm `a`.
-    pub fn arm_state(&self, a: usize) -> Option<&SecArm> {
-        self.arms.get(a)
-    }
-
-    /// Completed bandit updates (batches).
-    pub fn batches(&self) -> u64 {
-        self.batches
+        }
     }
 
     /// The absolute advantage of an outcome `success` on an arm whose estimate is `p`.
@@ -202,9 +174,38 @@ impl SecSampler {
             }
         }
     }
+}
 
-    /// `softmax(Q / tau)` over the arms (sums to 1).
-    pub fn arm_probabilities(&self) -> Vec<f64> {
+impl Rule for SecRule {
+    const KIND: &'static str = "sec";
+    type Config = SecConfig;
+    type Body = SecBody;
+
+    fn validate(config: &SecConfig) -> Result<(), CurriculumError> {
+        config.validate()
+    }
+
+    fn arms(config: &SecConfig) -> (&[HarnessLevel], bool) {
+        (&config.harness_levels, config.per_scale)
+    }
+
+    fn init(config: SecConfig, space: &ArmSpace) -> Self {
+        let mut rule = Self {
+            config,
+            arms: Vec::new(),
+            batch_count: 0,
+            batches: 0,
+        };
+        rule.arms = vec![rule.fresh(); space.len()];
+        rule
+    }
+
+    fn config(&self) -> &SecConfig {
+        &self.config
+    }
+
+    /// `softmax(Q / tau)` over the arms.
+    fn distribution(&self, _: &ArmSpace) -> Vec<f64> {
         let t = self.config.temperature as f64;
         let max = self
             .arms
@@ -220,22 +221,12 @@ impl SecSampler {
         w.into_iter().map(|x| x / z).collect()
     }
 
-    /// Draw the next task from `softmax(Q / tau)`.
-    pub fn sample_task(&mut self) -> Task {
-        if self.cache.is_none() {
-            self.cache = Some(self.arm_probabilities());
-        }
-        let p = self.cache.as_deref().unwrap_or_default();
-        let a = draw_index(&mut self.core.rng, p);
-        self.core.samples += 1;
-        self.core.space.draw(a, &mut self.core.rng)
-    }
-
-    /// Report an outcome: its absolute advantage joins its arm's batch and its success the
-    /// arm's estimate; the batch's end updates `Q` of every arm drawn in it.
-    pub fn record(&mut self, outcome: &EpisodeOutcome) {
-        let Located::Arm(_, a) = self.core.record(outcome) else {
-            return;
+    /// The outcome's absolute advantage joins its arm's batch and its success the arm's
+    /// estimate; the batch's end updates `Q` of every arm drawn in it (and so the
+    /// distribution).
+    fn observe(&mut self, _: &ArmSpace, _: Clock, at: Located, outcome: &EpisodeOutcome) -> bool {
+        let Located::Arm(_, a) = at else {
+            return false;
         };
         let adv = self.abs_advantage(self.arms[a].p, outcome.success);
         let x = if outcome.success { 1.0 } else { 0.0 };
@@ -247,7 +238,7 @@ impl SecSampler {
         s.episodes += 1;
         self.batch_count += 1;
         if self.batch_count < self.config.batch_episodes {
-            return;
+            return false;
         }
         let al = self.config.alpha;
         for s in self.arms.iter_mut().filter(|s| s.batch_n > 0) {
@@ -259,106 +250,70 @@ impl SecSampler {
         }
         self.batch_count = 0;
         self.batches += 1;
-        self.cache = None;
-    }
-
-    fn check_body(&self, b: &Body) -> Result<(), String> {
-        if b.arms.len() != self.arms.len() {
-            return Err(format!(
-                "body.arms: expected {} entries (one per arm), found {}",
-                self.arms.len(),
-                b.arms.len()
-            ));
-        }
-        if b.batch_count >= self.config.batch_episodes {
-            return Err(format!(
-                "body.batch_count: expected below batch_episodes ({}), found {}",
-                self.config.batch_episodes, b.batch_count
-            ));
-        }
-        for (k, s) in b.arms.iter().enumerate() {
-            if !(s.q.is_finite() && s.q >= 0.0) {
-                return Err(format!(
-                    "body.arms[{k}].q: expected a finite value >= 0, found {}",
-                    s.q
-                ));
-            }
-            if !(s.p.is_finite() && (0.0..=1.0).contains(&s.p)) {
-                return Err(format!(
-                    "body.arms[{k}].p: expected a value in [0, 1], found {}",
-                    s.p
-                ));
-            }
-            if !(s.batch_abs_adv.is_finite() && s.batch_abs_adv >= 0.0) {
-                return Err(format!(
-                    "body.arms[{k}].batch_abs_adv: expected a finite value >= 0, found {}",
-                    s.batch_abs_adv
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
-impl TaskSampler for SecSampler {
-    fn sample(&mut self) -> Task {
-        self.sample_task()
-    }
-
-    fn update(&mut self, outcome: &EpisodeOutcome) {
-        self.record(outcome);
-    }
-
-    fn state(&self) -> serde_json::Value {
-        let body = Body {
-            arms: self.arms.clone(),
-            batch_count: self.batch_count,
-            batches: self.batches,
-        };
-        self.core.encode(Self::KIND, &self.config, &body)
-    }
-
-    fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError> {
-        let d = self
-            .core
-            .decode::<SecConfig, Body>(Self::KIND, &self.config, state)
-            .map_err(SamplerStateError)?;
-        self.check_body(&d.body).map_err(SamplerStateError)?;
-        let b = self.core.apply(d);
-        self.arms = b.arms;
-        self.batch_count = b.batch_count;
-        self.batches = b.batches;
-        self.cache = None;
-        Ok(())
-    }
-}
-
-impl CurriculumSampler for SecSampler {
-    fn kind(&self) -> &'static str {
-        Self::KIND
+        true
     }
 
     /// Score: `Q`; success: the estimate `p` of played arms.
-    fn snapshot(&self) -> Vec<EnvSnapshot> {
-        let p = self.arm_probabilities();
-        let space = &self.core.space;
+    fn scores(&self, space: &ArmSpace, p: &[f64]) -> EnvScores {
         let q: Vec<f64> = self.arms.iter().map(|s| s.q as f64).collect();
-        let score = space.env_mean(&p, &q);
-        let played: Vec<f64> = self
-            .arms
-            .iter()
-            .map(|s| if s.episodes > 0 { s.p as f64 } else { f64::NAN })
-            .collect();
-        let success = space.env_mean(&p, &played);
-        space.snapshot(&p, &score, &success, &self.core.totals)
+        let played = if_played(self.arms.iter().map(|s| (s.episodes > 0, s.p)));
+        EnvScores::of_arms(space, p, &q, &played)
     }
 
-    fn samples(&self) -> u64 {
-        self.core.samples
+    fn body(&self) -> SecBody {
+        SecBody {
+            arms: self.arms.clone(),
+            batch_count: self.batch_count,
+            batches: self.batches,
+        }
     }
 
-    fn updates(&self) -> u64 {
-        self.core.updates
+    fn check(&self, _: &ArmSpace, b: &SecBody) -> Result<(), InvalidValue> {
+        check_len("body.arms", "one per arm", self.arms.len(), b.arms.len())?;
+        let n = self.config.batch_episodes;
+        if b.batch_count >= n {
+            return Err(InvalidValue::new(
+                "body.batch_count",
+                format!("below batch_episodes ({n})"),
+                b.batch_count,
+            ));
+        }
+        for (k, s) in b.arms.iter().enumerate() {
+            check_nonneg(&format!("body.arms[{k}].q"), s.q)?;
+            check_unit(&format!("body.arms[{k}].p"), s.p)?;
+            check_nonneg(&format!("body.arms[{k}].batch_abs_adv"), s.batch_abs_adv)?;
+        }
+        Ok(())
+    }
+
+    fn set_body(&mut self, b: SecBody) {
+        self.arms = b.arms;
+        self.batch_count = b.batch_count;
+        self.batches = b.batches;
+    }
+
+    /// Kept arms keep `Q`, their estimate and their batch; the batch carries on.
+    fn carry(&mut self, from: &Self, carry: &Carry<'_>) {
+        self.arms = carry.per_arm(&from.arms, self.fresh());
+        self.batch_count = from.batch_count;
+        self.batches = from.batches;
+    }
+}
+
+impl SecSampler {
+    /// The state of arm `a`.
+    pub fn arm_state(&self, a: usize) -> Option<&SecArm> {
+        self.rule.arms.get(a)
+    }
+
+    /// Completed bandit updates (batches).
+    pub fn batches(&self) -> u64 {
+        self.rule.batches
+    }
+
+    /// The absolute advantage of an outcome `success` on an arm whose estimate is `p`.
+    pub fn abs_advantage(&self, p: f32, success: bool) -> f32 {
+        self.rule.abs_advantage(p, success)
     }
 }
 
@@ -387,11 +342,11 @@ mod tests {
         // arm 1 loses: |0 - 0.5| = 0.5,   p1 = 0.45.   (batch complete)
         s.record(&outcome(&id, h4, 1, true));
         s.record(&outcome(&id, h4, 1, false));
-        assert_eq!(s.arms[0].q, 0.0, "Q moves only at the batch's end");
+        assert_eq!(s.rule.arms[0].q, 0.0, "Q moves only at the batch's end");
         s.record(&outcome(&id, h4, 2, false));
         // r0 = (0.5 + 0.55) / 2 = 0.525 -> Q0 = 0.5 x 0.525 + 0.5 x 0 = 0.2625; Q1 = 0.25.
-        assert!((s.arms[0].q - 0.2625).abs() < 1e-6 && (s.arms[1].q - 0.25).abs() < 1e-6);
-        assert!((s.arms[0].p - 0.495).abs() < 1e-6 && (s.arms[1].p - 0.45).abs() < 1e-6);
+        assert!((s.rule.arms[0].q - 0.2625).abs() < 1e-6 && (s.rule.arms[1].q - 0.25).abs() < 1e-6);
+        assert!((s.rule.arms[0].p - 0.495).abs() < 1e-6 && (s.rule.arms[1].p - 0.45).abs() < 1e-6);
         // softmax([0.2625, 0.25] / 1): P0 = 1 / (1 + e^-0.0125).
         let p = s.arm_probabilities();
         assert!((p[0] - 1.0 / (1.0 + (-0.0125f64).exp())).abs() < 1e-6);
@@ -402,13 +357,13 @@ mod tests {
             s.record(&outcome(&id, h4, 2, true));
         }
         let r1: f32 = (0.55 + 0.495 + 0.4455) / 3.0;
-        assert!((s.arms[1].q - (0.5 * r1 + 0.125)).abs() < 1e-6);
-        assert!((s.arms[0].q - 0.2625).abs() < 1e-6);
+        assert!((s.rule.arms[1].q - (0.5 * r1 + 0.125)).abs() < 1e-6);
+        assert!((s.rule.arms[0].q - 0.2625).abs() < 1e-6);
         assert_eq!(s.batches(), 2);
         // The GRPO-normalised advantage: at p = 0.5 a win is 0.5 / 0.5 = 1; at p = 0.55 a
         // loss is 0.55 / sqrt(0.2475); p is clamped to [1/16, 15/16] (max sqrt(15)).
         let mut g = s.clone();
-        g.config.advantage = AdvantageEstimate::GroupNormalized;
+        g.rule.config.advantage = AdvantageEstimate::GroupNormalized;
         assert!((g.abs_advantage(0.5, true) - 1.0).abs() < 1e-6);
         assert!((g.abs_advantage(0.55, false) - 0.55 / 0.2475f32.sqrt()).abs() < 1e-6);
         assert!((g.abs_advantage(0.0, true) - 15f32.sqrt()).abs() < 1e-6);

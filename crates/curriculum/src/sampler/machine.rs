@@ -26,7 +26,7 @@ pub struct EnvState {
     pub episodes: u64,
     /// Every success reported for this environment.
     pub successes: u64,
-    /// Stage advances forced by [`HdcConfig::max_stage_episodes`] rather than earned by
+    /// Stage advances forced by [`crate::HdcConfig::max_stage_episodes`] rather than earned by
     /// competence.
     #[serde(default)]
     pub capped_advances: u32,

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::HdcConfig;
 use crate::error::CurriculumError;
+use crate::rivals::check_envs;
 use machine::decay_tables;
 pub use machine::{EnvState, UpdateEffect};
 pub use persistence::{STATE_SCHEMA_VERSION, SavedState};
@@ -67,30 +68,7 @@ impl HdcSampler {
         seed: u64,
     ) -> Result<Self, CurriculumError> {
         config.validate()?;
-        if envs.is_empty() {
-            return Err(CurriculumError::Envs(InvalidValue::new(
-                "envs",
-                "at least one environment",
-                "none",
-            )));
-        }
-        let mut index = HashMap::with_capacity(envs.len());
-        for (i, e) in envs.iter().enumerate() {
-            if e.scale.min > e.scale.max {
-                return Err(CurriculumError::Envs(InvalidValue::new(
-                    format!("envs[{i}] ({}).scale", e.id),
-                    "min <= max",
-                    format!("{}..={}", e.scale.min, e.scale.max),
-                )));
-            }
-            if index.insert(e.id.clone(), i).is_some() {
-                return Err(CurriculumError::Envs(InvalidValue::new(
-                    format!("envs[{i}]"),
-                    "distinct environment ids",
-                    format!("a duplicate {:?}", e.id.as_str()),
-                )));
-            }
-        }
+        let index = check_envs(envs)?;
         for id in config.env_weights.keys() {
             if !index.contains_key(id) {
                 return Err(CurriculumError::Config(InvalidValue::new(
@@ -263,7 +241,7 @@ impl TaskSampler for HdcSampler {
     }
 
     fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError> {
-        self.restore_value(state).map_err(SamplerStateError)
+        Ok(self.restore_value(state)?)
     }
 }
 

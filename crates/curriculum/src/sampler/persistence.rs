@@ -4,12 +4,13 @@
 use std::path::Path;
 
 use envdist_core::io::{read_json, write_json_atomic};
-use envdist_core::{HarnessLevel, Rng};
+use envdist_core::{HarnessLevel, InvalidValue, Rng};
 use serde::{Deserialize, Serialize};
 
 use super::{EnvEntry, EnvState, HdcSampler};
 use crate::config::{HdcConfig, LevelRule};
 use crate::error::CurriculumError;
+use crate::rivals::{check_config, check_schema, check_unit, parse_state};
 
 /// Schema version of saved sampler states.
 pub const STATE_SCHEMA_VERSION: u32 = 1;
@@ -59,86 +60,69 @@ impl HdcSampler {
         }
     }
 
-    /// Check a saved state against this sampler's config and environments; the error says
-    /// what differs. Nothing is changed.
-    fn check_state(&self, s: &SavedState) -> Result<(), String> {
+    /// Check a saved state against this sampler's config and environments; the error names
+    /// the field that differs. Nothing is changed.
+    fn check_state(&self, s: &SavedState) -> Result<(), InvalidValue> {
         if s.schema_version != STATE_SCHEMA_VERSION {
-            return Err(format!(
-                "schema_version: expected {STATE_SCHEMA_VERSION}, found {}",
-                s.schema_version
+            return Err(InvalidValue::new(
+                "schema_version",
+                STATE_SCHEMA_VERSION.to_string(),
+                s.schema_version,
             ));
         }
-        if s.config.hash_hex() != s.config_hash {
-            return Err(format!(
-                "config_hash: expected {} (the hash of the saved config), found {}: the state was edited or is corrupt",
-                s.config.hash_hex(),
-                s.config_hash
-            ));
-        }
-        if s.config_hash != self.config_hash {
-            let diff = s.config.diff(&self.config);
-            return Err(format!(
-                "it was saved under a different configuration (hash {} vs {}); differing fields (saved -> current): {}",
-                s.config_hash,
-                self.config_hash,
-                diff.join("; ")
-            ));
-        }
+        check_config(&s.config_hash, &s.config, &self.config_hash, &self.config)?;
         if s.envs.len() != self.envs.len() {
-            return Err(format!(
-                "envs: the state has {} environments, this sampler {}",
-                s.envs.len(),
-                self.envs.len()
+            return Err(InvalidValue::new(
+                "envs",
+                format!("{} environments (this sampler's)", self.envs.len()),
+                format!("{} environments", s.envs.len()),
             ));
         }
-        for (k, (a, b)) in s.envs.iter().zip(&self.envs).enumerate() {
-            if a != b {
-                return Err(format!(
-                    "envs[{k}]: saved {} (scale {}..={}, weight {}), current {} (scale {}..={}, weight {})",
-                    a.id,
-                    a.scale.min,
-                    a.scale.max,
-                    a.weight,
-                    b.id,
-                    b.scale.min,
-                    b.scale.max,
-                    b.weight
-                ));
-            }
+        let show = |e: &EnvEntry| {
+            format!(
+                "{} (scale {}..={}, weight {})",
+                e.id, e.scale.min, e.scale.max, e.weight
+            )
+        };
+        if let Some((k, (a, b))) = s
+            .envs
+            .iter()
+            .zip(&self.envs)
+            .enumerate()
+            .find(|(_, (a, b))| a != b)
+        {
+            return Err(InvalidValue::new(format!("envs[{k}]"), show(b), show(a)));
         }
         if s.per_env.len() != self.envs.len() {
-            return Err(format!(
-                "per_env: expected {} entries (one per environment), found {}",
-                self.envs.len(),
-                s.per_env.len()
+            return Err(InvalidValue::new(
+                "per_env",
+                format!("{} entries (one per environment)", self.envs.len()),
+                s.per_env.len(),
             ));
         }
         if s.global_level < self.config.harness_start {
-            return Err(format!(
-                "global_level: expected {} or weaker, found {}",
-                self.config.harness_start, s.global_level
+            return Err(InvalidValue::new(
+                "global_level",
+                format!("{} or weaker", self.config.harness_start),
+                s.global_level,
             ));
         }
         for (k, st) in s.per_env.iter().enumerate() {
-            let r = self.envs[k].scale;
-            if !(st.window_lo >= r.min && st.window_lo <= self.top_lo(k)) {
-                return Err(format!(
-                    "per_env[{k}].window_lo: expected {}..={}, found {}",
-                    r.min,
-                    self.top_lo(k),
-                    st.window_lo
+            let field = |f: &str| format!("per_env[{k}].{f}");
+            let (lo, hi) = (self.envs[k].scale.min, self.top_lo(k));
+            if !(lo..=hi).contains(&st.window_lo) {
+                return Err(InvalidValue::new(
+                    field("window_lo"),
+                    format!("{lo}..={hi}"),
+                    st.window_lo,
                 ));
             }
-            if !(st.ema.is_finite() && (0.0..=1.0).contains(&st.ema)) {
-                return Err(format!(
-                    "per_env[{k}].ema: expected a value in [0, 1], found {}",
-                    st.ema
-                ));
-            }
+            check_unit(&field("ema"), st.ema)?;
             if st.successes > st.episodes {
-                return Err(format!(
-                    "per_env[{k}].successes: expected at most episodes ({}), found {}",
-                    st.episodes, st.successes
+                return Err(InvalidValue::new(
+                    field("successes"),
+                    format!("at most episodes ({})", st.episodes),
+                    st.successes,
                 ));
             }
             let level_ok = match self.config.mode.level_rule() {
@@ -147,51 +131,50 @@ impl HdcSampler {
                 LevelRule::Fixed | LevelRule::Uniform => st.level == self.config.initial_level(),
             };
             if !level_ok {
-                return Err(format!(
-                    "per_env[{k}].level: {} is not a level mode {} can be at",
-                    st.level, self.config.mode
+                return Err(InvalidValue::new(
+                    field("level"),
+                    format!("a level mode {} can be at", self.config.mode),
+                    st.level,
                 ));
             }
         }
         Ok(())
     }
 
-    /// Restore from a parsed state; on error (which says what differs) nothing changes.
+    /// Restore from a parsed state; on error (which names the field that differs) nothing
+    /// changes.
     pub fn restore_state(&mut self, s: SavedState) -> Result<(), CurriculumError> {
-        self.check_state(&s)
-            .map_err(|message| CurriculumError::State {
-                path: None,
-                message,
-            })?;
+        self.check_state(&s).map_err(|e| CurriculumError::State {
+            path: None,
+            message: e.to_string(),
+        })?;
+        self.take_state(s);
+        Ok(())
+    }
+
+    fn take_state(&mut self, s: SavedState) {
         self.rng = s.rng;
         self.global_level = s.global_level;
         self.samples = s.samples;
         self.updates = s.updates;
         self.unknown = s.unknown;
         self.per_env = s.per_env;
-        Ok(())
     }
 
-    pub(super) fn restore_value(&mut self, v: &serde_json::Value) -> Result<(), String> {
+    pub(super) fn restore_value(&mut self, v: &serde_json::Value) -> Result<(), InvalidValue> {
         // A rival's state names its sampler; HDC's does not.
         if let Some(other) = v.get("sampler") {
-            return Err(format!(
-                "sampler: expected an HDC state (no `sampler` field), found {other}: the state belongs to another sampler"
+            return Err(InvalidValue::new(
+                "sampler",
+                "an HDC state (no `sampler` field)",
+                format!("{other}: the state belongs to another sampler"),
             ));
         }
-        let found = v.get("schema_version");
-        if found.and_then(|x| x.as_u64()) != Some(STATE_SCHEMA_VERSION as u64) {
-            return Err(format!(
-                "schema_version: expected {STATE_SCHEMA_VERSION}, found {}",
-                found.map_or_else(|| "nothing".into(), |x| x.to_string())
-            ));
-        }
-        let s: SavedState = serde_path_to_error::deserialize(v)
-            .map_err(|e| format!("field `{}`: {}", e.path(), e.inner()))?;
-        self.restore_state(s).map_err(|e| match e {
-            CurriculumError::State { message, .. } => message,
-            other => other.to_string(),
-        })
+        check_schema(v, STATE_SCHEMA_VERSION)?;
+        let s: SavedState = parse_state(v, "a saved HDC state")?;
+        self.check_state(&s)?;
+        self.take_state(s);
+        Ok(())
     }
 
     /// Write the state to `path` atomically (pretty JSON with `schema_version`).
@@ -205,11 +188,10 @@ impl HdcSampler {
     pub fn load(&mut self, path: impl AsRef<Path>) -> Result<(), CurriculumError> {
         let path = path.as_ref();
         let v: serde_json::Value = read_json(path, Some(STATE_SCHEMA_VERSION))?;
-        self.restore_value(&v)
-            .map_err(|message| CurriculumError::State {
-                path: Some(path.to_path_buf()),
-                message,
-            })
+        self.restore_value(&v).map_err(|e| CurriculumError::State {
+            path: Some(path.to_path_buf()),
+            message: e.to_string(),
+        })
     }
 }
 

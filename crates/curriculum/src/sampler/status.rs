@@ -59,6 +59,29 @@ pub struct TraceEvent {
     pub window_hi: u32,
 }
 
+impl TraceEvent {
+    /// The line for `outcome`, numbered `step`, with the environment's position after it:
+    /// `level` and the scale span `window`.
+    pub fn new(
+        step: u64,
+        outcome: &EpisodeOutcome,
+        level: HarnessLevel,
+        window: (u32, u32),
+    ) -> Self {
+        Self {
+            schema_version: TRACE_SCHEMA_VERSION,
+            step,
+            env: outcome.task.env.clone(),
+            harness: outcome.task.harness,
+            scale: outcome.task.scale,
+            success: outcome.success,
+            level,
+            window_lo: window.0,
+            window_hi: window.1,
+        }
+    }
+}
+
 impl HdcSampler {
     /// A snapshot of environment `i`, or `None` if out of range.
     pub fn env_status(&self, i: usize) -> Option<EnvStatus> {
@@ -93,18 +116,12 @@ impl HdcSampler {
     /// (call after [`HdcSampler::record`]). `None` for an unknown environment.
     pub fn trace_event(&self, step: u64, outcome: &EpisodeOutcome) -> Option<TraceEvent> {
         let i = self.env_index(&outcome.task.env)?;
-        let (window_lo, window_hi) = self.window(i);
-        Some(TraceEvent {
-            schema_version: TRACE_SCHEMA_VERSION,
+        Some(TraceEvent::new(
             step,
-            env: outcome.task.env.clone(),
-            harness: outcome.task.harness,
-            scale: outcome.task.scale,
-            success: outcome.success,
-            level: self.current_level(i),
-            window_lo,
-            window_hi,
-        })
+            outcome,
+            self.current_level(i),
+            self.window(i),
+        ))
     }
 }
 

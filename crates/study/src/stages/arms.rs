@@ -12,9 +12,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use envdist_core::{EnvFactory, EnvId, GradientSet, HarnessLevel, ProfileSet, Rng, TaskSampler};
+use envdist_core::{EnvFactory, EnvId, GradientSet, HarnessLevel, ProfileSet, Rng};
 use envdist_curriculum::{
-    CurriculumSampler, HdcConfig, HdcSampler, Mode, SamplerConfig, StatusFile, Traced,
+    BuildOptions, CurriculumSampler, HdcConfig, Mode, SamplerConfig, StatusFile,
 };
 use envdist_envs::{HintStyle, Suite, SuiteConfig};
 use envdist_trainer::{GradientConfig, PolicyModel, RunOptions, Trainer, UpdateStats};
@@ -182,33 +182,6 @@ struct OnlineState {
     selections: Vec<Vec<EnvId>>,
 }
 
-/// The sampler of a run: HDC (traced) or a rival.
-enum Sampler {
-    Hdc(Box<Traced>),
-    Rival(Box<dyn CurriculumSampler>),
-}
-
-impl Sampler {
-    fn new(config: &SamplerConfig, specs: &[envdist_core::EnvSpec], stream: u64) -> Result<Self> {
-        Ok(match config {
-            SamplerConfig::Hdc(c) => Sampler::Hdc(Box::new(Traced::new(HdcSampler::new(
-                specs,
-                None,
-                c.clone(),
-                stream,
-            )?))),
-            other => Sampler::Rival(other.build(specs, stream)?),
-        })
-    }
-
-    fn as_task_sampler(&mut self) -> &mut dyn TaskSampler {
-        match self {
-            Sampler::Hdc(t) => t.as_mut(),
-            Sampler::Rival(r) => r.as_mut(),
-        }
-    }
-}
-
 /// The suite an arm trains in: the study's canvas and the arm's hint style.
 fn training_suite(suite: &Arc<Suite>, style: HintStyle) -> Result<Arc<Suite>> {
     if suite.config().hint_style == style {
@@ -261,10 +234,17 @@ pub fn train_arm(
         }
     };
     let envs = online_state.selections.last().cloned().unwrap_or_default();
-    let mut sampler = Sampler::new(&job.plan.sampler, &specs_of(&train_suite, &envs)?, stream)?;
+    let mut sampler = job.plan.sampler.build_with(
+        &specs_of(&train_suite, &envs)?,
+        stream,
+        BuildOptions {
+            trace: true,
+            weights: None,
+        },
+    )?;
     let factory: Arc<dyn EnvFactory> = train_suite.clone();
     let mut trainer = if resumable {
-        Trainer::resume(&ckpt, factory, cfg.device, sampler.as_task_sampler())
+        Trainer::resume(&ckpt, factory, cfg.device, sampler.as_mut())
             .with_context(|| format!("resuming {}", ckpt.display()))?
     } else {
         for stale in files.stale() {
@@ -301,7 +281,7 @@ pub fn train_arm(
             checkpoint_every: 20,
             stop_at,
         };
-        let summary = trainer.run(sampler.as_task_sampler(), &opts, &mut |s| {
+        let summary = trainer.run(sampler.as_mut(), &opts, &mut |s| {
             progress.set(s.env_steps);
             if let Some(r) = s.success_rate {
                 progress.message(format!("success {r:.2}"));
@@ -333,25 +313,23 @@ pub fn train_arm(
                 &trainer.policy(),
                 profiles,
             )?;
-            if let Sampler::Hdc(t) = &mut sampler {
-                t.sampler = t.sampler.with_envs(&specs_of(&train_suite, &next)?)?;
-            }
+            sampler.retarget(&specs_of(&train_suite, &next)?)?;
             online_state.selections.push(next);
             // The new selection and the sampler's state land together: the checkpoint that
             // follows is the one a resume would start from.
             envdist_core::io::write_json_atomic(files.online(), &online_state)?;
-            trainer.save_checkpoint(&ckpt, sampler.as_task_sampler())?;
+            trainer.save_checkpoint(&ckpt, sampler.as_mut())?;
         }
     }
     progress.finish();
-    let curriculum = match &sampler {
-        Sampler::Hdc(t) if t.sampler.config().mode.weakens_harness() => {
+    let curriculum = match sampler.hdc() {
+        Some(hdc) if hdc.config().mode.weakens_harness() => {
             envdist_core::io::write_json_atomic(
                 files.curriculum_status(),
-                &StatusFile::new(t.sampler.status()),
+                &StatusFile::new(hdc.status()),
             )?;
-            envdist_core::io::write_jsonl_atomic(files.curriculum_trace(), &t.trace)?;
-            Some(curriculum_summary(t))
+            envdist_core::io::write_jsonl_atomic(files.curriculum_trace(), sampler.trace())?;
+            Some(curriculum_summary(sampler.as_ref()))
         }
         _ => None,
     };
@@ -416,13 +394,16 @@ fn reselect_now(
 }
 
 /// Episodes per level, final levels, time to half at H4 and forced advances of a traced HDC
-/// run.
-fn curriculum_summary(t: &Traced) -> CurriculumSummary {
+/// run (a sampler whose [`CurriculumSampler::hdc`] is some).
+fn curriculum_summary(t: &dyn CurriculumSampler) -> CurriculumSummary {
     let mut s = CurriculumSummary::default();
-    for e in &t.trace {
+    let (Some(hdc), trace) = (t.hdc(), t.trace()) else {
+        return s;
+    };
+    for e in trace {
         s.episodes_per_level[e.harness.index()] += 1;
     }
-    let status = t.sampler.status();
+    let status = hdc.status();
     for st in &status {
         s.final_levels[st.harness.index()] += 1;
     }
@@ -431,7 +412,7 @@ fn curriculum_summary(t: &Traced) -> CurriculumSummary {
     // When each environment first reached H4, in trace steps.
     let mut first_h4: std::collections::BTreeMap<&EnvId, usize> = Default::default();
     let mut last: std::collections::BTreeMap<&EnvId, (HarnessLevel, u32)> = Default::default();
-    for (i, e) in t.trace.iter().enumerate() {
+    for (i, e) in trace.iter().enumerate() {
         if e.level == HarnessLevel::H4 {
             first_h4.entry(&e.env).or_insert(i);
         }
@@ -445,10 +426,10 @@ fn curriculum_summary(t: &Traced) -> CurriculumSummary {
     let mut times: Vec<usize> = first_h4.values().copied().collect();
     times.sort();
     let half = n.div_ceil(2);
-    s.half_at_h4_after = (times.len() >= half && !t.trace.is_empty())
-        .then(|| times[half - 1] as f32 / t.trace.len() as f32);
+    s.half_at_h4_after = (times.len() >= half && !trace.is_empty())
+        .then(|| times[half - 1] as f32 / trace.len() as f32);
     s.capped_advances = (0..status.len())
-        .filter_map(|i| t.sampler.env_state(i))
+        .filter_map(|i| hdc.env_state(i))
         .map(|st| st.capped_advances)
         .sum();
     s

@@ -1,0 +1,521 @@
+//! The one generic rival sampler: [`RuleSampler`] runs any [`Rule`] over an [`ArmSpace`]
+//! and implements [`TaskSampler`] and [`CurriculumSampler`] once for all of them.
+
+use std::fmt;
+
+use envdist_core::{
+    EnvSpec, EpisodeOutcome, HarnessLevel, InvalidValue, Rng, SamplerStateError, Task, TaskSampler,
+};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::{
+    ArmSpace, EnvRange, EnvTotals, Located, RIVAL_STATE_SCHEMA_VERSION, check_config, check_schema,
+    config_hash, draw_index, parse_state,
+};
+use crate::error::CurriculumError;
+use crate::{CurriculumSampler, EnvSnapshot, TraceEvent};
+
+/// What makes one rival different from another: its state, how it draws, how an outcome
+/// moves it, how its saved body is checked, and what it reports. Everything else (the arms,
+/// the random stream, counters, the state envelope, snapshots, trace lines, retargeting) is
+/// [`RuleSampler`]'s.
+///
+/// Determinism is the sampler's contract, so a rule draws randomness only in
+/// [`Rule::pick`] and never in [`Rule::observe`].
+pub trait Rule: Clone + fmt::Debug + Send + Sized {
+    /// Name in configs and saved states.
+    const KIND: &'static str;
+    /// The rule's parameters.
+    type Config: Clone + fmt::Debug + PartialEq + Serialize + DeserializeOwned;
+    /// The rule's part of a saved state (the envelope's `body`).
+    type Body: Serialize + DeserializeOwned;
+
+    /// Check `config` once; the error names the first bad field.
+    fn validate(config: &Self::Config) -> Result<(), CurriculumError>;
+    /// The arms of a (valid) config: its harness levels, and whether each scale is an arm.
+    fn arms(config: &Self::Config) -> (&[HarnessLevel], bool);
+    /// The fresh rule over `space`.
+    fn init(config: Self::Config, space: &ArmSpace) -> Self;
+    /// The configuration.
+    fn config(&self) -> &Self::Config;
+    /// The probability of each arm holding the next task (sums to 1): what snapshots show,
+    /// and what the default [`Rule::pick`] draws from.
+    fn distribution(&self, space: &ArmSpace) -> Vec<f64>;
+    /// Choose the next task: an arm (a fresh task of it is drawn) or an exact task (a
+    /// replay). Default: an arm from [`Rule::distribution`], kept until
+    /// [`Rule::observe`] says it changed.
+    fn pick(&mut self, draw: Draw<'_>) -> Pick {
+        Pick::Arm(draw.weighted(|space| self.distribution(space)))
+    }
+    /// Take an outcome in, `at` its place in the arms (counters in `clock` already count
+    /// it). Returns whether the distribution may have changed.
+    fn observe(
+        &mut self,
+        space: &ArmSpace,
+        clock: Clock,
+        at: Located,
+        outcome: &EpisodeOutcome,
+    ) -> bool;
+    /// Per-environment score and success estimate for snapshots, given the distribution.
+    fn scores(&self, space: &ArmSpace, arm_probs: &[f64]) -> EnvScores;
+    /// The state to save.
+    fn body(&self) -> Self::Body;
+    /// Check a saved body against this rule and `space`; the error names the field.
+    fn check(&self, space: &ArmSpace, body: &Self::Body) -> Result<(), InvalidValue>;
+    /// Take a checked body.
+    fn set_body(&mut self, body: Self::Body);
+    /// Take over the state `from` had for the arms and environments that `carry` keeps
+    /// (`self` is fresh over the new arms).
+    fn carry(&mut self, from: &Self, carry: &Carry<'_>);
+    /// Whether a trainer should learn from `task`'s episode ([`TaskSampler::trains_on`]).
+    fn trains_on(&self, _task: &Task) -> bool {
+        true
+    }
+}
+
+/// What [`Rule::pick`] chose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pick {
+    /// A fresh task of this arm.
+    Arm(usize),
+    /// Exactly this task.
+    Task(Task),
+}
+
+/// What [`Rule::pick`] draws with.
+pub struct Draw<'a> {
+    /// The arms.
+    pub space: &'a ArmSpace,
+    /// The sampler's random stream.
+    pub rng: &'a mut Rng,
+    /// This draw's number (1-based count of samples, this one included).
+    pub samples: u64,
+    cache: &'a mut Option<Vec<f64>>,
+}
+
+impl Draw<'_> {
+    /// An arm drawn from `distribution`, computed only when the last one may be stale.
+    pub fn weighted(self, distribution: impl FnOnce(&ArmSpace) -> Vec<f64>) -> usize {
+        let p = self.cache.get_or_insert_with(|| distribution(self.space));
+        draw_index(self.rng, p)
+    }
+}
+
+/// The sampler's counters after an outcome was counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Clock {
+    /// Tasks drawn so far.
+    pub samples: u64,
+    /// Outcomes of known environments so far (this one included when known).
+    pub updates: u64,
+}
+
+/// Per-environment statistics of a snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnvScores {
+    /// The rule's priority statistic per environment.
+    pub score: Vec<f64>,
+    /// Its success estimate per environment (NaN when none).
+    pub success: Vec<f64>,
+}
+
+impl EnvScores {
+    /// Per-environment means, under `arm_probs`, of a per-arm score and a per-arm success
+    /// estimate (NaN where an arm has none; see [`ArmSpace`]'s weighting).
+    pub fn of_arms(space: &ArmSpace, arm_probs: &[f64], score: &[f64], success: &[f64]) -> Self {
+        Self {
+            score: space.env_mean(arm_probs, score),
+            success: space.env_mean(arm_probs, success),
+        }
+    }
+}
+
+/// Per arm, its estimate where it was played and NaN elsewhere: `(played, estimate)` pairs.
+pub(crate) fn if_played(arms: impl Iterator<Item = (bool, f32)>) -> Vec<f64> {
+    arms.map(|(played, v)| if played { v as f64 } else { f64::NAN })
+        .collect()
+}
+
+/// Which environments and arms of an old arm space a new one keeps (same id, same scale
+/// range; the harness levels and `per_scale` are the config's, so the arms line up).
+pub struct Carry<'a> {
+    /// The arms before.
+    pub old: &'a ArmSpace,
+    /// The arms after.
+    pub new: &'a ArmSpace,
+    /// Per new environment, its index in the old space if kept.
+    env: Vec<Option<usize>>,
+}
+
+impl<'a> Carry<'a> {
+    fn new(old: &'a ArmSpace, new: &'a ArmSpace) -> Self {
+        let env = new
+            .envs()
+            .iter()
+            .map(|e| old.env_index(&e.id).filter(|&j| old.envs()[j] == *e))
+            .collect();
+        Self { old, new, env }
+    }
+
+    /// Kept environments as (new index, old index).
+    pub fn envs(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.env
+            .iter()
+            .enumerate()
+            .filter_map(|(i, j)| j.map(|j| (i, j)))
+    }
+
+    /// Kept arms as (new index, old index).
+    pub fn arms(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.envs()
+            .flat_map(|(i, j)| self.new.arms_of(i).zip(self.old.arms_of(j)))
+    }
+
+    /// Whether the old environment `j` is kept.
+    pub fn keeps_old(&self, j: usize) -> bool {
+        self.env.contains(&Some(j))
+    }
+
+    /// `old` (one value per old environment) over the new environments: kept environments
+    /// keep their value, the others take `fresh`.
+    pub fn per_env<T: Clone>(&self, old: &[T], fresh: T) -> Vec<T> {
+        spread(self.new.envs().len(), self.envs(), old, fresh)
+    }
+
+    /// `old` (one value per old arm) over the new arms: kept arms keep their value, the
+    /// others take `fresh`.
+    pub fn per_arm<T: Clone>(&self, old: &[T], fresh: T) -> Vec<T> {
+        spread(self.new.len(), self.arms(), old, fresh)
+    }
+}
+
+/// `n` values, `fresh` but where `(new, old)` pairs take `old[old]`.
+fn spread<T: Clone>(
+    n: usize,
+    pairs: impl Iterator<Item = (usize, usize)>,
+    old: &[T],
+    fresh: T,
+) -> Vec<T> {
+    let mut v = vec![fresh; n];
+    for (i, j) in pairs {
+        v[i] = old[j].clone();
+    }
+    v
+}
+
+/// What every rival keeps besides its rule's state: the arms, the random stream, counters.
+#[derive(Debug, Clone)]
+struct Core {
+    space: ArmSpace,
+    config_hash: String,
+    rng: Rng,
+    samples: u64,
+    updates: u64,
+    unknown: u64,
+    totals: Vec<EnvTotals>,
+}
+
+#[derive(Serialize)]
+struct EnvelopeOut<'a, C, B> {
+    schema_version: u32,
+    sampler: &'a str,
+    config_hash: &'a str,
+    config: &'a C,
+    envs: &'a [EnvRange],
+    rng: &'a Rng,
+    samples: u64,
+    updates: u64,
+    unknown: u64,
+    totals: &'a [EnvTotals],
+    body: &'a B,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EnvelopeIn<C, B> {
+    #[allow(dead_code)]
+    schema_version: u32,
+    #[allow(dead_code)]
+    sampler: String,
+    config_hash: String,
+    config: C,
+    envs: Vec<EnvRange>,
+    rng: Rng,
+    samples: u64,
+    updates: u64,
+    unknown: u64,
+    totals: Vec<EnvTotals>,
+    body: B,
+}
+
+impl Core {
+    /// Count `outcome` in the totals and say where it falls.
+    fn record(&mut self, outcome: &EpisodeOutcome) -> Located {
+        let at = self.space.locate(&outcome.task);
+        match at {
+            Located::Unknown => self.unknown += 1,
+            Located::OffArm(e) | Located::Arm(e, _) => {
+                self.updates += 1;
+                self.totals[e].episodes += 1;
+                self.totals[e].successes += outcome.success as u64;
+            }
+        }
+        at
+    }
+
+    /// Check a state envelope against this sampler (kind, schema, config, environments).
+    /// Nothing changes here.
+    fn decode<C, B>(
+        &self,
+        kind: &str,
+        config: &C,
+        v: &serde_json::Value,
+    ) -> Result<EnvelopeIn<C, B>, InvalidValue>
+    where
+        C: Serialize + DeserializeOwned,
+        B: DeserializeOwned,
+    {
+        check_schema(v, RIVAL_STATE_SCHEMA_VERSION)?;
+        let found = v.get("sampler").and_then(|x| x.as_str());
+        if found != Some(kind) {
+            return Err(InvalidValue::new(
+                "sampler",
+                format!("{kind:?}"),
+                format!(
+                    "{}: the state belongs to another sampler",
+                    found.map_or_else(|| "nothing".into(), |x| format!("{x:?}"))
+                ),
+            ));
+        }
+        let s: EnvelopeIn<C, B> = parse_state(v, &format!("a saved {kind} state"))?;
+        check_config(&s.config_hash, &s.config, &self.config_hash, config)?;
+        let mine = self.space.envs();
+        if s.envs.len() != mine.len() {
+            return Err(InvalidValue::new(
+                "envs",
+                format!("{} environments (this sampler's)", mine.len()),
+                format!("{} environments", s.envs.len()),
+            ));
+        }
+        let show = |e: &EnvRange| format!("{} (scale {}..={})", e.id, e.scale.min, e.scale.max);
+        if let Some((k, (a, b))) = s
+            .envs
+            .iter()
+            .zip(mine)
+            .enumerate()
+            .find(|(_, (a, b))| a != b)
+        {
+            return Err(InvalidValue::new(format!("envs[{k}]"), show(b), show(a)));
+        }
+        if s.totals.len() != mine.len() {
+            return Err(InvalidValue::new(
+                "totals",
+                format!("{} entries (one per environment)", mine.len()),
+                s.totals.len(),
+            ));
+        }
+        if let Some((k, t)) = s
+            .totals
+            .iter()
+            .enumerate()
+            .find(|(_, t)| t.successes > t.episodes)
+        {
+            return Err(InvalidValue::new(
+                format!("totals[{k}].successes"),
+                format!("at most episodes ({})", t.episodes),
+                t.successes,
+            ));
+        }
+        Ok(s)
+    }
+}
+
+/// A rival sampler: the rule `R` over the arms of an environment set, deterministic from a
+/// seed and resumable bit-identically (see the [module docs](super)).
+#[derive(Debug, Clone)]
+pub struct RuleSampler<R: Rule> {
+    pub(crate) rule: R,
+    core: Core,
+    /// The distribution of the default [`Rule::pick`] (derived, never saved).
+    cache: Option<Vec<f64>>,
+}
+
+impl<R: Rule> RuleSampler<R> {
+    /// Name in configs and saved states.
+    pub const KIND: &'static str = R::KIND;
+
+    /// A sampler over `envs`, seeded. Errors name a bad config field or environment list.
+    pub fn new(envs: &[EnvSpec], config: R::Config, seed: u64) -> Result<Self, CurriculumError> {
+        R::validate(&config)?;
+        let (levels, per_scale) = R::arms(&config);
+        let space = ArmSpace::new(envs, levels, per_scale)?;
+        let n = space.envs().len();
+        let core = Core {
+            config_hash: config_hash(&config),
+            rng: Rng::seed_from_u64(seed),
+            samples: 0,
+            updates: 0,
+            unknown: 0,
+            totals: vec![EnvTotals::default(); n],
+            space,
+        };
+        Ok(Self {
+            rule: R::init(config, &core.space),
+            core,
+            cache: None,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &R::Config {
+        self.rule.config()
+    }
+
+    /// The rule and its state.
+    pub fn rule(&self) -> &R {
+        &self.rule
+    }
+
+    /// The arms.
+    pub fn arm_space(&self) -> &ArmSpace {
+        &self.core.space
+    }
+
+    /// Outcome counts per environment, in sampler order.
+    pub fn totals(&self) -> &[EnvTotals] {
+        &self.core.totals
+    }
+
+    /// The probability of each arm holding the next task (sums to 1).
+    pub fn arm_probabilities(&self) -> Vec<f64> {
+        self.rule.distribution(&self.core.space)
+    }
+
+    /// Draw the next task.
+    pub fn sample_task(&mut self) -> Task {
+        self.core.samples += 1;
+        let draw = Draw {
+            space: &self.core.space,
+            rng: &mut self.core.rng,
+            samples: self.core.samples,
+            cache: &mut self.cache,
+        };
+        match self.rule.pick(draw) {
+            Pick::Arm(a) => self.core.space.draw(a, &mut self.core.rng),
+            Pick::Task(t) => t,
+        }
+    }
+
+    /// Report an outcome; returns whether it changed the distribution of the next tasks
+    /// (documented per rule: for the ladder, whether the top rose).
+    pub fn record(&mut self, outcome: &EpisodeOutcome) -> bool {
+        let at = self.core.record(outcome);
+        let clock = Clock {
+            samples: self.core.samples,
+            updates: self.core.updates,
+        };
+        let changed = self.rule.observe(&self.core.space, clock, at, outcome);
+        if changed {
+            self.cache = None;
+        }
+        changed
+    }
+}
+
+impl<R: Rule> TaskSampler for RuleSampler<R> {
+    fn sample(&mut self) -> Task {
+        self.sample_task()
+    }
+
+    fn update(&mut self, outcome: &EpisodeOutcome) {
+        self.record(outcome);
+    }
+
+    fn state(&self) -> serde_json::Value {
+        let c = &self.core;
+        serde_json::to_value(EnvelopeOut {
+            schema_version: RIVAL_STATE_SCHEMA_VERSION,
+            sampler: R::KIND,
+            config_hash: &c.config_hash,
+            config: self.rule.config(),
+            envs: c.space.envs(),
+            rng: &c.rng,
+            samples: c.samples,
+            updates: c.updates,
+            unknown: c.unknown,
+            totals: &c.totals,
+            body: &self.rule.body(),
+        })
+        .unwrap_or(serde_json::Value::Null)
+    }
+
+    fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError> {
+        let s: EnvelopeIn<R::Config, R::Body> =
+            self.core.decode(R::KIND, self.rule.config(), state)?;
+        self.rule.check(&self.core.space, &s.body)?;
+        self.core.rng = s.rng;
+        self.core.samples = s.samples;
+        self.core.updates = s.updates;
+        self.core.unknown = s.unknown;
+        self.core.totals = s.totals;
+        self.rule.set_body(s.body);
+        self.cache = None;
+        Ok(())
+    }
+
+    fn trains_on(&self, task: &Task) -> bool {
+        self.rule.trains_on(task)
+    }
+}
+
+impl<R: Rule> CurriculumSampler for RuleSampler<R> {
+    fn kind(&self) -> &'static str {
+        R::KIND
+    }
+
+    fn snapshot(&self) -> Vec<EnvSnapshot> {
+        let space = &self.core.space;
+        let p = self.rule.distribution(space);
+        let scores = self.rule.scores(space, &p);
+        space.snapshot(&p, &scores, &self.core.totals)
+    }
+
+    fn samples(&self) -> u64 {
+        self.core.samples
+    }
+
+    fn updates(&self) -> u64 {
+        self.core.updates
+    }
+
+    /// `level`: the most probable harness level of the environment's next task (ties: the
+    /// weaker); `window_lo..=window_hi`: the smallest and largest scale that task can have.
+    fn trace_event(&self, step: u64, outcome: &EpisodeOutcome) -> Option<TraceEvent> {
+        let space = &self.core.space;
+        let e = space.env_index(&outcome.task.env)?;
+        let reach = space.reach(e, &self.rule.distribution(space));
+        Some(TraceEvent::new(
+            step,
+            outcome,
+            reach.harness,
+            (reach.scale_lo, reach.scale_hi),
+        ))
+    }
+
+    /// Kept environments keep their arms' state and totals; the rule's own counters (groups,
+    /// intervals, batches, the replay buffer's levels of kept environments) carry on.
+    fn retarget(&mut self, envs: &[EnvSpec]) -> Result<(), CurriculumError> {
+        let (levels, per_scale) = R::arms(self.rule.config());
+        let space = ArmSpace::new(envs, levels, per_scale)?;
+        let carry = Carry::new(&self.core.space, &space);
+        let mut rule = R::init(self.rule.config().clone(), &space);
+        rule.carry(&self.rule, &carry);
+        let totals = carry.per_env(&self.core.totals, EnvTotals::default());
+        self.rule = rule;
+        self.core.totals = totals;
+        self.core.space = space;
+        self.cache = None;
+        Ok(())
+    }
+}
