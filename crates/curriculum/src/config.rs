@@ -193,6 +193,13 @@ pub struct HdcConfig {
     /// Sampling weight per environment id; ids not listed weigh 1.0, so the default (empty)
     /// is uniform. Weights passed to the sampler's constructor replace this map.
     pub env_weights: BTreeMap<EnvId, f32>,
+    /// Give single-turn and multi-turn environments equal shares of the *steps*: each draw
+    /// first picks the kind that has played fewer steps so far (counted from the outcomes),
+    /// then an environment of that kind by weight. Without it the draw is per episode, and
+    /// one-step single-turn tasks get a few percent of a trainer's samples. Default false.
+    /// (Not written when false, so the hashes of configurations without it are unchanged.)
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub balance_turns: bool,
 }
 
 impl Default for HdcConfig {
@@ -213,6 +220,7 @@ impl Default for HdcConfig {
             harness_only_scale: FixedScale::Uniform,
             fixed_harness: HarnessLevel::H4,
             env_weights: BTreeMap::new(),
+            balance_turns: false,
         }
     }
 }

@@ -218,6 +218,19 @@ pub struct TrainConfig {
     /// The run's budget in environment steps: the horizon of the learning-rate schedule and
     /// where [`crate::Trainer::run`] stops.
     pub total_env_steps: u64,
+    /// Updates at the start of the run that fit the value head alone, on Monte-Carlo returns
+    /// of the current policy's rollouts, before the policy moves: a critic warm-up for runs
+    /// that start from a policy whose value head never learned (a behaviour clone). Their
+    /// steps count in the budget. Default 0.
+    #[serde(default)]
+    pub value_warmup_updates: u64,
+    /// Bootstrap the value of an episode cut by its time limit (`truncated`), as for an
+    /// artificial cut-off. Default false: an envdist episode that reaches its step limit has
+    /// failed its task (the limit is part of the task, and evaluation counts it as a failure),
+    /// so its end is terminal, worth nothing more; bootstrapping it lets the critic keep
+    /// valuing states from which the policy only ever times out.
+    #[serde(default)]
+    pub bootstrap_time_limits: bool,
 }
 
 impl TrainConfig {
@@ -242,6 +255,8 @@ impl TrainConfig {
             advantage: AdvantageKind::Gae,
             seed: 0,
             total_env_steps: 200_000,
+            value_warmup_updates: 0,
+            bootstrap_time_limits: false,
         }
     }
 

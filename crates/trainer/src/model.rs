@@ -11,6 +11,17 @@
 //!
 //! Parameters are initialised from [`envdist_core::Rng`] (not burn's global RNG), so a seed
 //! gives the same network on every backend.
+//!
+//! Machine independence on the CPU: burn's CPU backend multiplies matrices with the `gemm`
+//! crate, which splits a contraction longer than 512 values into blocks sized from the
+//! machine's L1 data cache (1,024 on a 48 KiB 12-way L1, 512 on a 32 KiB 8-way one), and the
+//! block size decides the order of the floating-point sums. A contraction of at most
+//! [`GEMM_K_MAX`] values is one block on every machine. So every product here contracts over
+//! at most that many values, forwards and backwards: wide inputs are split into column blocks
+//! ([`linear_blocked`]) and the patch embedding runs on row chunks, so its weight gradient sums
+//! at most `GEMM_K_MAX` rows at a time; minibatches of at most `GEMM_K_MAX` samples (the `cpu`
+//! and `tiny` presets, cloning, gradient chunks) keep the other weight gradients within it.
+//! The same code then gives the same numbers on any x86-64 machine with FMA.
 
 use burn::module::{Module, Param};
 use burn::nn::Linear;
@@ -90,6 +101,39 @@ impl<B: Backend> Inputs<B> {
             ),
             mask: Tensor::from_data(TensorData::new(b.mask.clone(), [n, NUM_ACTIONS]), device),
         }
+    }
+}
+
+/// The longest contraction that `gemm` runs as one block on every machine (see the module
+/// docs): its k-blocking never splits a contraction of at most 512 values.
+pub const GEMM_K_MAX: usize = 512;
+
+/// `x W + b` with the contraction split into blocks of at most [`GEMM_K_MAX`] input columns
+/// (the partial products summed in a fixed order), so no product's summation order depends on
+/// the machine's cache sizes.
+pub(crate) fn linear_blocked<B: Backend>(layer: &Linear<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
+    let [n, k] = x.dims();
+    if k <= GEMM_K_MAX {
+        return layer.forward(x);
+    }
+    let w = layer.weight.val();
+    let d_out = w.dims()[1];
+    let mut y: Option<Tensor<B, 2>> = None;
+    for lo in (0..k).step_by(GEMM_K_MAX) {
+        let hi = (lo + GEMM_K_MAX).min(k);
+        let part = x
+            .clone()
+            .slice([0..n, lo..hi])
+            .matmul(w.clone().slice([lo..hi, 0..d_out]));
+        y = Some(match y {
+            None => part,
+            Some(acc) => acc + part,
+        });
+    }
+    let y = y.expect("k > GEMM_K_MAX > 0 gives at least one block");
+    match &layer.bias {
+        Some(b) => y + b.val().reshape([1, d_out]),
+        None => y,
     }
 }
 
@@ -183,11 +227,28 @@ impl<B: Backend> PolicyNet<B> {
     /// (`[n, NUM_ACTIONS]`, moved out of `x`).
     pub fn trunk(&self, x: Inputs<B>) -> (Tensor<B, 2>, Tensor<B, 2>) {
         let [n, np, pv] = x.patches.dims();
-        // Patches as one `[n * np, pv]` matrix: one large matrix product (and, backwards,
-        // one for the weight gradient) instead of `n` small batched ones summed afterwards.
-        let p = relu(self.patch.forward(x.patches.reshape([n * np, pv])));
+        // Patches as `[rows, pv]` matrices of at most GEMM_K_MAX rows (whole frames each):
+        // few large products, and a weight gradient that never sums more than GEMM_K_MAX rows
+        // in one product (see the module docs).
+        let frames = (GEMM_K_MAX / np).max(1);
+        let flat = x.patches.reshape([n * np, pv]);
+        let chunks: Vec<Tensor<B, 2>> = (0..n)
+            .step_by(frames)
+            .map(|lo| {
+                let hi = (lo + frames).min(n);
+                relu(
+                    self.patch
+                        .forward(flat.clone().slice([lo * np..hi * np, 0..pv])),
+                )
+            })
+            .collect();
+        let p = if chunks.len() == 1 {
+            chunks.into_iter().next().expect("one chunk")
+        } else {
+            Tensor::cat(chunks, 0)
+        };
         let pd = p.dims()[1];
-        let img = relu(self.image.forward(p.reshape([n, np * pd])));
+        let img = relu(linear_blocked(&self.image, p.reshape([n, np * pd])));
         // Embedding bag: look up each token's row, add it into its (row, channel) segment,
         // then weigh each segment's sum.
         let table = self.text.weight.val();
@@ -206,7 +267,7 @@ impl<B: Backend> PolicyNet<B> {
             t.reshape([n, NUM_CHANNELS * td]) + self.presence.val().reshape([1, NUM_CHANNELS * td]);
         let t = t.reshape([n, NUM_CHANNELS, td]) * x.present;
         let t = t.reshape([n, NUM_CHANNELS * td]);
-        let h = relu(self.fuse.forward(Tensor::cat(vec![img, t], 1)));
+        let h = relu(linear_blocked(&self.fuse, Tensor::cat(vec![img, t], 1)));
         (h, x.mask)
     }
 
@@ -218,5 +279,16 @@ impl<B: Backend> PolicyNet<B> {
     /// The policy head: the last linear layer, fused features to action logits.
     pub fn policy_head(&self) -> &Linear<B> {
         &self.policy
+    }
+
+    /// The value head: the last linear layer, fused features to the value.
+    pub fn value_head(&self) -> &Linear<B> {
+        &self.value
+    }
+
+    /// The value `[n]` of fused features `h` (see [`PolicyNet::trunk`]).
+    pub fn value_of(&self, h: Tensor<B, 2>) -> Tensor<B, 1> {
+        let n = h.dims()[0];
+        self.value.forward(h).reshape([n])
     }
 }

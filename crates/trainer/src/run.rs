@@ -55,6 +55,17 @@ pub struct UpdateStats {
     pub seconds: f32,
     /// Environment steps per second over the whole update, learning included.
     pub env_steps_per_second: f32,
+    /// Whether this update fitted the value head alone (critic warm-up).
+    #[serde(default)]
+    pub value_only: bool,
+    /// Mean KL divergence `KL(start || now)` over this rollout's states between the policy the
+    /// run started from and the updated one (runs started from a policy only).
+    #[serde(default)]
+    pub kl_to_start: Option<f32>,
+    /// Per environment, the episodes that ended in this rollout and how many succeeded
+    /// (`[episodes, successes]`).
+    #[serde(default)]
+    pub env_outcomes: std::collections::BTreeMap<envdist_core::EnvId, [u32; 2]>,
 }
 
 /// Schema version of training-log lines.
@@ -315,13 +326,13 @@ impl Trainer {
         let inner = match &policy.inner {
             ModelInner::Cpu(net) => {
                 let mut core = Core::new(cfg, factory, Default::default());
-                core.model = net.clone();
+                core.start_from(net.clone());
                 TrainerInner::Cpu(Box::new(core))
             }
             #[cfg(feature = "cuda")]
             ModelInner::Cuda(net, device) => {
                 let mut core = Core::new(cfg, factory, device.clone());
-                core.model = net.clone();
+                core.start_from(net.clone());
                 TrainerInner::Cuda(Box::new(core))
             }
         };

@@ -368,3 +368,207 @@ fn capped_episodes_are_shorter_and_bad_gradient_configs_are_errors() {
     let back: GradientConfig = serde_json::from_value(json).unwrap();
     assert_eq!(back, base);
 }
+
+/// Monte-Carlo returns (gamma) and the values `model` gives on the steps of a fixed batch of
+/// episodes played by `model`.
+fn value_error_on(model: &PolicyModel, batch: &[crate::play::Played], gamma: f32) -> f32 {
+    #[allow(irrefutable_let_patterns)]
+    let crate::policy::ModelInner::Cpu(net) = &model.inner else {
+        unreachable!("the tests run on the CPU")
+    };
+    let mut err = 0.0f64;
+    let mut n = 0usize;
+    for ep in batch {
+        let mut g = 0.0f32;
+        let mut returns = vec![0.0f32; ep.steps.len()];
+        for (t, s) in ep.steps.iter().enumerate().rev() {
+            g = s.reward + gamma * g;
+            returns[t] = g;
+        }
+        let mut bufs = crate::encode::BatchBuffers::default();
+        bufs.fill(ep.steps.iter().map(|s| &s.features), &model.cfg);
+        let (_, values) = crate::play::infer(net, &bufs, &model.cfg, &Default::default()).unwrap();
+        for (v, g) in values.iter().zip(&returns) {
+            err += ((v - g) as f64).powi(2);
+            n += 1;
+        }
+    }
+    (err / n.max(1) as f64) as f32
+}
+
+#[test]
+fn critic_warm_up_fits_the_value_and_leaves_the_policy_where_it_was() {
+    let factory = Arc::new(ToyFactory);
+    let envs = [EnvId::new("toy/goal")];
+    // A behaviour clone of the toy's solver: a policy that mostly succeeds, and a value head
+    // that has never learned (cloning fits the policy alone), as the study's base.
+    let mut cfg = tiny(60 * 128);
+    cfg.value_warmup_updates = 60;
+    cfg.lr = 3e-3;
+    let mut cloner = Trainer::new(cfg.clone(), factory.clone(), Device::Cpu).unwrap();
+    let mut demos = sampler(&["toy/goal"], HarnessLevel::H0);
+    cloner
+        .clone_behaviour(
+            &mut demos,
+            &CloneConfig {
+                samples: 4_000,
+                ..CloneConfig::default()
+            },
+            &mut |_| {},
+        )
+        .unwrap();
+    let start = cloner.policy();
+    // A fixed batch of the start policy's own episodes (sampled actions).
+    let tasks: Vec<envdist_core::Task> = (0..64)
+        .map(|i| envdist_core::Task {
+            env: envs[0].clone(),
+            seed: 500 + i,
+            harness: HarnessLevel::H0,
+            scale: 3,
+        })
+        .collect();
+    #[allow(irrefutable_let_patterns)]
+    let crate::policy::ModelInner::Cpu(net) = &start.inner else {
+        unreachable!("the tests run on the CPU")
+    };
+    let mut rngs: Vec<envdist_core::Rng> = (0..tasks.len() as u64)
+        .map(envdist_core::Rng::seed_from_u64)
+        .collect();
+    let batch = crate::play::play_episodes(
+        net,
+        factory.as_ref(),
+        &start.cfg,
+        &Default::default(),
+        &tasks,
+        64,
+        crate::play::Mode::Sample(&mut rngs),
+        true,
+        None,
+    )
+    .unwrap();
+    assert!(
+        batch.iter().any(|p| p.outcome.success),
+        "the batch has returns to fit"
+    );
+    let before = value_error_on(&start, &batch, cfg.gamma);
+    let mut t = Trainer::from_policy(cfg.clone(), factory.clone(), &start).unwrap();
+    let mut s = sampler(&["toy/goal"], HarnessLevel::H0);
+    let stats: Vec<UpdateStats> = (0..60).map(|_| t.train_update(&mut s).unwrap()).collect();
+    assert!(stats.iter().all(|u| u.value_only));
+    let after = value_error_on(&t.policy(), &batch, cfg.gamma);
+    // The best constant predictor's error: the variance of the batch's returns.
+    let returns: Vec<f32> = batch
+        .iter()
+        .flat_map(|ep| {
+            let mut g = 0.0f32;
+            let mut r: Vec<f32> = ep
+                .steps
+                .iter()
+                .rev()
+                .map(|s| {
+                    g = s.reward + cfg.gamma * g;
+                    g
+                })
+                .collect();
+            r.reverse();
+            r
+        })
+        .collect();
+    let mean = returns.iter().sum::<f32>() / returns.len() as f32;
+    let var = returns.iter().map(|g| (g - mean).powi(2)).sum::<f32>() / returns.len() as f32;
+    assert!(
+        after < 0.5 * before && after < var,
+        "value error on the fixed batch {before} -> {after} (a constant would make {var})"
+    );
+    // The policy did not move: the KL to the start is exactly zero and greedy play is the same.
+    assert!(
+        stats.iter().all(|u| u.kl_to_start == Some(0.0)),
+        "{:?}",
+        stats[59].kl_to_start
+    );
+    let seeds: Vec<u64> = (2000..2030).collect();
+    let eval = |p: &PolicyModel| {
+        evaluate(
+            p,
+            factory.as_ref(),
+            &envs,
+            &seeds,
+            HarnessLevel::H0,
+            ScaleChoice::Fixed(3),
+        )
+        .unwrap()
+        .mean
+    };
+    assert_eq!(eval(&start), eval(&t.policy()));
+    // After the warm-up the policy learns as usual.
+    let next = t.train_update(&mut s).unwrap();
+    assert!(!next.value_only && next.kl_to_start.is_some_and(|k| k > 0.0));
+    assert_eq!(
+        next.env_outcomes.values().map(|c| c[0]).sum::<u32>(),
+        next.episodes
+    );
+}
+
+#[test]
+fn blocked_products_equal_the_plain_ones_and_rows_do_not_depend_on_their_batch() {
+    use burn::tensor::{Tensor, TensorData};
+    type B = crate::device::CpuB;
+    let dev = Default::default();
+    let mut rng = envdist_core::Rng::seed_from_u64(3);
+    let layer = burn::nn::Linear::<B> {
+        weight: burn::module::Param::from_tensor(Tensor::from_data(
+            TensorData::new(
+                (0..1100 * 7).map(|_| rng.normal()).collect::<Vec<f32>>(),
+                [1100, 7],
+            ),
+            &dev,
+        )),
+        bias: Some(burn::module::Param::from_tensor(Tensor::from_data(
+            TensorData::new((0..7).map(|_| rng.normal()).collect::<Vec<f32>>(), [7]),
+            &dev,
+        ))),
+    };
+    let x = Tensor::<B, 2>::from_data(
+        TensorData::new(
+            (0..5 * 1100).map(|_| rng.normal()).collect::<Vec<f32>>(),
+            [5, 1100],
+        ),
+        &dev,
+    );
+    let blocked: Vec<f32> = crate::model::linear_blocked(&layer, x.clone())
+        .into_data()
+        .to_vec()
+        .unwrap();
+    let plain: Vec<f32> = layer.forward(x).into_data().to_vec().unwrap();
+    for (a, b) in blocked.iter().zip(&plain) {
+        assert!((a - b).abs() < 1e-3 * (1.0 + b.abs()), "{a} vs {b}");
+    }
+    // The patch embedding runs on chunks of whole frames: a frame's output does not depend on
+    // which (or how many) other frames share its batch.
+    let cfg = ModelConfig::cpu();
+    let net = crate::model::PolicyNet::<B>::init(&cfg, 1, &dev);
+    let frames = |n: usize, seed: u64| {
+        let mut r = envdist_core::Rng::seed_from_u64(seed);
+        (0..n * cfg.num_patches() * cfg.patch_values())
+            .map(|_| r.next_f32())
+            .collect::<Vec<f32>>()
+    };
+    let image = |data: Vec<f32>, n: usize| -> Vec<f32> {
+        let x = crate::model::Inputs::<B> {
+            patches: Tensor::from_data(
+                TensorData::new(data, [n, cfg.num_patches(), cfg.patch_values()]),
+                &dev,
+            ),
+            tokens: Tensor::from_data(TensorData::new(Vec::<i32>::new(), [0]), &dev),
+            token_segments: Tensor::from_data(TensorData::new(Vec::<i32>::new(), [0]), &dev),
+            segment_weights: Tensor::zeros([n, crate::encode::NUM_CHANNELS, 1], &dev),
+            present: Tensor::zeros([n, crate::encode::NUM_CHANNELS, 1], &dev),
+            mask: Tensor::zeros([n, envdist_core::NUM_ACTIONS], &dev),
+        };
+        net.trunk(x).0.into_data().to_vec().unwrap()
+    };
+    let many = frames(70, 5);
+    let first_alone = image(many[..cfg.num_patches() * cfg.patch_values()].to_vec(), 1);
+    let in_batch = image(many, 70);
+    assert_eq!(first_alone, in_batch[..cfg.hidden].to_vec());
+}

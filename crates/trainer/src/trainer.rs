@@ -53,6 +53,7 @@ struct Rollout<IB: Backend> {
     finished: u32,
     successes: u32,
     return_sum: f32,
+    env_outcomes: std::collections::BTreeMap<EnvId, [u32; 2]>,
 }
 
 /// Saved mid-episode state of one env slot.
@@ -94,6 +95,8 @@ pub(crate) struct Core<B: AutodiffBackend> {
     pub update: u64,
     pub env_steps: u64,
     bufs: BatchBuffers,
+    /// The policy the run started from (runs started from a policy), for the KL to it.
+    start: Option<PolicyNet<B::InnerBackend>>,
 }
 
 pub(crate) fn adam() -> AdamConfig {
@@ -114,7 +117,14 @@ impl<B: AutodiffBackend> Core<B> {
             update: 0,
             env_steps: 0,
             bufs: BatchBuffers::default(),
+            start: None,
         }
+    }
+
+    /// Start from `net`'s weights (a fresh optimizer) and measure the KL to it.
+    pub fn start_from(&mut self, net: PolicyNet<B>) {
+        self.start = Some(net.valid());
+        self.model = net;
     }
 
     fn lr(&self) -> f64 {
@@ -174,6 +184,7 @@ impl<B: AutodiffBackend> Core<B> {
             finished: 0,
             successes: 0,
             return_sum: 0.0,
+            env_outcomes: Default::default(),
         };
         let mut current: Vec<usize> = (0..n).collect();
         for s in &self.slots {
@@ -227,6 +238,9 @@ impl<B: AutodiffBackend> Core<B> {
                     r.finished += 1;
                     r.successes += res.success as u32;
                     r.return_sum += out.episode_return;
+                    let counts = r.env_outcomes.entry(out.task.env.clone()).or_default();
+                    counts[0] += 1;
+                    counts[1] += res.success as u32;
                     r.episode_return[current[e]] = Some(out.episode_return);
                     let task = sampler.sample();
                     trains_next.push(sampler.trains_on(&task));
@@ -264,15 +278,22 @@ impl<B: AutodiffBackend> Core<B> {
         let mut r = self.rollout(sampler)?;
         let rollout_s = t0.elapsed().as_secs_f32();
         let cfg = self.cfg.clone();
+        // Critic warm-up: the value head alone learns, on Monte-Carlo returns (lambda = 1:
+        // bootstrapping from a critic that has not learned yet would teach it its own errors).
+        let value_only = self.update < cfg.value_warmup_updates;
         let (gae_adv, returns) = gae(
             &r.rewards,
             &r.values,
             &r.ends,
-            &r.terminal,
+            if cfg.bootstrap_time_limits {
+                &r.terminal
+            } else {
+                &r.ends
+            },
             &r.last_values,
             cfg.num_envs,
             cfg.gamma,
-            cfg.gae_lambda,
+            if value_only { 1.0 } else { cfg.gae_lambda },
         );
         let (mut adv, mut weight) = match cfg.advantage {
             AdvantageKind::Gae => (gae_adv, vec![1.0f32; r.rewards.len()]),
@@ -369,7 +390,15 @@ impl<B: AutodiffBackend> Core<B> {
                 let w_sum: f32 = chunk.iter().map(|&i| weight[i]).sum::<f32>().max(1.0);
                 let acts = acts_all.clone().select(0, ids).reshape([m, 1]);
 
-                let (logits, values) = self.model.forward(x);
+                let (logits, values) = if value_only {
+                    // The trunk is a constant here: backward reaches the value head only.
+                    let (h, mask) = self.model.trunk(x);
+                    let h = h.detach();
+                    let logits = self.model.policy_logits(h.clone(), mask).detach();
+                    (logits, self.model.value_of(h))
+                } else {
+                    self.model.forward(x)
+                };
                 let logp_all = log_softmax(logits, 1);
                 let logp = logp_all.clone().gather(1, acts).reshape([m]);
                 let log_ratio = logp - old_logp;
@@ -387,8 +416,12 @@ impl<B: AutodiffBackend> Core<B> {
                 } else {
                     (sq.mean(), ent.mean())
                 };
-                let loss = pg.clone() + v_loss.clone() * cfg.value_coef
-                    - entropy.clone() * cfg.entropy_coef;
+                let loss = if value_only {
+                    v_loss.clone()
+                } else {
+                    pg.clone() + v_loss.clone() * cfg.value_coef
+                        - entropy.clone() * cfg.entropy_coef
+                };
 
                 let approx_kl = ((ratio.clone() - 1.0) - log_ratio).mean();
                 let clipped = (ratio - 1.0).abs().greater_elem(cfg.clip).float().mean();
@@ -420,6 +453,43 @@ impl<B: AutodiffBackend> Core<B> {
         };
         // The read above waited for the device: the learning time is complete.
         let learn_s = learn_start.elapsed().as_secs_f32();
+        let kl_to_start = match &self.start {
+            None => None,
+            Some(start) => {
+                let now = self.model.valid();
+                let inner_dev = to_inner_device::<B>(dev);
+                let (patches, present, mask) =
+                    (patches_all.inner(), present_all.inner(), mask_all.inner());
+                let mut kl = 0.0f64;
+                for lo in (0..total).step_by(crate::model::GEMM_K_MAX) {
+                    let hi = (lo + crate::model::GEMM_K_MAX).min(total);
+                    let m = hi - lo;
+                    rows.clear();
+                    rows.extend(r.features[lo..hi].iter());
+                    self.bufs.fill_text(&rows);
+                    let (tokens, token_segments, segment_weights) =
+                        text_from_buffers::<B::InnerBackend>(&self.bufs, &inner_dev);
+                    let x = Inputs {
+                        patches: patches.clone().slice([lo..hi]).reshape([m, np, pv]),
+                        tokens,
+                        token_segments,
+                        segment_weights,
+                        present: present
+                            .clone()
+                            .slice([lo..hi])
+                            .reshape([m, NUM_CHANNELS, 1]),
+                        mask: mask.clone().slice([lo..hi]),
+                    };
+                    // Illegal actions have a large finite negative logit in both: they add
+                    // `0 * (x - x)`, nothing.
+                    let p0 = log_softmax(start.forward(x.clone()).0, 1);
+                    let p1 = log_softmax(now.forward(x).0, 1);
+                    let part = (p0.clone().exp() * (p0 - p1)).sum();
+                    kl += to_vec(part.into_data())?.first().copied().unwrap_or(0.0) as f64;
+                }
+                Some((kl / total.max(1) as f64) as f32)
+            }
+        };
         let sum = |k: usize| sums.get(k).copied().unwrap_or(0.0);
         self.update += 1;
         let b = batches.max(1) as f64;
@@ -441,6 +511,9 @@ impl<B: AutodiffBackend> Core<B> {
             learn_seconds: learn_s,
             seconds,
             env_steps_per_second: (cfg.batch_size() as f32 / seconds.max(1e-6)),
+            value_only,
+            kl_to_start,
+            env_outcomes: std::mem::take(&mut r.env_outcomes),
         })
     }
 

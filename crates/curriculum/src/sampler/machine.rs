@@ -175,6 +175,25 @@ impl HdcSampler {
     }
 
     fn draw_env(&mut self) -> usize {
+        let t = &self.turns;
+        if self.config.balance_turns && t.members.iter().all(|m| !m.is_empty()) {
+            // The kind behind in steps (single-turn on a tie), then one of its environments
+            // by weight.
+            let kind = usize::from(t.steps[1] < t.steps[0]);
+            let members = &t.members[kind];
+            let weights: Vec<f64> = members
+                .iter()
+                .map(|&i| self.envs[i].weight as f64)
+                .collect();
+            let j = if weights.iter().all(|w| *w == weights[0]) {
+                self.rng.index(members.len())
+            } else {
+                self.rng
+                    .weighted_index(&weights)
+                    .unwrap_or_else(|| self.rng.index(members.len()))
+            };
+            return members[j];
+        }
         match &self.env_cumulative {
             None => self.rng.index(self.envs.len()),
             Some(cum) => {
@@ -241,6 +260,8 @@ impl HdcSampler {
             return UpdateEffect::Unknown;
         };
         self.updates += 1;
+        let kind = self.turns.kind_of(i);
+        self.turns.steps[kind] += u64::from(outcome.steps);
         let level = self.current_level(i);
         let (lo, hi) = self.window(i);
         let rate = self.config.ema_rate;

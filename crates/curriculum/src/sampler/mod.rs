@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use envdist_core::{
     EnvId, EnvSpec, EpisodeOutcome, HarnessLevel, Rng, SamplerStateError, ScaleRange, Task,
-    TaskSampler,
+    TaskSampler, Turn,
 };
 use serde::{Deserialize, Serialize};
 
@@ -54,6 +54,34 @@ pub struct HdcSampler {
     updates: u64,
     unknown: u64,
     per_env: Vec<EnvState>,
+    /// [`HdcConfig::balance_turns`]: the environments of each kind (single-turn first) and
+    /// the steps each kind has played so far.
+    turns: TurnBalance,
+}
+
+/// The state of [`HdcConfig::balance_turns`].
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct TurnBalance {
+    /// Indices of the single-turn, then the multi-turn environments.
+    pub members: [Vec<usize>; 2],
+    /// Steps played by each kind (from the outcomes reported).
+    pub steps: [u64; 2],
+}
+
+impl TurnBalance {
+    fn of(envs: &[EnvSpec]) -> Self {
+        let kind =
+            |t: Turn| -> Vec<usize> { (0..envs.len()).filter(|&i| envs[i].turn == t).collect() };
+        Self {
+            members: [kind(Turn::Single), kind(Turn::Multi)],
+            steps: [0, 0],
+        }
+    }
+
+    /// The kind of environment `i` (0 single-turn, 1 multi-turn).
+    pub fn kind_of(&self, i: usize) -> usize {
+        usize::from(self.members[0].binary_search(&i).is_err())
+    }
 }
 
 impl HdcSampler {
@@ -142,6 +170,7 @@ impl HdcSampler {
             updates: 0,
             unknown: 0,
             per_env,
+            turns: TurnBalance::of(envs),
         })
     }
 
@@ -156,6 +185,7 @@ impl HdcSampler {
         next.updates = self.updates;
         next.unknown = self.unknown;
         next.global_level = self.global_level;
+        next.turns.steps = self.turns.steps;
         for (i, e) in next.envs.iter().enumerate() {
             if let Some(&j) = self.index.get(&e.id)
                 && self.envs[j].scale == e.scale

@@ -41,6 +41,10 @@ pub struct SavedState {
     pub unknown: u64,
     /// One state per environment, in `envs` order.
     pub per_env: Vec<EnvState>,
+    /// [`HdcConfig::balance_turns`]: steps played by single-turn, then multi-turn
+    /// environments (written only when the option is on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_steps: Option<[u64; 2]>,
 }
 
 impl HdcSampler {
@@ -57,6 +61,7 @@ impl HdcSampler {
             updates: self.updates,
             unknown: self.unknown,
             per_env: self.per_env.clone(),
+            turn_steps: self.config.balance_turns.then_some(self.turns.steps),
         }
     }
 
@@ -105,6 +110,17 @@ impl HdcSampler {
                 "global_level",
                 format!("{} or weaker", self.config.harness_start),
                 s.global_level,
+            ));
+        }
+        if s.turn_steps.is_some() != self.config.balance_turns {
+            return Err(InvalidValue::new(
+                "turn_steps",
+                if self.config.balance_turns {
+                    "the steps per turn kind (balance_turns is on)"
+                } else {
+                    "nothing (balance_turns is off)"
+                },
+                format!("{:?}", s.turn_steps),
             ));
         }
         for (k, st) in s.per_env.iter().enumerate() {
@@ -159,6 +175,7 @@ impl HdcSampler {
         self.updates = s.updates;
         self.unknown = s.unknown;
         self.per_env = s.per_env;
+        self.turns.steps = s.turn_steps.unwrap_or_default();
     }
 
     pub(super) fn restore_value(&mut self, v: &serde_json::Value) -> Result<(), InvalidValue> {

@@ -1,0 +1,89 @@
+//! `balance_turns`: single- and multi-turn environments get equal shares of the steps, the
+//! state (with the step counts) resumes bit-identically, and without the option nothing
+//! changes.
+
+use envdist_core::{EnvId, EnvSpec, EpisodeOutcome, ScaleRange, Split, TaskSampler, Turn};
+use envdist_curriculum::{HdcConfig, HdcSampler, Mode};
+
+fn spec(id: &str, turn: Turn) -> EnvSpec {
+    EnvSpec {
+        id: EnvId::new(id),
+        family: id.split('/').next().unwrap_or(id).into(),
+        variant: "v".into(),
+        turn,
+        scale: ScaleRange { min: 1, max: 3 },
+        split: Split::Pool,
+        abilities: vec![],
+        conflict_twin: None,
+        instruction: String::new(),
+        max_steps: 30,
+    }
+}
+
+/// Three single-turn envs (1 step per episode) and two multi-turn envs (20 steps).
+fn envs() -> Vec<EnvSpec> {
+    let mut v: Vec<EnvSpec> = (0..3)
+        .map(|i| spec(&format!("q/{i}"), Turn::Single))
+        .collect();
+    v.extend((0..2).map(|i| spec(&format!("m/{i}"), Turn::Multi)));
+    v
+}
+
+/// Play `n` episodes, each reported before the next draw; returns steps of each kind.
+fn play(s: &mut HdcSampler, n: usize) -> [u64; 2] {
+    let mut steps = [0u64; 2];
+    for k in 0..n {
+        let task = s.sample();
+        let single = task.env.as_str().starts_with('q');
+        let len = if single { 1 } else { 20 };
+        steps[usize::from(!single)] += len as u64;
+        s.update(&EpisodeOutcome {
+            task,
+            success: k % 3 == 0,
+            episode_return: 0.0,
+            steps: len,
+        });
+    }
+    steps
+}
+
+fn config(balance: bool) -> HdcConfig {
+    HdcConfig {
+        mode: Mode::BaselineH4,
+        balance_turns: balance,
+        ..HdcConfig::default()
+    }
+}
+
+#[test]
+fn balanced_draws_give_each_kind_half_the_steps() {
+    let mut s = HdcSampler::new(&envs(), None, config(true), 5).unwrap();
+    let steps = play(&mut s, 2000);
+    let share = steps[0] as f64 / (steps[0] + steps[1]) as f64;
+    assert!(
+        (share - 0.5).abs() < 0.02,
+        "single-turn share {share}: {steps:?}"
+    );
+    // Without balance, episodes are uniform over envs: single-turn gets 3 of 5 episodes but
+    // a few percent of the steps.
+    let mut plain = HdcSampler::new(&envs(), None, config(false), 5).unwrap();
+    let steps = play(&mut plain, 2000);
+    let share = steps[0] as f64 / (steps[0] + steps[1]) as f64;
+    assert!(share < 0.1, "{share}");
+}
+
+#[test]
+fn the_step_counts_resume_with_the_state_and_a_mismatch_is_refused() {
+    let mut s = HdcSampler::new(&envs(), None, config(true), 9).unwrap();
+    play(&mut s, 101);
+    let saved = s.state();
+    assert!(saved.get("turn_steps").is_some());
+    let mut resumed = HdcSampler::new(&envs(), None, config(true), 0).unwrap();
+    resumed.restore(&saved).unwrap();
+    assert_eq!(play(&mut s, 50), play(&mut resumed, 50));
+    assert_eq!(s.state(), resumed.state());
+    // A state without the option has no step counts and is not this sampler's.
+    let plain = HdcSampler::new(&envs(), None, config(false), 9).unwrap();
+    assert!(plain.state().get("turn_steps").is_none());
+    assert!(resumed.restore(&plain.state()).is_err());
+}
