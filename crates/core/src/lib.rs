@@ -21,7 +21,8 @@
 //!     rules: Some("walls block".into()),
 //! };
 //! text.apply_level(task.harness, &HarnessSchedule::default());
-//! assert!(text.hints.is_none() && text.observation.is_none() && text.rules.is_some());
+//! // H2 (the paper's order): no text observation, no text state; hints and rules remain.
+//! assert!(text.observation.is_none() && text.state.is_none() && text.hints.is_some());
 //! assert_eq!("right".parse::<ActionId>().unwrap(), ActionId::RIGHT);
 //! ```
 #![warn(missing_docs)]

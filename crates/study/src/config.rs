@@ -7,7 +7,7 @@
 use envdist_core::{Checked, InvalidValue, Validate};
 use envdist_curriculum::HdcConfig;
 use envdist_envs::HintStyle;
-use envdist_trainer::{Device, GradientParams, ScaleChoice, TrainPreset};
+use envdist_trainer::{AdvantageKind, Device, GradientParams, LrSchedule, ScaleChoice, TrainPreset};
 use serde::{Deserialize, Serialize};
 
 pub use crate::arm::Arm;
@@ -111,6 +111,12 @@ pub struct BaseConfig {
     /// environments, hence over episodes, and one-step single-turn tasks get a few percent of
     /// the samples: the base then cannot see at H4 on them.
     pub balance_turns: bool,
+    /// After cloning, updates that fit the value head alone on the base's own rollouts (the
+    /// same task mixture as the demonstrations), so that every arm starts from a critic that
+    /// knows the base policy's values (cloning fits the policy alone). 0: none.
+    pub critic_warmup_updates: u64,
+    /// Adam learning rate of the critic warm-up.
+    pub critic_lr: f32,
 }
 
 impl Default for BaseConfig {
@@ -122,6 +128,8 @@ impl Default for BaseConfig {
             samples: 200_000,
             noise: 0.2,
             balance_turns: true,
+            critic_warmup_updates: 0,
+            critic_lr: 1e-3,
         }
     }
 }
@@ -186,8 +194,8 @@ impl Default for SelectionConfig {
 }
 
 /// The arms' RL: the budget, and the settings that differ from the network preset's
-/// (`None`: the preset's). The base is a behaviour clone whose value head was never trained,
-/// so the preset's from-scratch settings are not necessarily right for fine-tuning it.
+/// (`None`: the preset's). The base is a behaviour clone whose value head never learned, so
+/// the preset's from-scratch settings are not necessarily right for fine-tuning it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RlConfig {
@@ -195,10 +203,36 @@ pub struct RlConfig {
     pub steps: u64,
     /// Adam learning rate.
     pub lr: Option<f32>,
+    /// Learning-rate schedule.
+    pub lr_schedule: Option<LrSchedule>,
+    /// Passes over each rollout.
+    pub epochs: Option<usize>,
+    /// Samples per gradient step.
+    pub minibatch: Option<usize>,
+    /// Environments stepped together.
+    pub num_envs: Option<usize>,
+    /// Steps per environment per rollout.
+    pub rollout_len: Option<usize>,
     /// Entropy bonus coefficient.
     pub entropy_coef: Option<f32>,
     /// Value loss coefficient.
     pub value_coef: Option<f32>,
+    /// Discount.
+    pub gamma: Option<f32>,
+    /// GAE lambda.
+    pub gae_lambda: Option<f32>,
+    /// Advantage estimator.
+    pub advantage: Option<AdvantageKind>,
+    /// Updates at the start of each arm that fit the value head alone (the critic warm-up;
+    /// its steps count in the budget).
+    pub value_warmup_updates: u64,
+    /// Bootstrap the value at time-limit ends (the trainer's default: no, a time-out is a
+    /// failed task).
+    pub bootstrap_time_limits: Option<bool>,
+    /// Give single- and multi-turn environments equal shares of each arm's steps, as the base
+    /// had (HDC's `balance_turns`; the arms with HDC or without a curriculum). The rivals draw
+    /// as their references do. Default true.
+    pub balance_turns: bool,
 }
 
 impl Default for RlConfig {
@@ -206,8 +240,19 @@ impl Default for RlConfig {
         Self {
             steps: 24_000,
             lr: None,
+            lr_schedule: None,
+            epochs: None,
+            minibatch: None,
+            num_envs: None,
+            rollout_len: None,
             entropy_coef: None,
             value_coef: None,
+            gamma: None,
+            gae_lambda: None,
+            advantage: None,
+            value_warmup_updates: 0,
+            bootstrap_time_limits: None,
+            balance_turns: true,
         }
     }
 }
@@ -219,16 +264,39 @@ impl RlConfig {
         let mut t = envdist_trainer::TrainConfig::of(model);
         t.total_env_steps = self.steps;
         t.seed = seed;
-        if let Some(v) = self.lr {
-            t.lr = v;
+        t.value_warmup_updates = self.value_warmup_updates;
+        fn set<T: Copy>(slot: &mut T, v: Option<T>) {
+            if let Some(v) = v {
+                *slot = v;
+            }
         }
-        if let Some(v) = self.entropy_coef {
-            t.entropy_coef = v;
-        }
-        if let Some(v) = self.value_coef {
-            t.value_coef = v;
-        }
+        set(&mut t.lr, self.lr);
+        set(&mut t.lr_schedule, self.lr_schedule);
+        set(&mut t.epochs, self.epochs);
+        set(&mut t.minibatch, self.minibatch);
+        set(&mut t.num_envs, self.num_envs);
+        set(&mut t.rollout_len, self.rollout_len);
+        set(&mut t.entropy_coef, self.entropy_coef);
+        set(&mut t.value_coef, self.value_coef);
+        set(&mut t.gamma, self.gamma);
+        set(&mut t.gae_lambda, self.gae_lambda);
+        set(&mut t.advantage, self.advantage);
+        set(&mut t.bootstrap_time_limits, self.bootstrap_time_limits);
         t
+    }
+
+    /// The sum over updates of the learning rate times the Adam steps of one update: how
+    /// far the arms' optimisation can move the base (the study reports it).
+    pub fn optimisation(&self, model: TrainPreset) -> f64 {
+        let t = self.train_config(model, 0);
+        let updates = t.total_env_steps.div_ceil(t.batch_size() as u64);
+        let steps_per_update = (t.batch_size().div_ceil(t.minibatch) * t.epochs) as f64;
+        let learning = updates.saturating_sub(t.value_warmup_updates);
+        let mean_lr = match t.lr_schedule {
+            LrSchedule::Constant => t.lr as f64,
+            LrSchedule::Linear { final_fraction } => t.lr as f64 * (1.0 + final_fraction as f64) / 2.0,
+        };
+        learning as f64 * steps_per_update * mean_lr
     }
 }
 
@@ -380,7 +448,7 @@ impl ExperimentConfig {
                 steps: 24_000,
                 lr: Some(1e-4),
                 value_coef: Some(0.1),
-                entropy_coef: None,
+                ..RlConfig::default()
             },
             eval: EvalConfig::default(),
             analysis: AnalysisConfig::default(),
@@ -584,6 +652,13 @@ impl Validate for ExperimentConfig {
                 "profiles.trajectories",
                 "at least 2 (half per policy)",
                 self.profiles.trajectories.to_string(),
+            );
+        }
+        if !(self.base.critic_lr.is_finite() && self.base.critic_lr > 0.0) {
+            return fail(
+                "base.critic_lr",
+                "a positive learning rate",
+                self.base.critic_lr.to_string(),
             );
         }
         if self.base.samples < 256 {

@@ -18,6 +18,7 @@ fn twin_gradients_conflict_and_theme_gradients_agree() {
     let mut cfg = TrainConfig::cpu();
     cfg.seed = 0;
     cfg.total_env_steps = 40_000;
+    cfg.bootstrap_time_limits = true;
     let suite = Arc::new(Suite::with_canvas(cfg.model.image_size as u32).unwrap());
     let factory: Arc<dyn EnvFactory> = suite;
     let warmup = [EnvId::new("maze/classic"), EnvId::new("collect/classic")];

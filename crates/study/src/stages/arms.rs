@@ -46,10 +46,12 @@ pub struct ArmPlan {
     pub online: Option<OnlineConfig>,
 }
 
-/// The sampler of arms without a curriculum: H4, scale uniform over each env's range.
-pub fn uniform_h4() -> SamplerConfig {
+/// The sampler of arms without a curriculum: H4, scale uniform over each env's range
+/// (single- and multi-turn environments given equal step shares when `balance_turns`).
+pub fn uniform_h4(balance_turns: bool) -> SamplerConfig {
     SamplerConfig::Hdc(HdcConfig {
         mode: Mode::BaselineH4,
+        balance_turns,
         ..HdcConfig::default()
     })
 }
@@ -82,9 +84,10 @@ pub fn plan(
             EnvSource::ControlRandomK => selection(SelectionId::ControlRandomK(seed))?,
         },
         sampler: match ordering {
-            Ordering::UniformH4 => uniform_h4(),
+            Ordering::UniformH4 => uniform_h4(cfg.rl.balance_turns),
             Ordering::Hdc(mode) => SamplerConfig::Hdc(HdcConfig {
                 mode,
+                balance_turns: cfg.rl.balance_turns,
                 ..cfg.hdc.clone()
             }),
             Ordering::Rival(r) => r.config(),
@@ -107,7 +110,7 @@ pub fn scaling_plan(size: usize, seed: u32, cfg: &ExperimentConfig, pool: &PoolS
     ids.sort();
     ArmPlan {
         envs: ids,
-        sampler: uniform_h4(),
+        sampler: uniform_h4(cfg.rl.balance_turns),
         hint_style: cfg.suite.hint_style,
         online: None,
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use envdist_core::{EnvFactory, TaskSampler, Turn};
 use envdist_curriculum::{HdcConfig, HdcSampler, Mode, StepBalanced};
 use envdist_envs::Suite;
-use envdist_trainer::{CloneConfig, CloneSummary, TrainConfig, Trainer};
+use envdist_trainer::{CloneConfig, CloneSummary, RunOptions, TrainConfig, Trainer};
 use serde::{Deserialize, Serialize};
 
 use super::pool::PoolStage;
@@ -23,6 +23,9 @@ use crate::observer::Observer;
 pub struct BaseStage {
     /// What cloning did.
     pub clone: CloneSummary,
+    /// The critic warm-up's value loss per update (empty when there was none).
+    #[serde(default)]
+    pub critic_value_loss: Vec<f32>,
 }
 
 /// The stage's key: the pool, the master seed, the suite (canvas, hints), the network, the
@@ -80,7 +83,7 @@ pub fn run(
     let mut train = TrainConfig::of(cfg.model);
     train.total_env_steps = 1;
     train.seed = cfg.seed;
-    let mut trainer = Trainer::new(train, factory, cfg.device)?;
+    let mut trainer = Trainer::new(train, factory.clone(), cfg.device)?;
     let progress = observer.progress("base: cloning the solvers", cfg.base.samples);
     let clone = trainer.clone_behaviour(
         sampler.as_mut(),
@@ -93,6 +96,31 @@ pub fn run(
         &mut |n| progress.set(n),
     )?;
     progress.finish();
-    trainer.save_checkpoint(&layout.base_checkpoint(), sampler.as_ref())?;
-    Ok(BaseStage { clone })
+    let updates = cfg.base.critic_warmup_updates;
+    if updates == 0 {
+        trainer.save_checkpoint(&layout.base_checkpoint(), sampler.as_ref())?;
+        return Ok(BaseStage {
+            clone,
+            critic_value_loss: vec![],
+        });
+    }
+    // The critic warm-up: value-only updates on the base's own rollouts of the same mixture.
+    let mut warm = TrainConfig::of(cfg.model);
+    warm.seed = cfg.seed ^ 0x4352_4954;
+    warm.lr = cfg.base.critic_lr;
+    warm.value_warmup_updates = updates;
+    warm.total_env_steps = updates * warm.batch_size() as u64;
+    let mut critic = Trainer::from_policy(warm, factory, &trainer.policy())?;
+    let progress = observer.progress("base: warming the critic", updates);
+    let mut losses = Vec::new();
+    critic.run(sampler.as_mut(), &RunOptions::default(), &mut |s| {
+        losses.push(s.value_loss);
+        progress.set(s.update);
+    })?;
+    progress.finish();
+    critic.save_checkpoint(&layout.base_checkpoint(), sampler.as_ref())?;
+    Ok(BaseStage {
+        clone,
+        critic_value_loss: losses,
+    })
 }
