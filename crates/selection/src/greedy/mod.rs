@@ -444,14 +444,18 @@ fn coverable_mask(problem: &Problem, excluded: &[bool]) -> Vec<bool> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn overlap_is_shared_picks_over_k_in_any_order() {
-        let pool = crate::synthetic::generate(&crate::synthetic::SyntheticConfig {
+    fn pool() -> crate::synthetic::SyntheticPool {
+        crate::synthetic::generate(&crate::synthetic::SyntheticConfig {
             n: 80,
             seed: 3,
             ..Default::default()
         })
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn overlap_is_shared_picks_over_k_in_any_order() {
+        let pool = pool();
         let a = select(&pool.problem, &SelectConfig::aes(4)).unwrap();
         assert_eq!(a.overlap(&a), 1.0);
         let mut b = a.clone();
@@ -466,12 +470,7 @@ mod tests {
 
     #[test]
     fn term_totals_add_up_to_the_objective() {
-        let pool = crate::synthetic::generate(&crate::synthetic::SyntheticConfig {
-            n: 80,
-            seed: 3,
-            ..Default::default()
-        })
-        .unwrap();
+        let pool = pool();
         let s = select(&pool.problem, &SelectConfig::aes(6)).unwrap();
         let t = s.term_totals();
         assert!(t.coverage > 0.0 && t.redundancy <= 0.0 && t.conflict <= 0.0);
