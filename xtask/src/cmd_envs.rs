@@ -11,10 +11,9 @@ use envdist_core::{EnvId, HarnessLevel, Split, Task};
 use envdist_envs::Suite;
 use envdist_envs::inspect::bench::{self, BenchOptions};
 use envdist_envs::inspect::{InspectError, render_episode, solver_success};
-use indicatif::ProgressBar;
 use serde::Serialize;
 
-use crate::progress::bar;
+use crate::progress::bar_unless;
 
 /// Arguments of `cargo xtask envs`.
 #[derive(Debug, Args)]
@@ -192,11 +191,7 @@ fn solvers(seeds: u64, json: bool) -> anyhow::Result<()> {
     let started = Instant::now();
     let suite = Suite::default();
     let families = suite.families().len() as u64;
-    let progress = if json {
-        ProgressBar::hidden()
-    } else {
-        bar(families, "solvers (families)")
-    };
+    let progress = bar_unless(json, families, "solvers (families)");
     let records = solver_success(&suite, seeds, &mut |_| progress.inc(1)).map_err(flag_error)?;
     progress.finish_and_clear();
     if json {
@@ -269,11 +264,7 @@ fn bench(
     harness: HarnessLevel,
 ) -> anyhow::Result<()> {
     let suite = Suite::with_canvas(canvas)?;
-    let progress = if json {
-        ProgressBar::hidden()
-    } else {
-        bar(steps, "single thread (steps)")
-    };
+    let progress = bar_unless(json, steps, "single thread (steps)");
     let options = BenchOptions { steps, harness };
     let r = bench::run(&suite, &options, &mut |n| progress.set_position(n)).map_err(flag_error)?;
     progress.finish_and_clear();
