@@ -25,7 +25,6 @@ import os
 import time
 from collections import Counter
 
-import numpy as np
 
 import envdist
 from envdist import wrappers

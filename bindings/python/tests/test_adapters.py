@@ -1,26 +1,15 @@
 """The adapters: Syllabus driven by the real syllabus-rl package and the VAGEN-style env (verl:
 test_verl.py, against the real verl)."""
 
-import importlib
 import sys
 
 import numpy as np
 import pytest
 
 import envdist
-from envdist import HDC, Curriculum, Ticket
+from envdist import Ticket
 
-ENVS = ["count-objects/classic", "maze/classic"]
-# Small windows so that every kind moves (and PLR replays) within a few dozen episodes.
-CONFIGS = {
-    "hdc": {"min_episodes": 2, "competence_threshold": 0.5},
-    "pass_rate": {"group_size": 2},
-    "learnability": {"top_k": 2},
-    "learning_progress": {"update_interval": 8},
-    "sec": {"batch_episodes": 8, "group_size": 2},
-    "ladder": {"check_episodes": 4, "window": 2},
-    "plr": {"buffer_size": 4, "rho": 0.25},
-}
+from kinds import CONFIGS, ENVS
 
 
 def test_adapters_are_imported_only_when_used():

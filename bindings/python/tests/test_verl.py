@@ -23,18 +23,9 @@ from envdist import Curriculum  # noqa: E402
 verl = pytest.importorskip("verl")
 torch = pytest.importorskip("torch")
 
-ENVS = ["count-objects/classic", "maze/classic"]
-HDC_CONFIG = {"min_episodes": 2, "competence_threshold": 0.5}
+from kinds import CONFIGS, ENVS  # noqa: E402
+
 BATCH, N = 4, 2  # prompts per step; GRPO rollouts per prompt
-CONFIGS = {
-    "hdc": HDC_CONFIG,
-    "pass_rate": {"group_size": 2},
-    "learnability": {"top_k": 2},
-    "learning_progress": {"update_interval": 8},
-    "sec": {"batch_episodes": 8, "group_size": 2},
-    "ladder": {"check_episodes": 4, "window": 2},
-    "plr": {"buffer_size": 4, "rho": 0.25},
-}
 
 
 def write_dataset(folder, kind="hdc", seeds_per_cell=2):

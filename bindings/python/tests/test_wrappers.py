@@ -4,7 +4,6 @@ env; masks a masked sampler can always sample from."""
 
 import warnings
 
-import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
