@@ -7,12 +7,14 @@ use std::time::Instant;
 
 use envdist_core::{EnvId, EnvSpec, HarnessLevel, ScaleRange, Task};
 use envdist_curriculum::{
-    CurriculumSampler, EnvSnapshot, HdcConfig, LearnerParams, Mode, SamplerConfig, SimulateOptions,
-    SyntheticLearner, TraceEvent,
+    CurriculumSampler, HdcConfig, LearnerParams, Mode, SamplerConfig, SimulateOptions,
+    SyntheticLearner,
 };
-use envdist_study::plot::{Legend, LineChart, Series, line_chart_grid};
-use indicatif::{ProgressBar, ProgressStyle};
-use serde::Serialize;
+use envdist_study::figures::{
+    RIVAL_TRACE_SCHEMA_VERSION, RivalTraceLine, curriculum_trace_grid, rival_trace_grid,
+};
+
+use crate::progress::bar;
 
 /// Arguments of `cargo xtask curriculum`.
 #[derive(Debug, clap::Args)]
@@ -150,7 +152,7 @@ fn synthetic_specs(n: usize) -> Vec<EnvSpec> {
 }
 
 /// Drive the sampler with the synthetic learner, then write the trace, the state and the
-/// plot and print a summary. HDC's trace is one [`TraceEvent`] per episode (its staircase);
+/// plot and print a summary. HDC's trace is one `TraceEvent` per episode (its staircase);
 /// a rival's is about 200 snapshots of every environment, beside the learner's success at H4.
 fn simulate(a: SimulateArgs, config: SamplerConfig) -> anyhow::Result<()> {
     anyhow::ensure!(a.envs > 0, "--envs: expected at least 1, found 0");
@@ -168,14 +170,7 @@ fn simulate(a: SimulateArgs, config: SamplerConfig) -> anyhow::Result<()> {
     let mut sampler = config.build(&specs, a.seed)?;
     let mut learner = SyntheticLearner::new(&specs, LearnerParams::default(), a.seed);
 
-    let bar = ProgressBar::new(a.steps);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} ({per_sec}, eta {eta})",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar.set_prefix(format!("simulate {name}"));
+    let bar = bar(a.steps, &format!("simulate {name} (episodes)"));
     // About 200 snapshots: enough to see each sampler move, few enough for a small figure.
     let every = (a.steps / 200).max(1);
     let mut snapshots: Vec<RivalTraceLine> = Vec::new();
@@ -212,7 +207,12 @@ fn simulate(a: SimulateArgs, config: SamplerConfig) -> anyhow::Result<()> {
     let state_path = out.join("state.json");
     let plot_path = out.join("curriculum.png");
     let t_write = Instant::now();
-    let shown: Vec<usize> = (0..a.envs.min(a.plot_envs.max(1))).collect();
+    // The first `--plot-envs` environments, each with its scale range.
+    let shown: Vec<(EnvId, ScaleRange)> = specs
+        .iter()
+        .take(a.plot_envs.max(1))
+        .map(|s| (s.id.clone(), s.scale))
+        .collect();
     if hdc {
         envdist_core::io::write_jsonl_atomic(&trace_path, &sim.trace)?;
     } else {
@@ -220,9 +220,9 @@ fn simulate(a: SimulateArgs, config: SamplerConfig) -> anyhow::Result<()> {
     }
     sampler.save_state_file(&state_path)?;
     if hdc {
-        plot_trace(&plot_path, &specs, &sim.trace, &shown, name)?;
+        curriculum_trace_grid(&plot_path, &sim.trace, &shown, name)?;
     } else {
-        plot_rival_trace(&plot_path, &specs, &snapshots, &shown, name)?;
+        rival_trace_grid(&plot_path, &snapshots, &shown, specs.len(), name)?;
     }
     let write_secs = t_write.elapsed().as_secs_f64();
 
@@ -303,24 +303,6 @@ fn print_snapshots(s: &dyn CurriculumSampler, learner: &SyntheticLearner, specs:
     }
 }
 
-/// Two panels per shown env: its current harness level, and its scale window (bottom, top),
-/// over the global step; both as staircases.
-fn plot_trace(
-    path: &Path,
-    specs: &[EnvSpec],
-    trace: &[TraceEvent],
-    shown: &[usize],
-    mode: &str,
-) -> anyhow::Result<()> {
-    let envs: Vec<(EnvId, ScaleRange)> = shown
-        .iter()
-        .map(|&i| (specs[i].id.clone(), specs[i].scale))
-        .collect();
-    Ok(envdist_study::figures::curriculum_trace_grid(
-        path, trace, &envs, mode,
-    )?)
-}
-
 /// The learner's success probability at H4 (the evaluation condition), averaged over the
 /// environment's scales: how good it is, whatever the sampler trained it on.
 fn h4_success(learner: &SyntheticLearner, spec: &EnvSpec) -> f64 {
@@ -342,106 +324,6 @@ fn h4_success(learner: &SyntheticLearner, spec: &EnvSpec) -> f64 {
 /// [`h4_success`] averaged over every environment.
 fn mean_h4(learner: &SyntheticLearner, specs: &[EnvSpec]) -> f64 {
     specs.iter().map(|s| h4_success(learner, s)).sum::<f64>() / specs.len() as f64
-}
-
-/// Schema version of a rival's trace lines.
-const RIVAL_TRACE_SCHEMA_VERSION: u32 = 1;
-
-/// One line of a rival's trace: an environment's snapshot at a step, and the learner's
-/// success at H4 there.
-#[derive(Debug, Clone, Serialize)]
-struct RivalTraceLine {
-    schema_version: u32,
-    step: u64,
-    #[serde(flatten)]
-    snapshot: EnvSnapshot,
-    learner_h4: f64,
-}
-
-/// Per shown env, one column of panels over the global step: (1) its draw probability
-/// relative to uniform, (2) the sampler's score and success estimate beside the learner's
-/// true success at H4, (3) the scales its next task can take (lowest, expected, highest),
-/// and (4) the expected harness level when the sampler moves it.
-fn plot_rival_trace(
-    path: &Path,
-    specs: &[EnvSpec],
-    trace: &[RivalTraceLine],
-    shown: &[usize],
-    kind: &str,
-) -> anyhow::Result<()> {
-    let n = specs.len() as f64;
-    let harness_moves = trace
-        .iter()
-        .any(|l| (l.snapshot.mean_harness - 4.0).abs() > 1e-9);
-    let mut rows: Vec<Vec<LineChart>> = vec![Vec::new(); if harness_moves { 4 } else { 3 }];
-    for &i in shown {
-        let (id, range): (&EnvId, ScaleRange) = (&specs[i].id, specs[i].scale);
-        let lines: Vec<&RivalTraceLine> = trace.iter().filter(|l| &l.snapshot.env == id).collect();
-        let x: Vec<f32> = lines.iter().map(|l| l.step as f32).collect();
-        let col = |f: &dyn Fn(&RivalTraceLine) -> f64| -> Vec<f32> {
-            lines.iter().map(|l| f(l) as f32).collect()
-        };
-        rows[0].push(LineChart {
-            title: format!("{id} ({kind}): draw probability"),
-            x_label: "episode (all envs)".into(),
-            y_label: "P(env) x envs (1 = uniform)".into(),
-            series: vec![Series::line(
-                "P(env) x envs",
-                x.clone(),
-                col(&|l| l.snapshot.probability * n),
-            )],
-            y_range: None,
-            legend: Legend::UpperRight,
-        });
-        rows[1].push(LineChart {
-            title: format!("{id}: score and success"),
-            x_label: "episode (all envs)".into(),
-            y_label: "value".into(),
-            series: vec![
-                Series::line("sampler score", x.clone(), col(&|l| l.snapshot.score)),
-                Series::line(
-                    "sampler success est.",
-                    x.clone(),
-                    col(&|l| l.snapshot.success),
-                ),
-                Series::line(
-                    "learner P(success) at H4",
-                    x.clone(),
-                    col(&|l| l.learner_h4),
-                ),
-            ],
-            y_range: None,
-            legend: Legend::LowerRight,
-        });
-        rows[2].push(LineChart {
-            title: format!("{id}: scales drawn in {}..={}", range.min, range.max),
-            x_label: "episode (all envs)".into(),
-            y_label: "scale".into(),
-            series: vec![
-                Series::steps("highest", x.clone(), col(&|l| l.snapshot.scale_hi as f64)),
-                Series::line("expected", x.clone(), col(&|l| l.snapshot.mean_scale)),
-                Series::steps("lowest", x.clone(), col(&|l| l.snapshot.scale_lo as f64)),
-            ],
-            y_range: Some((range.min as f32 - 0.5, range.max as f32 + 0.5)),
-            legend: Legend::LowerRight,
-        });
-        if harness_moves {
-            rows[3].push(LineChart {
-                title: format!("{id}: harness level drawn"),
-                x_label: "episode (all envs)".into(),
-                y_label: "level (0 = H0 .. 4 = H4)".into(),
-                series: vec![Series::line(
-                    "expected level",
-                    x.clone(),
-                    col(&|l| l.snapshot.mean_harness),
-                )],
-                y_range: Some((-0.2, 4.2)),
-                legend: Legend::LowerRight,
-            });
-        }
-    }
-    let charts: Vec<LineChart> = rows.into_iter().flatten().collect();
-    Ok(line_chart_grid(path, &charts, shown.len(), (520, 340))?)
 }
 
 #[cfg(test)]

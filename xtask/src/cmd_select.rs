@@ -14,12 +14,12 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::{Context, anyhow, bail};
 use envdist_core::{EnvId, GradientSet, ProfileSet};
 use envdist_selection::{
-    AbilityWeighting, Aggregation, Baseline, EXACT_MAX_ENVS, ExactLimits, ExactSolution,
-    ExactStatus, Optimizer, Problem, SelectConfig, Selection, baseline, read_counts_npy,
-    read_index_npy, select, solve_exact, synthetic,
+    AbilityWeighting, Aggregation, Baseline, EXACT_MAX_ENVS, ExactLimits, ExactSolution, Optimizer,
+    Problem, SelectConfig, Selection, baseline, read_counts_npy, read_index_npy, select,
+    solve_exact, synthetic,
 };
 
 use crate::progress::spinner;
@@ -161,36 +161,6 @@ fn run_exact(
     Ok(Some(solve_exact(problem, &selection.config, &limits)?))
 }
 
-fn exact_line(exact: Option<&ExactSolution>, selection: &Selection) -> String {
-    let Some(x) = exact else {
-        return format!(
-            "skipped: the pool has more than {EXACT_MAX_ENVS} environments (exact search is for small pools)"
-        );
-    };
-    let stats = format!("{} nodes, {:.3} s", x.nodes, x.seconds);
-    match (x.status, x.objective) {
-        (ExactStatus::Optimal, Some(opt)) => format!(
-            "optimum {opt:.3} ({stats}); greedy {:.3} is {} of it",
-            selection.objective,
-            if opt > 0.0 {
-                format!("{:.2}%", 100.0 * selection.objective / opt)
-            } else {
-                "n/a".into()
-            }
-        ),
-        (ExactStatus::Infeasible, _) | (_, None) => {
-            format!("no selection meets the constraints ({stats})")
-        }
-        (status, Some(best)) => format!(
-            "did not finish ({} after {stats}); best found {best:.3} is only a lower bound on the optimum",
-            match status {
-                ExactStatus::TimeLimit => "time limit",
-                _ => "node limit",
-            }
-        ),
-    }
-}
-
 /// Peak resident set size of this process (VmHWM), if the platform reports it.
 fn peak_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -223,24 +193,6 @@ fn load_problem(args: &SelectArgs) -> anyhow::Result<Problem> {
     Ok(problem)
 }
 
-fn parse_weights(spec: &str, config: &mut SelectConfig) -> anyhow::Result<()> {
-    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (k, v) = part
-            .split_once('=')
-            .with_context(|| format!("--weights: expected name=value, found {part:?}"))?;
-        let v: f32 = v
-            .parse()
-            .with_context(|| format!("--weights {k}: expected a number, found {v:?}"))?;
-        match k {
-            "coverage" => config.weights.coverage = v,
-            "redundancy" => config.weights.redundancy = v,
-            "conflict" => config.weights.conflict = v,
-            _ => bail!("--weights: unknown term {k:?} (expected coverage, redundancy or conflict)"),
-        }
-    }
-    Ok(())
-}
-
 fn build_config(args: &SelectArgs) -> anyhow::Result<SelectConfig> {
     let mut c: SelectConfig = match &args.config {
         Some(p) => envdist_core::io::read_json(p, None)?,
@@ -250,7 +202,10 @@ fn build_config(args: &SelectArgs) -> anyhow::Result<SelectConfig> {
         c.k = k;
     }
     if let Some(w) = &args.weights {
-        parse_weights(w, &mut c)?;
+        c.weights = c
+            .weights
+            .with_overrides(w)
+            .map_err(|e| anyhow!("--weights: {e}"))?;
     }
     if let Some(o) = args.optimizer {
         c.optimizer = match o {
@@ -348,9 +303,7 @@ pub fn run(args: SelectArgs) -> anyhow::Result<()> {
     if let Some(out) = &args.out {
         selection.write(out)?;
     }
-    let share = |f: fn(&envdist_selection::StepTrace) -> f32| {
-        selection.steps.iter().map(|s| f64::from(f(s))).sum::<f64>()
-    };
+    let totals = selection.term_totals();
     if args.json {
         let obj = serde_json::json!({
             "method": selection.method,
@@ -363,7 +316,7 @@ pub fn run(args: SelectArgs) -> anyhow::Result<()> {
             "env_ids": selection.env_ids,
             "gains": selection.gains(),
             "objective": selection.objective,
-            "shares": {"coverage": share(|s| s.coverage), "redundancy": share(|s| s.redundancy), "conflict": share(|s| s.conflict)},
+            "shares": totals,
             "covered": selection.covered,
             "coverable": selection.coverable,
             "uncovered": selection.uncovered,
@@ -414,9 +367,9 @@ pub fn run(args: SelectArgs) -> anyhow::Result<()> {
             selection.abilities,
             selection.coverable,
             selection.objective,
-            share(|s| s.coverage),
-            share(|s| s.redundancy),
-            share(|s| s.conflict)
+            totals.coverage,
+            totals.redundancy,
+            totals.conflict
         );
         if !selection.uncovered.is_empty() {
             println!(
@@ -434,8 +387,12 @@ pub fn run(args: SelectArgs) -> anyhow::Result<()> {
             println!("  certificate: {c}");
             println!("    bound: {}", c.kind.explanation());
         }
-        if let Some(x) = &exact {
-            println!("  exact: {}", exact_line(x.as_ref(), &selection));
+        match &exact {
+            Some(Some(x)) => println!("  exact: {}", x.versus_greedy(selection.objective)),
+            Some(None) => println!(
+                "  exact: skipped: the pool has more than {EXACT_MAX_ENVS} environments (exact search is for small pools)"
+            ),
+            None => {}
         }
         for n in &selection.notes {
             println!("  note: {n}");

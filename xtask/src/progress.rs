@@ -20,6 +20,15 @@ pub fn bar(len: u64, what: &str) -> ProgressBar {
     pb
 }
 
+/// [`bar`], or nothing when `quiet` (JSON output).
+pub fn bar_unless(quiet: bool, len: u64, what: &str) -> ProgressBar {
+    if quiet {
+        ProgressBar::hidden()
+    } else {
+        bar(len, what)
+    }
+}
+
 /// A spinner with elapsed time, or nothing when `quiet` (JSON output).
 pub fn spinner(msg: &str, quiet: bool) -> ProgressBar {
     if quiet {

@@ -37,5 +37,7 @@ fn _envdist(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profile::profile_log_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench::bench_native, m)?)?;
     m.add("NUM_ACTIONS", envdist_core::NUM_ACTIONS)?;
+    // The workspace version, which is also the wheel's (maturin reads it from Cargo.toml).
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,26 +1,15 @@
-"""The adapters: Syllabus driven by the real syllabus-rl package, verl against its interface
-(the shim in tests/shims reproduces verl's sampler module), and the VAGEN-style env."""
+"""The adapters: Syllabus driven by the real syllabus-rl package and the VAGEN-style env (verl:
+test_verl.py, against the real verl)."""
 
-import importlib
 import sys
 
 import numpy as np
 import pytest
 
 import envdist
-from envdist import HDC, Curriculum, Ticket
+from envdist import Ticket
 
-ENVS = ["count-objects/classic", "maze/classic"]
-# Small windows so that every kind moves (and PLR replays) within a few dozen episodes.
-CONFIGS = {
-    "hdc": {"min_episodes": 2, "competence_threshold": 0.5},
-    "pass_rate": {"group_size": 2},
-    "learnability": {"top_k": 2},
-    "learning_progress": {"update_interval": 8},
-    "sec": {"batch_episodes": 8, "group_size": 2},
-    "ladder": {"check_episodes": 4, "window": 2},
-    "plr": {"buffer_size": 4, "rho": 0.25},
-}
+from kinds import CONFIGS, ENVS
 
 
 def test_adapters_are_imported_only_when_used():
@@ -73,76 +62,8 @@ def test_syllabus_curriculum_drives_tickets_through_syllabus_wrappers():
     curriculum.update_on_episode(1.0, 3, played[0].ticket_id, True)
 
 
-def load_verl_sampler_as_verl_does(dataset, data_config):
-    """verl.trainer.main_ppo.create_rl_sampler (commit b178a3c) for a custom sampler."""
-    from verl.experimental.dataset.sampler import AbstractSampler
-
-    module = importlib.import_module(data_config["sampler"]["class_path"].removeprefix("pkg://"))
-    cls = getattr(module, data_config["sampler"]["class_name"])
-    sampler = cls(data_source=dataset, data_config=data_config)
-    assert isinstance(sampler, AbstractSampler)
-    assert data_config.get("dataloader_num_workers", 8) == 0
-    return sampler
-
-
-class TicketDataset:
-    """What verl's RLHFDataset exposes: `dataframe` rows with `extra_info`, and `len`."""
-
-    def __init__(self, rows):
-        self.dataframe = [
-            {"prompt": r["instruction"], "data_source": r["data_source"],
-             "extra_info": {"index": i, "envdist_ticket": r["ticket_id"]}}
-            for i, r in enumerate(rows)
-        ]
-
-    def __len__(self):
-        return len(self.dataframe)
-
-
-def test_verl_sampler_follows_the_interface_and_learns_from_batches():
-    from verl import DataProto
-    from verl.experimental.dataset.sampler import AbstractCurriculumSampler
-
-    rows = HDC(ENVS).grid_rows(seeds_per_cell=2, seed=1)
-    dataset = TicketDataset(rows)
-    data_config = {
-        "dataloader_num_workers": 0,
-        "sampler": {
-            "class_path": "pkg://envdist.adapters.verl",
-            "class_name": "EnvdistCurriculumSampler",
-            "envdist": {"config": {"min_episodes": 2, "competence_threshold": 0.5}, "seed": 3},
-        },
-    }
-    sampler = load_verl_sampler_as_verl_does(dataset, data_config)
-    assert isinstance(sampler, AbstractCurriculumSampler) and len(sampler) == len(rows)
-    it = iter(sampler)
-    batch_size, n = 4, 2  # GRPO: each prompt rolled out n times
-    for step in range(25):
-        idx = [next(it) for _ in range(batch_size)]
-        extra = np.array([dataset.dataframe[i]["extra_info"] for i in idx for _ in range(n)], dtype=object)
-        # The reward: token-level scores summing to 1 for a success (always here).
-        scores = np.zeros((batch_size * n, 5), dtype=np.float32)
-        scores[:, -1] = 1.0
-        batch = DataProto(batch={"token_level_scores": scores}, non_tensor_batch={"extra_info": extra})
-        if isinstance(sampler, AbstractCurriculumSampler):
-            sampler.update(batch=batch)
-    status = sampler.hdc.status()
-    assert sum(s["episodes"] for s in status) == 25 * batch_size * n
-    assert any(s["harness"] != "H0" or s["window"][0] > envdist.spec(s["env"])["scale"]["min"] for s in status)
-    # Rows served follow HDC: every served row's level is one HDC could draw.
-    state = sampler.state_dict()
-    twin = load_verl_sampler_as_verl_does(dataset, data_config)
-    twin.load_state_dict(state)
-    assert [next(iter(twin)) for _ in range(1)] == [next(iter(sampler)) for _ in range(1)]
-    # A success key in the batch wins over token scores.
-    extra = np.array([dataset.dataframe[0]["extra_info"]], dtype=object)
-    sampler.update(DataProto(non_tensor_batch={"extra_info": extra, "acc": np.array([0.0])}))
-    with pytest.raises(ValueError, match="extra_info"):
-        sampler.update(DataProto())
-
-
 @pytest.mark.parametrize("kind", envdist.sampler_kinds())
-def test_adapters_serve_every_sampler_kind(kind):
+def test_syllabus_serves_every_sampler_kind(kind):
     from envdist.adapters.syllabus import EnvdistCurriculum, EnvdistTaskWrapper
 
     # Syllabus (single process: the queues are the test above's business).
@@ -166,50 +87,6 @@ def test_adapters_serve_every_sampler_kind(kind):
     assert len(dist) == len(ENVS) and abs(sum(dist) - 1) < 1e-9
     assert all(flags) == (kind != "plr")
 
-    # verl: a grid of the cells this kind draws; each served row reports the ticket drawn.
-    rows = Curriculum(kind, ENVS, CONFIGS[kind]).grid_rows(seeds_per_cell=2, seed=1)
-    dataset = TicketDataset(rows)
-    data_config = {
-        "dataloader_num_workers": 0,
-        "sampler": {
-            "class_path": "pkg://envdist.adapters.verl",
-            "class_name": "EnvdistCurriculumSampler",
-            "envdist": {"kind": kind, "config": CONFIGS[kind], "seed": 3},
-        },
-    }
-    sampler = load_verl_sampler_as_verl_does(dataset, data_config)
-    assert sampler.sampler.kind == kind and sampler.hdc is sampler.sampler
-    from verl import DataProto
-
-    def epochs(s):  # the dataloader starts a new epoch when one ends (small grids here)
-        while True:
-            yield from s
-
-    it = epochs(sampler)
-    batch_size, n = 4, 2
-    masks = []
-    rng = np.random.default_rng(0)
-    for step in range(10):
-        idx = [next(it) for _ in range(batch_size)]
-        extra = np.array([dataset.dataframe[i]["extra_info"] for i in idx for _ in range(n)], dtype=object)
-        acc = np.repeat(rng.random(batch_size) < 0.5, n).astype(np.float64)
-        batch = DataProto(non_tensor_batch={"extra_info": extra, "acc": acc})
-        masks.append(sampler.train_mask(batch))
-        assert masks[-1].shape == (batch_size * n,) and masks[-1].dtype == bool
-        sampler.update(batch=batch)
-    assert sampler.sampler.updates == 10 * batch_size * n
-    mask = np.concatenate(masks)
-    if kind == "plr":
-        # The drawn tickets came back (a row's own seed would be no level PLR knows), so new
-        # levels entered the buffer and were replayed, and only replays train.
-        assert sampler.sampler.state_dict()["body"]["levels"]
-        assert mask.any() and not mask.all()
-    else:
-        assert mask.all()
-    twin = load_verl_sampler_as_verl_does(dataset, data_config)
-    twin.load_state_dict(sampler.state_dict())
-    assert [next(iter(twin)) for _ in range(3)] == [next(iter(sampler)) for _ in range(3)]
-    assert twin.state_dict() == sampler.state_dict()
 
 
 def test_vagen_env_plays_text_actions_and_survives_garbage():

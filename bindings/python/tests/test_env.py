@@ -85,8 +85,12 @@ def test_reset_seed_replays_and_unseeded_resets_continue_the_stream():
 
 
 def test_bad_input_raises_clear_python_exceptions():
-    with pytest.raises(KeyError, match='unknown environment "maze/nope".*maze/classic'):
+    with pytest.raises(KeyError, match='unknown environment "maze/nope".*the nearest: maze/noise'):
         envdist.make("maze/nope")
+    with pytest.raises(KeyError, match="the nearest: tic-tac-toe/classic"):
+        envdist.make("tictactoe/classic")
+    with pytest.raises(KeyError, match="the nearest: count-objects/classic"):
+        envdist.spec("count/classic")
     with pytest.raises(ValueError, match="H7"):
         envdist.make("maze/classic", harness="H7")
     with pytest.raises(ValueError, match=r"scale for maze/classic: expected \d+..=\d+, found 999"):
@@ -111,3 +115,61 @@ def test_bad_input_raises_clear_python_exceptions():
         env.reset(options={"level": 3})
     # The env still works after every refusal.
     env.step("left")
+
+
+def test_version():
+    import importlib.metadata
+    import re
+
+    assert re.fullmatch(r"\d+\.\d+\.\d+.*", envdist.__version__)
+    assert envdist.__version__ == importlib.metadata.version("envdist")
+
+
+@pytest.mark.parametrize("env_id", FAMILIES)
+def test_masks_are_never_empty_and_final_steps_admit_every_action(env_id):
+    env = envdist.make(env_id)
+    rng = np.random.default_rng(0)
+    obs, info = env.reset(seed=0)
+    ends = 0
+    for _ in range(150):
+        m = info["action_mask"]
+        assert m.any() and np.array_equal(m.astype(bool), env.action_masks())
+        obs, r, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(m))))
+        assert not info["illegal_action"]
+        if term or trunc:
+            assert info["action_mask"].all()  # nothing is played from a final observation
+            ends += 1
+            obs, info = env.reset()
+    assert ends > 0 or envdist.spec(env_id)["max_steps"] > 150
+
+
+def test_steps_after_the_end_warn_and_illegal_actions_are_flagged():
+    env = envdist.make("count-objects/classic")  # single-turn: one step ends it
+    env.reset(seed=0)
+    _, _, term, _, _ = env.step(0)
+    assert term
+    with pytest.warns(UserWarning, match="already returned terminated = True"):
+        obs, reward, term, trunc, info = env.step(0)
+    assert reward == 0.0 and term and info["action_mask"].all()
+    maze = envdist.make("maze/classic")
+    _, info = maze.reset(seed=0)
+    bad = int(np.flatnonzero(info["action_mask"] == 0)[0])
+    _, _, _, _, info = maze.step(bad)
+    assert info["illegal_action"] and info["steps"] == 1  # a no-op that cost a step
+    strict = envdist.make("maze/classic", illegal_action="raise")
+    strict.reset(seed=0)
+    with pytest.raises(ValueError, match=r"maze/classic: action \d+ \(\w+\) is not legal .*legal: "):
+        strict.step(bad)
+    warn = envdist.make("maze/classic", illegal_action="warn")
+    warn.reset(seed=0)
+    with pytest.warns(UserWarning, match="no-op"):
+        warn.step(bad)
+
+
+def test_spec_fields_are_documented():
+    """Every key of spec() has a row in bindings/python/README.md's spec table."""
+    import pathlib
+
+    readme = (pathlib.Path(__file__).parents[1] / "README.md").read_text()
+    for key in envdist.spec("maze/classic"):
+        assert f"| `{key}` |" in readme, key

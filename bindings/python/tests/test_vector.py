@@ -51,6 +51,8 @@ def test_same_episodes_as_gymnasium_vector_envs(vectoriser):
         assert np.array_equal(a[1], b[1]) and a[1].dtype == b[1].dtype
         assert np.array_equal(a[2], b[2]) and np.array_equal(a[3], b[3])
         assert np.array_equal(a[4]["success"], b[4]["success"])
+        assert np.array_equal(a[4]["action_mask"], b[4]["action_mask"])
+        assert np.array_equal(a[4]["illegal_action"], b[4]["illegal_action"])
         ended += int(np.sum(a[2] | a[3]))
     assert ended > 0, "no episode ended: autoreset was not exercised"
     ours.close()
@@ -122,3 +124,62 @@ def test_text_actions_and_bad_input():
     with pytest.raises(ValueError, match="expected 4 seeds"):
         env.reset(seed=[1, 2])
     env.step([0, 0, 0, 0])
+
+
+def test_text_option_gives_the_single_envs_observations_batched():
+    n = 4
+    ours = envdist.vector.make(IDS, n, harness="H0", scale=SCALES, text=True)
+    fns = [partial(envdist.make, IDS[i], "H0", SCALES[i]) for i in range(n)]
+    ref = SyncVectorEnv(fns, autoreset_mode=AutoresetMode.NEXT_STEP)
+    assert ours.single_observation_space == ref.single_observation_space
+    assert ours.observation_space == ref.observation_space
+    o1, _ = ours.reset(seed=3)
+    o2, _ = ref.reset(seed=3)
+    assert data_equivalence(o1, o2)
+    ours.action_space.seed(1)
+    for _ in range(40):
+        act = ours.action_space.sample()
+        a, b = ours.step(act), ref.step(act)
+        assert data_equivalence(a[0], b[0]) and a[0] in ours.observation_space
+    # gymnasium.make_vec: one id, one observation space, whichever vectorization mode.
+    gid = envdist.gym_id("maze/classic")
+    for mode in (None, "sync"):
+        v = gym.make_vec(gid, 2, vectorization_mode=mode)
+        assert v.single_observation_space == envdist.make("maze/classic").observation_space, mode
+    assert set(gym.make_vec(gid, 2, text=False).single_observation_space) == {"image"}
+
+
+def test_masks_are_never_empty_over_many_mixed_envs():
+    """The issue's run: 16 mixed envs, random masked actions; every mask row has an action."""
+    envs = envdist.vector.make(envdist.pool_ids()[:16], num_envs=16)
+    obs, info = envs.reset(seed=0)
+    rng = np.random.default_rng(0)
+    ends = 0
+    for _ in range(1500):
+        m = info["action_mask"]
+        assert (m.sum(1) > 0).all()
+        actions = np.array([rng.choice(np.flatnonzero(row)) for row in m])
+        obs, r, term, trunc, info = envs.step(actions)
+        assert not info["illegal_action"].any()
+        ends += int((term | trunc).sum())
+    assert ends > 100
+
+
+def test_illegal_actions_are_flagged_warned_or_refused():
+    for mode in ("noop", "warn", "raise"):
+        envs = envdist.vector.make("maze/classic", 2, illegal_action=mode)
+        _, info = envs.reset(seed=0)
+        bad = int(np.flatnonzero(info["action_mask"][0] == 0)[0])
+        good = int(np.flatnonzero(info["action_mask"][1])[0])
+        if mode == "raise":
+            with pytest.raises(ValueError, match=r"sub-env 0: maze/classic: action \d+ \(\w+\) is not legal"):
+                envs.step(np.array([bad, good]))
+            continue
+        if mode == "warn":
+            with pytest.warns(UserWarning, match="no-op that costs a step"):
+                _, _, _, _, info = envs.step(np.array([bad, good]))
+        else:
+            _, _, _, _, info = envs.step(np.array([bad, good]))
+        assert info["illegal_action"].tolist() == [True, False]
+    with pytest.raises(ValueError, match="illegal_action"):
+        envdist.vector.make("maze/classic", 1, illegal_action="ignore")

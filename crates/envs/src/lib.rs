@@ -12,7 +12,9 @@
 //! (noise, occlusion, egocentric crop), mirrored controls, harness levels (only the surviving
 //! channels are generated), the horizon and rewards (+1 on success, 0 otherwise, no step cost).
 //! The hints channel comes in two styles ([`HintStyle`]): `Action` gives the solver's action
-//! (or a single-turn answer's evidence) away, `Subgoal` only scaffolds.
+//! (or a single-turn answer's evidence) away, `Subgoal` only scaffolds. [`inspect`] looks at
+//! the suite from outside: the solver table, one episode written out as frames and text, and
+//! the stepping benchmark.
 //!
 //! ```
 //! use envdist_core::{HarnessLevel, Task, env::EnvFactory};
@@ -44,6 +46,7 @@
 pub mod abilities;
 mod env;
 mod games;
+pub mod inspect;
 pub mod render;
 mod vec_env;
 

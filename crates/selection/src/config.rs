@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use envdist_core::EnvId;
+use envdist_core::{EnvId, InvalidValue};
 
 use crate::error::SelectError;
 use crate::problem::Problem;
@@ -31,6 +31,45 @@ impl Default for Weights {
             redundancy: 0.25,
             conflict: 2.0,
         }
+    }
+}
+
+impl Weights {
+    /// These weights with the terms `spec` names set: `name=value` parts separated by commas,
+    /// any subset in any order (`conflict=1,redundancy=0.5`), as a command line gives them.
+    /// A part that is not `name=value`, an unknown name or a value that is not a number is
+    /// refused with the field it names.
+    pub fn with_overrides(mut self, spec: &str) -> Result<Self, InvalidValue> {
+        for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (name, value) = part
+                .split_once('=')
+                .ok_or_else(|| InvalidValue::new("weights", "name=value", format!("{part:?}")))?;
+            let weight = match name {
+                "coverage" => &mut self.coverage,
+                "redundancy" => &mut self.redundancy,
+                "conflict" => &mut self.conflict,
+                _ => {
+                    return Err(InvalidValue::new(
+                        "weights",
+                        "a term: coverage, redundancy or conflict",
+                        format!("{name:?}"),
+                    ));
+                }
+            };
+            *weight = value.parse().map_err(|_| {
+                InvalidValue::new(format!("weights.{name}"), "a number", format!("{value:?}"))
+            })?;
+        }
+        Ok(self)
+    }
+}
+
+impl std::str::FromStr for Weights {
+    type Err = InvalidValue;
+
+    /// The default weights with the terms `spec` names set (see [`Weights::with_overrides`]).
+    fn from_str(spec: &str) -> Result<Self, Self::Err> {
+        Weights::default().with_overrides(spec)
     }
 }
 
@@ -419,6 +458,34 @@ mod tests {
         assert_eq!(partial.k, 5);
         assert_eq!(partial.weights, Weights::default());
         assert!(serde_json::from_str::<SelectConfig>(r#"{"kk": 5}"#).is_err());
+    }
+
+    #[test]
+    fn weights_parse_from_a_flag_and_name_what_is_wrong() {
+        let w: Weights = "conflict=1, redundancy=0.5".parse().unwrap();
+        assert_eq!((w.coverage, w.redundancy, w.conflict), (1.0, 0.5, 1.0));
+        let base = Weights {
+            coverage: 3.0,
+            ..Weights::default()
+        };
+        let w = base.with_overrides("conflict=0").unwrap();
+        assert_eq!((w.coverage, w.conflict), (3.0, 0.0));
+        assert_eq!("".parse::<Weights>().unwrap(), Weights::default());
+        let e = "conflict".parse::<Weights>().unwrap_err();
+        assert_eq!(
+            (e.field.as_str(), e.expected.as_str()),
+            ("weights", "name=value")
+        );
+        let e = "bogus=1".parse::<Weights>().unwrap_err();
+        assert!(
+            e.expected.contains("redundancy") && e.found == "\"bogus\"",
+            "{e}"
+        );
+        let e = "conflict=x".parse::<Weights>().unwrap_err();
+        assert_eq!(
+            (e.field.as_str(), e.found.as_str()),
+            ("weights.conflict", "\"x\"")
+        );
     }
 
     #[test]

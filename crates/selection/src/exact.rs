@@ -140,6 +140,33 @@ impl ExactSolution {
             _ => None,
         }
     }
+
+    /// The outcome beside a greedy selection's objective, as one line: the optimum and the
+    /// share of it greedy reached, or that no selection is feasible, or (stopped at a limit)
+    /// that the best found is only a lower bound.
+    pub fn versus_greedy(&self, greedy_objective: f32) -> String {
+        let stats = format!("{} nodes, {:.3} s", self.nodes, self.seconds);
+        match (self.status, self.objective) {
+            (ExactStatus::Optimal, Some(opt)) => format!(
+                "optimum {opt:.3} ({stats}); greedy {greedy_objective:.3} is {} of it",
+                if opt > 0.0 {
+                    format!("{:.2}%", 100.0 * greedy_objective / opt)
+                } else {
+                    "n/a".into()
+                }
+            ),
+            (ExactStatus::Infeasible, _) | (_, None) => {
+                format!("no selection meets the constraints ({stats})")
+            }
+            (status, Some(best)) => format!(
+                "did not finish ({} after {stats}); best found {best:.3} is only a lower bound on the optimum",
+                match status {
+                    ExactStatus::TimeLimit => "time limit",
+                    _ => "node limit",
+                }
+            ),
+        }
+    }
 }
 
 /// `-0.0` and `0.0` differ in bits; the greedy engine normalises every share the same way.
@@ -578,6 +605,9 @@ mod tests {
         let mut r = exact.ranking.clone();
         r.sort_unstable();
         assert_eq!(r, vec![1, 2]);
+        let line = exact.versus_greedy(greedy.objective);
+        assert!(line.starts_with("optimum 6.000 ("), "{line}");
+        assert!(line.ends_with("; greedy 5.000 is 83.33% of it"), "{line}");
     }
 
     #[test]
@@ -595,12 +625,22 @@ mod tests {
         .unwrap();
         assert_eq!(stopped.status, ExactStatus::NodeLimit);
         assert_eq!(stopped.optimum(), None);
+        let line = stopped.versus_greedy(5.0);
+        let expected = match stopped.objective {
+            Some(_) => "did not finish (node limit after ",
+            None => "no selection meets the constraints (",
+        };
+        assert!(line.starts_with(expected), "{line}");
         let full = SelectConfig {
             require_full_coverage: true,
             ..SelectConfig::aes(1).coverage_only()
         };
         let none = solve_exact(&p, &full, &ExactLimits::default()).unwrap();
         assert_eq!(none.status, ExactStatus::Infeasible);
+        assert!(
+            none.versus_greedy(0.0)
+                .starts_with("no selection meets the constraints (")
+        );
         let big = crate::synthetic::generate(&crate::synthetic::SyntheticConfig {
             n: 257,
             dim: 0,

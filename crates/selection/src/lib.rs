@@ -60,7 +60,9 @@ pub use config::{
 };
 pub use error::SelectError;
 pub use exact::{EXACT_MAX_ENVS, ExactLimits, ExactSolution, ExactStatus, solve_exact};
-pub use greedy::{Relaxation, SELECTION_SCHEMA_VERSION, Selection, select, select_checked};
+pub use greedy::{
+    Relaxation, SELECTION_SCHEMA_VERSION, Selection, TermTotals, select, select_checked,
+};
 pub use npy::{SparseCounts, parse_counts_npy, read_counts_npy, read_index_npy};
 pub use objective::{
     Conflict, NewCoverage, PickReason, Redundancy, StepTrace, Term, evaluate_ranking,

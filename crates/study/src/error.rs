@@ -18,6 +18,9 @@ pub enum StudyError {
     /// Profiling failed.
     #[error(transparent)]
     Profiling(#[from] envdist_profiling::ProfilingError),
+    /// A segmenter could not be built or refused (the LLM endpoint's settings).
+    #[error(transparent)]
+    Segment(#[from] envdist_profiling::SegmentError),
     /// Selection failed.
     #[error(transparent)]
     Select(#[from] envdist_selection::SelectError),

@@ -6,7 +6,8 @@
 //! control pool) over several paired seeds, greedy evaluation at H4, and the analysis
 //! (two-level bootstrap intervals, verdicts, detection limits) written as `results.json`,
 //! `REPORT.md` and figures. `cargo xtask experiment` is a thin command line over
-//! [`run_and_report`]; `cargo xtask conflict-estimates` over [`conflict`].
+//! [`run_and_report`]; `cargo xtask conflict-estimates` over [`conflict`], `cargo xtask profile`
+//! over [`profile`].
 //!
 //! Main design decision: every stage is a pure function of the configuration sections it
 //! reads, the outputs of the stages before it and the code of the crates it runs, and its
@@ -41,6 +42,7 @@ pub mod layout;
 pub mod observer;
 pub mod pipeline;
 pub mod plot;
+pub mod profile;
 pub mod report;
 pub mod results;
 pub mod stages;

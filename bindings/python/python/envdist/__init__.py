@@ -9,8 +9,9 @@ profiles from a trainer's own chat logs.
 (64, 64, 3)
 >>> obs, reward, terminated, truncated, info = env.step("move left")
 
-The adapters for verl, Syllabus and VAGEN-style loops live in ``envdist.adapters`` and are
-imported only when used.
+``envdist.wrappers`` gives numpy-only observations and action masks for Stable-Baselines3,
+MaskablePPO and CleanRL-style loops. The adapters for verl, Syllabus and VAGEN-style loops live
+in ``envdist.adapters`` and are imported only when used.
 """
 
 from __future__ import annotations
@@ -24,7 +25,11 @@ from .profiling import profile_log
 from .registration import gym_id, register_envs
 from .selection import Selection, select
 
+#: The package version (the workspace's, which the wheel carries too).
+__version__: str = _envdist.__version__
+
 __all__ = [
+    "__version__",
     "ACTION_NAMES",
     "Curriculum",
     "HDC",
@@ -44,6 +49,7 @@ __all__ = [
     "select",
     "spec",
     "vector",
+    "wrappers",
 ]
 
 _SPECS = {s["id"]: s for s in _json.loads(_envdist.specs_json())}
@@ -65,7 +71,12 @@ def ood_ids() -> list[str]:
 
 
 def spec(env_id: str) -> dict:
-    """The spec of one environment (family, variant, turn, scale range, abilities, ...)."""
+    """The spec of one environment: ``id``, ``family``, ``variant``, ``turn`` (``"ST"`` one
+    question, ``"MT"`` multi-turn), ``scale`` (``{"min", "max"}``: the declared state-scale
+    range, both ends included), ``split`` (``"pool"`` or ``"ood"``), ``abilities`` (the atomic
+    ability tags it can emit), ``conflict_twin`` (the rule-inverted twin, or ``None``),
+    ``instruction`` (the task statement), ``max_steps`` (the step limit at the top scale).
+    Unknown ids are a ``KeyError`` naming the nearest ids."""
     try:
         return dict(_SPECS[env_id])
     except KeyError:
@@ -74,6 +85,6 @@ def spec(env_id: str) -> dict:
         raise
 
 
-from . import vector  # noqa: E402  (needs the names above)
+from . import vector, wrappers  # noqa: E402  (need the names above)
 
 register_envs()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import string
+import warnings
 from typing import Any
 
 import gymnasium as gym
@@ -52,10 +53,33 @@ def action_index(action: Any) -> int:
     return a
 
 
+#: The bit mask with every action set: what ``info["action_mask"]`` holds once an episode is
+#: over (no action is played from a final observation, and a masked sampler must not see an
+#: empty mask).
+ALL_ACTIONS: int = (1 << NUM_ACTIONS) - 1
+
+#: What an illegal action (in the action space, not legal in the state) does: ``"noop"`` (the
+#: default: it costs a step and changes nothing, ``info["illegal_action"]`` says so), ``"warn"``
+#: (the same, plus a ``UserWarning``), ``"raise"`` (a ``ValueError``; the step is not played).
+ILLEGAL_ACTION_MODES = ("noop", "warn", "raise")
+
+
 def mask_array(mask: int | np.ndarray) -> np.ndarray:
-    """Legal-action bit masks as uint8 arrays of length ``NUM_ACTIONS`` (last axis)."""
+    """Legal-action bit masks as int8 arrays of length ``NUM_ACTIONS`` (last axis)."""
     bits = np.arange(NUM_ACTIONS, dtype=np.uint32)
     return ((np.asarray(mask, dtype=np.uint32)[..., None] >> bits) & 1).astype(np.int8)
+
+
+def illegal_action_mode(mode: str) -> str:
+    if mode not in ILLEGAL_ACTION_MODES:
+        raise ValueError(f"illegal_action: expected one of {', '.join(ILLEGAL_ACTION_MODES)}, found {mode!r}")
+    return mode
+
+
+def illegal_message(env_id: str, action: int, legal: int, mode: str) -> str:
+    names = [ACTION_NAMES[i] for i in range(NUM_ACTIONS) if legal >> i & 1]
+    what = "not played (illegal_action='raise')" if mode == "raise" else "played as a no-op that costs a step"
+    return f"{env_id}: action {action} ({ACTION_NAMES[action]}) is not legal in this state (legal: {', '.join(names)}); {what}"
 
 
 def text_space() -> spaces.Text:
@@ -75,7 +99,13 @@ class EnvdistEnv(gym.Env):
     shared space (``Discrete(22)``) or a text (``"left"``, ``"answer_3"``, read the way a VLM
     writes it; ``ValueError`` on text naming no action). ``info``: ``success``, ``abilities``
     (atomic ability tags of the step), ``harness``, ``scale``, ``seed``, ``env_id``,
-    ``action_mask`` (legal actions) and ``harness_text`` (the channels one by one).
+    ``action_mask`` (legal actions; every action once the episode is over, so that it is never
+    empty), ``illegal_action`` (whether the action just played was not legal: a no-op that cost
+    a step) and ``harness_text`` (the channels one by one).
+
+    ``illegal_action``: ``"noop"`` (default), ``"warn"`` or ``"raise"`` (see
+    :data:`ILLEGAL_ACTION_MODES`). A ``step`` after the episode ended warns, as Gymnasium's own
+    envs do, and returns the final observation again with reward 0.
 
     Single-turn envs (one question, step limit 1) end as ``terminated`` when the step limit is
     reached without an answer (a failed episode: the limit is part of the task); multi-turn envs
@@ -96,9 +126,11 @@ class EnvdistEnv(gym.Env):
         scale: int | None = None,
         canvas: int = 64,
         render_mode: str | None = None,
+        illegal_action: str = "noop",
     ):
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode: expected None or 'rgb_array', found {render_mode!r}")
+        self.illegal_action = illegal_action_mode(illegal_action)
         self._env = _envdist.Env(env_id, _level(harness), _scale(scale), canvas)
         self.spec_dict: dict = json.loads(self._env.spec_json())
         self.env_id = env_id
@@ -113,6 +145,9 @@ class EnvdistEnv(gym.Env):
         )
         self._image: np.ndarray | None = None
         self._seeded = False
+        # The legal mask of the current state; None before the first reset and after the end.
+        self._legal: int | None = None
+        self._warned_after_end = False
 
     # Gymnasium API -------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -133,15 +168,32 @@ class EnvdistEnv(gym.Env):
             self._seeded = True
         image, legal, _ = self._env.reset(seed)
         self._image = image
+        self._legal = legal
+        self._warned_after_end = False
         text = self.harness_text()
-        return self._observation(image, text), self._info(legal, False, [], text)
+        return self._observation(image, text), self._info(legal, False, [], text, False)
 
     def step(self, action):
         a = action_index(action)
+        if self._legal is None and self._image is not None and not self._warned_after_end:
+            gym.logger.warn(
+                "You are calling 'step()' even though this environment has already returned "
+                "terminated = True or truncated = True. You should always call 'reset()' once you "
+                "receive it: further steps are no-ops (reward 0, the final observation again)."
+            )
+            self._warned_after_end = True
+        illegal = self._legal is not None and not (self._legal >> a & 1)
+        if illegal and self.illegal_action != "noop":
+            message = illegal_message(self.env_id, a, self._legal, self.illegal_action)
+            if self.illegal_action == "raise":
+                raise ValueError(message)
+            warnings.warn(message, stacklevel=2)
         image, reward, terminated, truncated, success, abilities, legal = self._env.step(a)
         self._image = image
+        over = terminated or truncated or self._legal is None
+        self._legal = None if over else legal
         text = self.harness_text()
-        info = self._info(legal, success, abilities, text)
+        info = self._info(ALL_ACTIONS if over else legal, success, abilities, text, illegal)
         return self._observation(image, text), float(reward), terminated, truncated, info
 
     def render(self):
@@ -166,8 +218,18 @@ class EnvdistEnv(gym.Env):
             "text": join_channels(self.harness_text() if text is None else text),
         }
 
+    def action_masks(self) -> np.ndarray:
+        """The legal actions now as a bool array (sb3-contrib's MaskablePPO reads this method);
+        every action before the first reset and once the episode is over."""
+        return mask_array(ALL_ACTIONS if self._legal is None else self._legal).astype(bool)
+
     def _info(
-        self, legal: int, success: bool, abilities: list[str], text: dict[str, str | None] | None = None
+        self,
+        legal: int,
+        success: bool,
+        abilities: list[str],
+        text: dict[str, str | None] | None = None,
+        illegal: bool = False,
     ) -> dict:
         harness, scale, seed, steps, horizon = self._env.episode()
         return {
@@ -180,6 +242,7 @@ class EnvdistEnv(gym.Env):
             "steps": steps,
             "horizon": horizon,
             "action_mask": mask_array(legal),
+            "illegal_action": bool(illegal),
             "harness_text": self.harness_text() if text is None else text,
         }
 
@@ -216,9 +279,12 @@ def make(
     scale: int | None = None,
     canvas: int = 64,
     render_mode: str | None = None,
+    illegal_action: str = "noop",
 ) -> EnvdistEnv:
     """An envdist environment as a Gymnasium ``Env`` (see :class:`EnvdistEnv`). ``scale=None``
-    plays the middle of the env's scale range. Unknown ids are a ``KeyError`` that suggests
-    ids; ``gymnasium.make(envdist.gym_id(env_id))`` gives the same env with Gymnasium's
+    plays the middle of the env's scale range. Unknown ids are a ``KeyError`` that suggests the
+    nearest ids; ``gymnasium.make(envdist.gym_id(env_id))`` gives the same env with Gymnasium's
     wrappers."""
-    return EnvdistEnv(env_id, harness=harness, scale=scale, canvas=canvas, render_mode=render_mode)
+    return EnvdistEnv(
+        env_id, harness=harness, scale=scale, canvas=canvas, render_mode=render_mode, illegal_action=illegal_action
+    )

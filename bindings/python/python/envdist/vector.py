@@ -10,21 +10,40 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from . import _envdist
-from .env import NUM_ACTIONS, _level, _scale, _seed, mask_array, parse_action
+from .env import (
+    ALL_ACTIONS,
+    NUM_ACTIONS,
+    _level,
+    _scale,
+    _seed,
+    illegal_action_mode,
+    illegal_message,
+    join_channels,
+    mask_array,
+    parse_action,
+    text_space,
+)
 
 
 class EnvdistVectorEnv(VectorEnv):
     """``num_envs`` envdist environments stepped together in Rust, on all cores, without
     holding the GIL. Sub-env ``i`` plays ``env_ids[i % len(env_ids)]``.
 
-    Observations are ``{"image": uint8 (num_envs, H, W, 3)}``. With ``copy=False`` (the
-    default) the image array is the buffer Rust writes into: no copy is made, and the next
-    ``step``/``reset`` overwrites it (copy it to keep it). Rewards, terminations and infos are
-    fresh arrays. Autoreset follows Gymnasium's NEXT_STEP mode: the step after an episode ends
-    resets that sub-env (its action is ignored, reward 0). ``reset(seed=s)`` seeds sub-env
-    ``i`` with ``s + i``, exactly like ``SyncVectorEnv`` over ``envdist.make`` envs, so both
-    play the same episodes. ``info``: ``success`` and ``action_mask`` (legal actions), each
-    with its ``_``-prefixed mask. Actions: an int array, or a sequence of action texts.
+    Observations are ``{"image": uint8 (num_envs, H, W, 3)}``: pixel RL does not read the
+    text, and building it costs more than stepping, so it is left out by default. With
+    ``text=True`` they are ``{"image", "instruction", "text"}`` (tuples of strings), the single
+    env's observation batched exactly as ``SyncVectorEnv`` batches it; ``gymnasium.make_vec``
+    on a registered id turns it on, so one id has one observation space whichever
+    ``vectorization_mode``. With ``copy=False`` (the default) the image array is the buffer
+    Rust writes into: no copy is made, and the next ``step``/``reset`` overwrites it (copy it
+    to keep it). Rewards, terminations and infos are fresh arrays. Autoreset follows
+    Gymnasium's NEXT_STEP mode: the step after an episode ends resets that sub-env (its action
+    is ignored, reward 0). ``reset(seed=s)`` seeds sub-env ``i`` with ``s + i``, exactly like
+    ``SyncVectorEnv`` over ``envdist.make`` envs, so both play the same episodes. ``info``:
+    ``success``, ``action_mask`` (legal actions; every action for a sub-env whose episode just
+    ended, since its next action is ignored, so a mask is never empty) and ``illegal_action``,
+    each with its ``_``-prefixed mask. Actions: an int array, or a sequence of action texts.
+    ``illegal_action`` (``"noop"``, ``"warn"``, ``"raise"``) works as in the single env.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": ["rgb_array"]}
@@ -38,6 +57,8 @@ class EnvdistVectorEnv(VectorEnv):
         canvas: int = 64,
         copy: bool = False,
         render_mode: str | None = None,
+        text: bool = False,
+        illegal_action: str = "noop",
     ):
         ids = [env_ids] if isinstance(env_ids, str) else list(env_ids)
         if not ids:
@@ -55,9 +76,16 @@ class EnvdistVectorEnv(VectorEnv):
         self.num_envs = n
         self.copy = copy
         self.render_mode = render_mode
-        self.single_observation_space = spaces.Dict(
-            {"image": spaces.Box(0, 255, (canvas, canvas, 3), np.uint8)}
-        )
+        self.text = bool(text)
+        self.illegal_action = illegal_action_mode(illegal_action)
+        obs_spaces = {"image": spaces.Box(0, 255, (canvas, canvas, 3), np.uint8)}
+        if self.text:
+            import envdist
+
+            obs_spaces["instruction"] = text_space()
+            obs_spaces["text"] = text_space()
+            self._instructions = tuple(envdist.spec(i)["instruction"] for i in self.env_ids)
+        self.single_observation_space = spaces.Dict(obs_spaces)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, n)
         self.action_space = batch_space(self.single_action_space, n)
@@ -67,6 +95,9 @@ class EnvdistVectorEnv(VectorEnv):
         self._truncated = np.zeros(n, dtype=np.bool_)
         self._success = np.zeros(n, dtype=np.bool_)
         self._legal = np.zeros(n, dtype=np.uint32)
+        # Sub-envs whose episode ended at the last step (they reset at the next).
+        self._over = np.zeros(n, dtype=np.bool_)
+        self._illegal = np.zeros(n, dtype=np.bool_)
         self._seeded = False
         self._ones = np.ones(n, dtype=np.bool_)
 
@@ -90,10 +121,24 @@ class EnvdistVectorEnv(VectorEnv):
         self._seeded = self._seeded or any(s is not None for s in seeds)
         self._vec.reset(seeds, self._frames, self._legal)
         self._success[:] = False
+        self._over[:] = False
+        self._illegal[:] = False
         return self._obs(), self._info()
 
     def step(self, actions):
         acts = self._actions(actions)
+        playing = ~self._over
+        self._illegal = playing & (((self._legal >> acts.astype(np.uint32)) & 1) == 0)
+        if self.illegal_action != "noop" and self._illegal.any():
+            i = int(np.flatnonzero(self._illegal)[0])
+            message = f"sub-env {i}: " + illegal_message(
+                self.env_ids[i], int(acts[i]), int(self._legal[i]), self.illegal_action
+            )
+            if self.illegal_action == "raise":
+                raise ValueError(message)
+            import warnings
+
+            warnings.warn(message, stacklevel=2)
         self._vec.step(
             acts,
             self._frames,
@@ -103,6 +148,7 @@ class EnvdistVectorEnv(VectorEnv):
             self._success,
             self._legal,
         )
+        self._over = self._terminated | self._truncated
         return (
             self._obs(),
             self._rewards.copy(),
@@ -126,14 +172,20 @@ class EnvdistVectorEnv(VectorEnv):
         return {"observation": o, "state": s, "hints": h, "rules": r}
 
     def _obs(self) -> dict:
-        return {"image": self._frames.copy() if self.copy else self._frames}
+        obs = {"image": self._frames.copy() if self.copy else self._frames}
+        if self.text:
+            obs["instruction"] = self._instructions
+            obs["text"] = tuple(join_channels(self.harness_text(i)) for i in range(self.num_envs))
+        return obs
 
     def _info(self) -> dict:
         return {
             "success": self._success.copy(),
             "_success": self._ones.copy(),
-            "action_mask": mask_array(self._legal),
+            "action_mask": mask_array(np.where(self._over, np.uint32(ALL_ACTIONS), self._legal)),
             "_action_mask": self._ones.copy(),
+            "illegal_action": self._illegal.copy(),
+            "_illegal_action": self._ones.copy(),
         }
 
     def _actions(self, actions) -> np.ndarray:
@@ -161,14 +213,19 @@ def make(
     canvas: int = 64,
     copy: bool = False,
     render_mode: str | None = None,
+    text: bool = False,
+    illegal_action: str = "noop",
 ) -> EnvdistVectorEnv:
     """A Gymnasium ``VectorEnv`` over envdist envs (see :class:`EnvdistVectorEnv`)."""
-    return EnvdistVectorEnv(env_ids, num_envs, harness, scale, canvas, copy, render_mode)
+    return EnvdistVectorEnv(env_ids, num_envs, harness, scale, canvas, copy, render_mode, text, illegal_action)
 
 
 def make_registered(num_envs: int = 1, env_id: str = "", **kwargs) -> EnvdistVectorEnv:
-    """The ``vector_entry_point`` of the registered Gymnasium ids (``gymnasium.make_vec``)."""
+    """The ``vector_entry_point`` of the registered Gymnasium ids (``gymnasium.make_vec``):
+    with the text channels by default (``text=False`` leaves them out), so that the id's
+    observation space is the single env's in every ``vectorization_mode``."""
     kwargs.pop("max_episode_steps", None)
+    kwargs.setdefault("text", True)
     return EnvdistVectorEnv(env_id, num_envs, **kwargs)
 
 

@@ -144,10 +144,32 @@ pub(crate) fn in_tie_order(
     Ok(s)
 }
 
+/// Each AES term's part of a selection's objective: its shares summed over the steps (the
+/// three add up to the objective).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TermTotals {
+    /// NewCoverage (weighted, ≥ 0).
+    pub coverage: f64,
+    /// Redundancy (weighted, ≤ 0).
+    pub redundancy: f64,
+    /// Conflict (weighted; ≤ 0 when clamped).
+    pub conflict: f64,
+}
+
 impl Selection {
     /// The per-step gains.
     pub fn gains(&self) -> Vec<f32> {
         self.steps.iter().map(|s| s.gain).collect()
+    }
+
+    /// Each term's shares summed over the steps.
+    pub fn term_totals(&self) -> TermTotals {
+        let total = |f: fn(&StepTrace) -> f32| self.steps.iter().map(|s| f64::from(f(s))).sum();
+        TermTotals {
+            coverage: total(|s| s.coverage),
+            redundancy: total(|s| s.redundancy),
+            conflict: total(|s| s.conflict),
+        }
     }
 
     /// The share of environments two selections have in common, whatever their pick order:
@@ -422,14 +444,18 @@ fn coverable_mask(problem: &Problem, excluded: &[bool]) -> Vec<bool> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn overlap_is_shared_picks_over_k_in_any_order() {
-        let pool = crate::synthetic::generate(&crate::synthetic::SyntheticConfig {
+    fn pool() -> crate::synthetic::SyntheticPool {
+        crate::synthetic::generate(&crate::synthetic::SyntheticConfig {
             n: 80,
             seed: 3,
             ..Default::default()
         })
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn overlap_is_shared_picks_over_k_in_any_order() {
+        let pool = pool();
         let a = select(&pool.problem, &SelectConfig::aes(4)).unwrap();
         assert_eq!(a.overlap(&a), 1.0);
         let mut b = a.clone();
@@ -440,5 +466,19 @@ mod tests {
         b.env_ids.clear();
         assert_eq!(a.overlap(&b), 0.0);
         assert_eq!(b.overlap(&b), 1.0);
+    }
+
+    #[test]
+    fn term_totals_add_up_to_the_objective() {
+        let pool = pool();
+        let s = select(&pool.problem, &SelectConfig::aes(6)).unwrap();
+        let t = s.term_totals();
+        assert!(t.coverage > 0.0 && t.redundancy <= 0.0 && t.conflict <= 0.0);
+        let sum = t.coverage + t.redundancy + t.conflict;
+        assert!(
+            (sum - f64::from(s.objective)).abs() < 1e-3,
+            "{t:?} vs {}",
+            s.objective
+        );
     }
 }

@@ -1,0 +1,296 @@
+"""Wrappers for RL libraries that take numpy observations only: Stable-Baselines3, sb3-contrib's
+MaskablePPO, CleanRL-style PyTorch loops (and most PyTorch RL code).
+
+envdist's own observation is ``{"image", "instruction", "text"}`` with the last two as
+strings (Gymnasium ``Text`` spaces), which those libraries cannot take. :class:`NumpyObservation`
+turns the strings into fixed-size arrays, or drops them:
+
+=========  ==================================================================================
+``text``   observation
+=========  ==================================================================================
+``None``   the image alone: ``Box(0, 255, (canvas, canvas, 3), uint8)`` (SB3's ``CnnPolicy``,
+           CleanRL's Atari-style scripts)
+``"bow"``  ``Dict(image, instruction, text)``; each text a hashed bag of words:
+           ``Box(0, 1, (text_dims,), float32)``, 1 where a token hashes (CRC-32 of the
+           lower-cased token, modulo ``text_dims``). Tokens are runs of letters and digits and
+           single symbols (grid characters), as the trainer crate reads them. SB3's
+           ``MultiInputPolicy`` takes it as it is (CNN on the image, MLP on the rest).
+``"ids"``  ``Dict(image, instruction, text)``; each text its first ``max_chars`` characters as
+           token ids: ``Box(0, 127, (max_chars,), uint8)``, the ASCII code of each character
+           (the texts are printable ASCII), 0 as padding. For a policy with its own embedding
+           (``nn.Embedding(128, d)`` on ``x.long()``).
+=========  ==================================================================================
+
+Every wrapper has ``action_masks()`` (a bool array, never empty: every action once an episode is
+over), which MaskablePPO reads, and passes ``info["action_mask"]`` through for loops that read it.
+The canvas is chosen when the env is made: :data:`SB3_CANVAS` (64) fits SB3's default
+``NatureCNN`` (it needs at least 36x36) and CleanRL's Atari CNN; the study's 32-pixel policy
+canvas does not, and :func:`make` warns when asked for less than 36 with a CNN-bound image.
+
+:class:`CurriculumEnv` plays one ticket of an envdist sampler (HDC or a rival) per episode, so
+the curriculum decides which environment, harness level and scale each episode plays, and
+reports each episode's success back to it. Its envs live in the process that holds the sampler:
+use it with ``DummyVecEnv`` / ``gymnasium.vector.SyncVectorEnv`` (for several processes, the
+Syllabus adapter carries updates over queues).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+import zlib
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from .curriculum import TaskSampler, Ticket
+from .env import ALL_ACTIONS, NUM_ACTIONS, EnvdistEnv, mask_array
+
+#: A canvas that fits SB3's NatureCNN (>= 36) and CleanRL's Atari CNN.
+SB3_CANVAS = 64
+#: The smallest side SB3's NatureCNN takes.
+MIN_CNN_SIDE = 36
+TEXT_MODES = (None, "bow", "ids")
+_TOKEN = re.compile(r"[^\W_]+|[^\s\w,():;.]")
+
+
+def bag_of_words(text: str, dims: int = 256) -> np.ndarray:
+    """``text`` as a ``(dims,)`` float32 array: 1 at the hash bucket of every token it holds
+    (tokens: runs of letters and digits, lower-cased, and single symbols other than
+    ``, ( ) : ; .``; bucket: CRC-32 of the token's UTF-8 bytes modulo ``dims``)."""
+    out = np.zeros(dims, dtype=np.float32)
+    for tok in _TOKEN.findall(text.lower()):
+        out[zlib.crc32(tok.encode()) % dims] = 1.0
+    return out
+
+
+def char_ids(text: str, length: int) -> np.ndarray:
+    """``text``'s first ``length`` characters as ``(length,)`` uint8 token ids: the ASCII code,
+    0 as padding (a character outside ASCII, which envdist's texts never hold, becomes ``?``)."""
+    raw = text[:length].encode("ascii", errors="replace")
+    out = np.zeros(length, dtype=np.uint8)
+    out[: len(raw)] = np.frombuffer(raw, dtype=np.uint8)
+    return out
+
+
+class NumpyObservation(gym.ObservationWrapper):
+    """An envdist env (or :class:`CurriculumEnv`) with numpy observations only (see the module
+    docs for ``text``). ``text_dims``: buckets of ``"bow"``; ``max_chars``: ids per text of
+    ``"ids"`` (instruction, text)."""
+
+    def __init__(
+        self,
+        env: gym.Env,
+        text: str | None = "bow",
+        text_dims: int = 256,
+        max_chars: tuple[int, int] = (256, 2048),
+    ):
+        super().__init__(env)
+        if text not in TEXT_MODES:
+            raise ValueError(f"text: expected one of None, 'bow', 'ids', found {text!r}")
+        if text_dims < 1:
+            raise ValueError(f"text_dims: expected at least 1, found {text_dims}")
+        if len(max_chars) != 2 or min(max_chars) < 1:
+            raise ValueError(f"max_chars: expected two positive lengths (instruction, text), found {max_chars}")
+        self.text = text
+        self.text_dims = int(text_dims)
+        self.max_chars = (int(max_chars[0]), int(max_chars[1]))
+        image = env.observation_space["image"]
+        if text is None:
+            self.observation_space = image
+        elif text == "bow":
+            vec = spaces.Box(0.0, 1.0, (self.text_dims,), np.float32)
+            self.observation_space = spaces.Dict({"image": image, "instruction": vec, "text": vec})
+        else:
+            self.observation_space = spaces.Dict(
+                {
+                    "image": image,
+                    "instruction": spaces.Box(0, 127, (self.max_chars[0],), np.uint8),
+                    "text": spaces.Box(0, 127, (self.max_chars[1],), np.uint8),
+                }
+            )
+
+    def observation(self, obs: dict) -> np.ndarray | dict:
+        if self.text is None:
+            return obs["image"]
+        if self.text == "bow":
+            enc = lambda s, _n: bag_of_words(s, self.text_dims)  # noqa: E731
+        else:
+            enc = char_ids
+        return {
+            "image": obs["image"],
+            "instruction": enc(obs["instruction"], self.max_chars[0]),
+            "text": enc(obs["text"], self.max_chars[1]),
+        }
+
+    def action_masks(self) -> np.ndarray:
+        """The legal actions now, as bools (MaskablePPO's hook); never empty."""
+        return self.env.unwrapped.action_masks()
+
+
+class CurriculumEnv(gym.Env):
+    """One ticket of ``sampler`` per episode: ``reset()`` draws the next ticket (environment,
+    harness level, scale, seed) and plays it; the episode's end reports its success to the
+    sampler (``report=False`` leaves reporting to the caller, e.g. with ``info["ticket"]``).
+
+    Observations are the envdist env's (``image``, ``instruction``, ``text``; wrap it in
+    :class:`NumpyObservation` for SB3). ``info`` adds ``ticket`` (the ticket id) and
+    ``trains_on`` (False only for robust PLR's new levels; SB3 cannot drop them from its loss,
+    so give PLR ``config={"robust": False}`` there).
+
+    ``reset(seed=s)`` follows Gymnasium's determinism rule: the first reset with seed ``s``
+    draws a ticket and the env remembers it (the last 64 such seeds), so a later
+    ``reset(seed=s)`` replays the same episode; unseeded resets, which is what vector envs do
+    after the first, draw the curriculum's next ticket. ``reset(options={"ticket": t})`` plays
+    ticket ``t``.
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
+
+    def __init__(
+        self,
+        sampler: TaskSampler,
+        canvas: int = SB3_CANVAS,
+        report: bool = True,
+        render_mode: str | None = None,
+        illegal_action: str = "noop",
+    ):
+        if not isinstance(sampler, TaskSampler):
+            raise TypeError(
+                f"sampler: expected an envdist sampler (envdist.HDC / envdist.Curriculum), found {type(sampler).__name__}"
+            )
+        self.sampler = sampler
+        self.canvas = int(canvas)
+        self.report = bool(report)
+        self.render_mode = render_mode
+        self.illegal_action = illegal_action
+        self._envs: dict[str, EnvdistEnv] = {}
+        self._seeded_tickets: OrderedDict[int, Ticket] = OrderedDict()
+        self.ticket: Ticket | None = None
+        self._trains = True
+        self._open = False
+        first = self._env(sampler.env_ids[0])
+        self.observation_space = first.observation_space
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+
+    def _env(self, env_id: str) -> EnvdistEnv:
+        env = self._envs.get(env_id)
+        if env is None:
+            env = EnvdistEnv(
+                env_id, canvas=self.canvas, render_mode=self.render_mode, illegal_action=self.illegal_action
+            )
+            self._envs[env_id] = env
+        return env
+
+    @property
+    def current(self) -> EnvdistEnv | None:
+        """The env of the episode being played."""
+        return None if self.ticket is None else self._envs[self.ticket.env_id]
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        options = dict(options or {})
+        ticket = options.pop("ticket", None)
+        if options:
+            raise ValueError(f"reset options: expected only 'ticket', found {sorted(options)}")
+        if ticket is not None:
+            t = Ticket.parse(ticket)
+        elif seed is not None and seed in self._seeded_tickets:
+            t = self._seeded_tickets[seed]
+        else:
+            t = self.sampler.sample(1)[0]
+            if seed is not None:
+                self._seeded_tickets[seed] = t
+                while len(self._seeded_tickets) > 64:
+                    self._seeded_tickets.popitem(last=False)
+        self.ticket = t
+        self._trains = bool(self.sampler.trains_on(t))
+        self._open = True
+        env = self._env(t.env_id)
+        obs, info = env.reset(seed=t.seed, options={"harness": t.harness, "scale": t.scale})
+        return obs, self._info(info)
+
+    def step(self, action):
+        env = self.current
+        if env is None:
+            raise RuntimeError("CurriculumEnv: call reset() before step()")
+        obs, reward, terminated, truncated, info = env.step(action)
+        if (terminated or truncated) and self._open:
+            self._open = False
+            if self.report:
+                self.sampler.update([self.ticket], [bool(info["success"])])
+        return obs, reward, terminated, truncated, self._info(info)
+
+    def _info(self, info: dict) -> dict:
+        info["ticket"] = self.ticket.ticket_id
+        info["trains_on"] = self._trains
+        return info
+
+    def action_masks(self) -> np.ndarray:
+        env = self.current
+        if env is None:
+            return mask_array(ALL_ACTIONS).astype(bool)
+        return env.action_masks()
+
+    def render(self):
+        env = self.current
+        return None if env is None else env.render()
+
+
+def make(
+    env_id: str | TaskSampler,
+    harness: str | int = "H4",
+    scale: int | None = None,
+    canvas: int = SB3_CANVAS,
+    text: str | None = "bow",
+    text_dims: int = 256,
+    max_chars: tuple[int, int] = (256, 2048),
+    illegal_action: str = "noop",
+) -> NumpyObservation:
+    """An envdist env (an id) or a curriculum env (an envdist sampler: one ticket per episode,
+    ``harness`` and ``scale`` then come from the tickets) with numpy observations, ready for
+    SB3 / MaskablePPO / CleanRL. Warns when ``canvas`` is below SB3's NatureCNN minimum."""
+    if canvas < MIN_CNN_SIDE:
+        warnings.warn(
+            f"canvas {canvas}: SB3's default CNN (NatureCNN) and CleanRL's Atari CNN need at least "
+            f"{MIN_CNN_SIDE}x{MIN_CNN_SIDE}; use canvas={SB3_CANVAS} or a features extractor of your own",
+            stacklevel=2,
+        )
+    if isinstance(env_id, TaskSampler):
+        base: gym.Env = CurriculumEnv(env_id, canvas=canvas, illegal_action=illegal_action)
+    else:
+        base = EnvdistEnv(env_id, harness=harness, scale=scale, canvas=canvas, illegal_action=illegal_action)
+    return NumpyObservation(base, text=text, text_dims=text_dims, max_chars=max_chars)
+
+
+def make_vec(
+    env_ids: str | Sequence[str] | TaskSampler,
+    num_envs: int,
+    **kwargs: Any,
+) -> gym.vector.SyncVectorEnv:
+    """``gymnasium.vector.SyncVectorEnv`` over :func:`make` envs, for CleanRL-style loops:
+    sub-env ``i`` plays ``env_ids[i % len(env_ids)]``, or, given a sampler, tickets of that one
+    sampler. Keywords go to :func:`make`."""
+    if isinstance(env_ids, TaskSampler):
+        fns = [lambda: make(env_ids, **kwargs) for _ in range(num_envs)]
+    else:
+        ids = [env_ids] if isinstance(env_ids, str) else list(env_ids)
+        fns = [lambda i=i: make(ids[i % len(ids)], **kwargs) for i in range(num_envs)]
+    return gym.vector.SyncVectorEnv(fns)
+
+
+__all__ = [
+    "CurriculumEnv",
+    "MIN_CNN_SIDE",
+    "NumpyObservation",
+    "SB3_CANVAS",
+    "TEXT_MODES",
+    "bag_of_words",
+    "char_ids",
+    "make",
+    "make_vec",
+]

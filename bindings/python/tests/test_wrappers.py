@@ -1,0 +1,136 @@
+"""envdist.wrappers: numpy-only observations for SB3, MaskablePPO and CleanRL-style loops.
+SB3's and Gymnasium's own checkers on every family, in every text mode, and on the curriculum
+env; masks a masked sampler can always sample from."""
+
+import warnings
+
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env as gym_check_env
+
+import envdist
+from envdist import wrappers
+
+
+def one_per_family():
+    seen = {}
+    for env_id in envdist.env_ids():
+        seen.setdefault(envdist.spec(env_id)["family"], env_id)
+    return list(seen.values())
+
+
+FAMILIES = one_per_family()
+
+
+def sb3_check(env):
+    from stable_baselines3.common.env_checker import check_env
+
+    with warnings.catch_warnings():
+        # Any warning of SB3's checker (a CNN it cannot take, a space it ignores) fails the test.
+        warnings.simplefilter("error")
+        check_env(env, warn=True, skip_render_check=True)
+
+
+# Gymnasium's checker notes that it is handed a wrapper: the wrapper is what is being checked.
+pytestmark = pytest.mark.filterwarnings("ignore:.*is different from the unwrapped version")
+
+
+@pytest.mark.parametrize("text", [None, "bow", "ids"])
+@pytest.mark.parametrize("env_id", FAMILIES)
+def test_sb3_and_gymnasium_check_env_pass_on_every_family(env_id, text):
+    env = wrappers.make(env_id, harness="H0", text=text)
+    sb3_check(env)
+    gym_check_env(wrappers.make(env_id, harness="H0", text=text), skip_render_check=True)
+
+
+@pytest.mark.parametrize("text", [None, "bow", "ids"])
+def test_the_curriculum_env_passes_both_checkers(text):
+    hdc = envdist.HDC(FAMILIES[:6], seed=0)
+    sb3_check(wrappers.make(hdc, text=text))
+    gym_check_env(wrappers.make(hdc, text=text), skip_render_check=True)
+
+
+def test_observations_are_numpy_and_documented_encodings():
+    env = wrappers.make("maze/classic", harness="H0", text="bow", text_dims=64)
+    obs, info = env.reset(seed=0)
+    assert set(obs) == {"image", "instruction", "text"}
+    assert obs["image"].shape == (wrappers.SB3_CANVAS, wrappers.SB3_CANVAS, 3) and obs["image"].dtype == np.uint8
+    assert obs["text"].shape == (64,) and obs["text"].dtype == np.float32 and obs["text"].sum() > 0
+    inner = env.unwrapped.reset(seed=0)[0]
+    assert np.array_equal(obs["instruction"], wrappers.bag_of_words(inner["instruction"], 64))
+    # The documented hash: CRC-32 of the lower-cased token, modulo dims.
+    import zlib
+
+    assert wrappers.bag_of_words("Reach the GOAL", 64)[zlib.crc32(b"goal") % 64] == 1.0
+    ids = wrappers.make("maze/classic", harness="H0", text="ids", max_chars=(16, 32))
+    o, _ = ids.reset(seed=0)
+    assert o["instruction"].dtype == np.uint8 and o["instruction"].shape == (16,)
+    assert bytes(o["instruction"][o["instruction"] > 0]).decode() == inner["instruction"][:16]
+    img = wrappers.make("maze/classic", text=None)
+    o, _ = img.reset(seed=0)
+    assert isinstance(o, np.ndarray) and o.shape == (64, 64, 3)
+    with pytest.warns(UserWarning, match="at least 36"):
+        wrappers.make("maze/classic", canvas=32, text=None)
+    with pytest.raises(ValueError, match="text"):
+        wrappers.make("maze/classic", text="words")
+
+
+def test_action_masks_are_never_empty_and_follow_the_state():
+    env = wrappers.make("sokoban/classic", text=None)
+    rng = np.random.default_rng(0)
+    env.reset(seed=1)
+    episodes = 0
+    for _ in range(400):
+        m = env.action_masks()
+        assert m.dtype == bool and m.any()
+        _, _, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(m))))
+        assert not info["illegal_action"]
+        assert np.array_equal(info["action_mask"].astype(bool), env.action_masks())
+        if term or trunc:
+            assert env.action_masks().all()  # the episode is over: nothing is played from here
+            episodes += 1
+            env.reset()
+    assert episodes > 0
+
+
+def test_curriculum_env_plays_tickets_and_reports_them():
+    ids = ["count-objects/classic", "maze/classic"]
+    hdc = envdist.HDC(ids, config={"min_episodes": 2, "competence_threshold": 0.5}, seed=0)
+    env = wrappers.make(hdc, text="bow")
+    played = []
+    for ep in range(10):
+        obs, info = env.reset()
+        t = envdist.Ticket.parse(info["ticket"])
+        assert (info["env_id"], info["harness"], info["scale"], info["seed"]) == (t.env_id, t.harness, t.scale, t.seed)
+        done = False
+        while not done:
+            obs, r, term, trunc, info = env.step(env.unwrapped.current.oracle_action())
+            done = term or trunc
+        played.append(t)
+    assert hdc.updates == 10 and {t.env_id for t in played} <= set(ids)
+    assert sum(s["successes"] for s in hdc.status()) == 10  # the solver wins every episode
+    # Seeded resets replay; unseeded ones draw the next ticket.
+    a, _ = env.reset(seed=5)
+    env.reset()
+    b, info = env.reset(seed=5)
+    assert np.array_equal(a["image"], b["image"])
+    _, info = env.reset(options={"ticket": "maze/classic|H2|3|9"})
+    assert info["ticket"] == "maze/classic|H2|3|9" and info["harness"] == "H2"
+
+
+def test_cleanrl_style_masked_sampling_stays_finite():
+    torch = pytest.importorskip("torch")
+    envs = wrappers.make_vec(envdist.pool_ids()[:8], 8, text=None)
+    obs, info = envs.reset(seed=0)
+    assert obs.shape == (8, 64, 64, 3) and obs.dtype == np.uint8
+    logits = torch.zeros(8, envdist.NUM_ACTIONS)
+    ends = 0
+    for _ in range(300):
+        mask = torch.as_tensor(info["action_mask"]).bool()
+        dist = torch.distributions.Categorical(logits=logits.masked_fill(~mask, -1e9))
+        a = dist.sample()
+        assert torch.isfinite(dist.log_prob(a)).all() and mask.gather(1, a[:, None]).all()
+        obs, r, term, trunc, info = envs.step(a.numpy())
+        assert not info["illegal_action"].any()
+        ends += int((term | trunc).sum())
+    assert ends > 0
