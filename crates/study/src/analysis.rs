@@ -36,6 +36,11 @@ pub struct ArmSummary {
     pub ood: Option<Interval>,
     /// Score on the environments the arm trained on, points (mean over seeds).
     pub trained_id: Option<f64>,
+    /// Where the arm's gain over the base comes from: on its trained environments, on the
+    /// untrained environments of its trained families, on the pool's untrained families and
+    /// on the held-out set (points, two-level bootstrap over seeds and each seed's set).
+    #[serde(default)]
+    pub transfer: Option<TransferSplit>,
     /// Whole-pool ID minus base, points.
     pub delta_id: Option<Interval>,
     /// Held-out minus base, points.
@@ -49,9 +54,123 @@ pub struct ArmSummary {
     pub paper_gain: Option<f64>,
 }
 
+/// The paper's claims the study tests, by name (`analysis.primary` in the configuration
+/// names the primary ones, fixed before the run; the rest are exploratory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClaimId {
+    /// AES + HDC beats random-k + HDC.
+    AesHdcOverRandomKHdc,
+    /// HDC helps AES.
+    HdcHelpsAes,
+    /// HDC helps a random selection.
+    HdcHelpsRandomK,
+    /// AES beats random-k.
+    AesOverRandomK,
+    /// AES beats all pool environments.
+    AesOverAllPool,
+    /// RL on random-k beats the base.
+    RandomKOverBase,
+    /// RL on all environments beats the base.
+    AllPoolOverBase,
+    /// The conflict term matters.
+    ConflictMatters,
+    /// Harness weakening + scale progression beat harness weakening alone.
+    FullOverHarnessOnly,
+    /// Harness weakening + scale progression beat scale progression alone.
+    FullOverScaleOnly,
+    /// OOD gains are smaller than ID gains.
+    OodSmaller,
+    /// More environments can hurt.
+    MoreEnvsHurt,
+}
+
+impl ClaimId {
+    /// The paper's statement, and the arms compared (`a − b`) where it is a pair of arms.
+    pub fn statement(self) -> (&'static str, Option<(Arm, Arm)>) {
+        use Arm as A;
+        match self {
+            ClaimId::AesHdcOverRandomKHdc => (
+                "AES + HDC beats random-k + HDC",
+                Some((A::AesHdc, A::RandomKHdc)),
+            ),
+            ClaimId::HdcHelpsAes => ("HDC helps AES", Some((A::AesHdc, A::Aes))),
+            ClaimId::HdcHelpsRandomK => (
+                "HDC helps a random selection",
+                Some((A::RandomKHdc, A::RandomK)),
+            ),
+            ClaimId::AesOverRandomK => ("AES beats random-k", Some((A::Aes, A::RandomK))),
+            ClaimId::AesOverAllPool => (
+                "AES beats all pool environments",
+                Some((A::Aes, A::AllPool)),
+            ),
+            ClaimId::RandomKOverBase => (
+                "RL on random-k beats the base",
+                Some((A::RandomK, A::Base)),
+            ),
+            ClaimId::AllPoolOverBase => (
+                "RL on all environments beats the base",
+                Some((A::AllPool, A::Base)),
+            ),
+            ClaimId::ConflictMatters => (
+                "the conflict term matters (removing it loses most of AES's gain)",
+                Some((A::Aes, A::AesNoConflict)),
+            ),
+            ClaimId::FullOverHarnessOnly => (
+                "harness weakening + scale progression beat harness weakening alone",
+                Some((A::AesHdc, A::AesHarnessOnly)),
+            ),
+            ClaimId::FullOverScaleOnly => (
+                "harness weakening + scale progression beat scale progression alone",
+                Some((A::AesHdc, A::AesScaleOnly)),
+            ),
+            ClaimId::OodSmaller => ("OOD gains are smaller than ID gains", None),
+            ClaimId::MoreEnvsHurt => (
+                "more environments can hurt (a larger random pool scores below a smaller one)",
+                None,
+            ),
+        }
+    }
+
+    /// The primary claims of the `cpu` preset: the paper's central comparisons that its arms
+    /// can make.
+    pub fn central() -> Vec<ClaimId> {
+        vec![
+            ClaimId::AesHdcOverRandomKHdc,
+            ClaimId::HdcHelpsAes,
+            ClaimId::HdcHelpsRandomK,
+            ClaimId::AesOverRandomK,
+            ClaimId::AesOverAllPool,
+            ClaimId::ConflictMatters,
+        ]
+    }
+}
+
+/// An arm's gain over the base, split by how far each environment is from what it trained on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TransferSplit {
+    /// (a) On the environments it trained on.
+    pub trained: Option<Interval>,
+    /// (b) On untrained pool environments of the families it trained on.
+    pub same_family: Option<Interval>,
+    /// (c) On pool environments of families it did not train on.
+    pub other_families: Option<Interval>,
+    /// (d) On the held-out (OOD) environments.
+    pub ood: Option<Interval>,
+}
+
 /// One claim of the paper, as tested.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Claim {
+    /// Which claim.
+    pub id: ClaimId,
+    /// Primary (named before the run, family-wise error controlled by Holm's method) or
+    /// exploratory (its own 95% interval; a verdict to read as a lead, not a finding).
+    #[serde(default)]
+    pub primary: bool,
+    /// Holm-adjusted p-value over the primary claims (primary claims only).
+    #[serde(default)]
+    pub p_holm: Option<f64>,
     /// The paper's statement.
     pub statement: String,
     /// What was compared (`a − b` on the whole pool, unless said otherwise).
@@ -235,6 +354,7 @@ impl<'a> Ctx<'a> {
             id: self.score(&runs, &sets.pool)?,
             ood: self.score(&runs, &sets.ood),
             trained_id: trained,
+            transfer: (arm != Arm::Base).then(|| self.transfer(&runs)),
             delta_id: delta(&sets.pool),
             delta_ood: delta(&sets.ood),
             pooled_gain_id: (arm != Arm::Base)
@@ -248,9 +368,75 @@ impl<'a> Ctx<'a> {
         })
     }
 
-    fn claim(&self, statement: &str, a: Arm, b: Arm) -> Option<Claim> {
+    /// The mean gain over the base of `runs` on each run's own environment set (`sets[i]` for
+    /// `runs[i]`): a two-level bootstrap that draws seeds, then environments within each drawn
+    /// seed's set.
+    fn set_gain(&self, runs: &[&ArmRun], sets: &[Vec<EnvId>]) -> Option<Interval> {
+        if sets.iter().any(Vec::is_empty) || runs.is_empty() {
+            return None;
+        }
+        let gains: Vec<Vec<f64>> = runs
+            .iter()
+            .zip(sets)
+            .map(|(r, set)| {
+                set.iter()
+                    .map(|e| {
+                        r.success(e).unwrap_or(0.0) as f64
+                            - self.base.success(e).unwrap_or(0.0) as f64
+                    })
+                    .collect()
+            })
+            .collect();
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let estimate = gains.iter().map(|g| mean(g)).sum::<f64>() / gains.len() as f64;
+        let mut rng = envdist_core::Rng::derive(self.seed, 0x5452_414e);
+        let mut values = Vec::with_capacity(self.b as usize);
+        for _ in 0..self.b {
+            let mut total = 0.0;
+            for _ in 0..gains.len() {
+                let g = &gains[rng.index(gains.len())];
+                total += (0..g.len()).map(|_| g[rng.index(g.len())]).sum::<f64>() / g.len() as f64;
+            }
+            values.push(total / gains.len() as f64);
+        }
+        Some(crate::stats::interval_of(estimate, values).scaled(PTS))
+    }
+
+    /// Split the gain of `runs` by distance from what each run trained on.
+    fn transfer(&self, runs: &[&ArmRun]) -> TransferSplit {
+        let sets = &self.results.envs;
+        let family = |e: &EnvId| sets.family.get(e).cloned().unwrap_or_default();
+        let mut trained = Vec::new();
+        let mut same = Vec::new();
+        let mut other = Vec::new();
+        for r in runs {
+            let own: std::collections::BTreeSet<&EnvId> = r.train_envs.iter().collect();
+            let families: std::collections::BTreeSet<String> =
+                r.train_envs.iter().map(family).collect();
+            let rest = sets.pool.iter().filter(|e| !own.contains(e));
+            let (s, o): (Vec<EnvId>, Vec<EnvId>) =
+                rest.cloned().partition(|e| families.contains(&family(e)));
+            trained.push(r.train_envs.clone());
+            same.push(s);
+            other.push(o);
+        }
+        let ood = vec![sets.ood.clone(); runs.len()];
+        TransferSplit {
+            trained: self.set_gain(runs, &trained),
+            same_family: self.set_gain(runs, &same),
+            other_families: self.set_gain(runs, &other),
+            ood: self.set_gain(runs, &ood),
+        }
+    }
+
+    fn claim(&self, id: ClaimId) -> Option<Claim> {
+        let (statement, arms) = id.statement();
+        let (a, b) = arms?;
         let d = self.arms_diff(a, b)?;
         Some(Claim {
+            id,
+            primary: false,
+            p_holm: None,
             statement: statement.into(),
             comparison: format!("{} − {}", a.name(), b.name()),
             verdict: Verdict::of(&d),
@@ -280,7 +466,10 @@ impl<'a> Ctx<'a> {
         )
         .scaled(PTS);
         Some(Claim {
-            statement: "OOD gains are smaller than ID gains".into(),
+            id: ClaimId::OodSmaller,
+            primary: false,
+            p_holm: None,
+            statement: ClaimId::OodSmaller.statement().0.into(),
             comparison: format!("({0} − base on ID) − ({0} − base on OOD)", arm.name()),
             verdict: Verdict::of(&d),
             mde: d.mde(),
@@ -336,42 +525,19 @@ pub fn analyse(results: &Results) -> Option<Analysis> {
         .filter_map(|&a| ctx.summary(a))
         .collect();
     let mut claims: Vec<Claim> = [
-        (
-            "AES + HDC beats random-k + HDC",
-            Arm::AesHdc,
-            Arm::RandomKHdc,
-        ),
-        (
-            "HDC helps a random selection",
-            Arm::RandomKHdc,
-            Arm::RandomK,
-        ),
-        ("AES beats random-k", Arm::Aes, Arm::RandomK),
-        ("AES beats all 200 environments", Arm::Aes, Arm::AllPool),
-        ("RL on random-k beats the base", Arm::RandomK, Arm::Base),
-        (
-            "RL on all environments beats the base",
-            Arm::AllPool,
-            Arm::Base,
-        ),
-        (
-            "the conflict term matters (removing it loses most of AES's gain)",
-            Arm::Aes,
-            Arm::AesNoConflict,
-        ),
-        (
-            "harness weakening + scale progression beat harness weakening alone",
-            Arm::AesHdc,
-            Arm::AesHarnessOnly,
-        ),
-        (
-            "harness weakening + scale progression beat scale progression alone",
-            Arm::AesHdc,
-            Arm::AesScaleOnly,
-        ),
+        ClaimId::AesHdcOverRandomKHdc,
+        ClaimId::HdcHelpsAes,
+        ClaimId::HdcHelpsRandomK,
+        ClaimId::AesOverRandomK,
+        ClaimId::AesOverAllPool,
+        ClaimId::RandomKOverBase,
+        ClaimId::AllPoolOverBase,
+        ClaimId::ConflictMatters,
+        ClaimId::FullOverHarnessOnly,
+        ClaimId::FullOverScaleOnly,
     ]
     .iter()
-    .filter_map(|(s, a, b)| ctx.claim(s, *a, *b))
+    .filter_map(|id| ctx.claim(*id))
     .collect();
     claims.extend(ctx.ood_smaller(Arm::AesHdc));
     // "More environments can hurt": some larger pool scores below a smaller one.
@@ -399,9 +565,10 @@ pub fn analyse(results: &Results) -> Option<Analysis> {
         }
         if let Some((comparison, d)) = worst {
             claims.push(Claim {
-                statement:
-                    "more environments can hurt (a larger random pool scores below a smaller one)"
-                        .into(),
+                id: ClaimId::MoreEnvsHurt,
+                primary: false,
+                p_holm: None,
+                statement: ClaimId::MoreEnvsHurt.statement().0.into(),
                 comparison: format!(
                     "{comparison} (the least favourable pair of sizes for the larger pool)"
                 ),
@@ -410,6 +577,25 @@ pub fn analyse(results: &Results) -> Option<Analysis> {
                 difference: d,
             });
         }
+    }
+    // The primary claims, named before the run: Holm's adjustment over those this run could
+    // test; their verdicts come from the adjusted p-values. The others keep their own 95%
+    // interval and are exploratory.
+    let primary = &results.config.analysis.primary;
+    let tested: Vec<usize> = (0..claims.len())
+        .filter(|&i| primary.contains(&claims[i].id))
+        .collect();
+    let adjusted = crate::stats::holm(
+        &tested
+            .iter()
+            .map(|&i| claims[i].difference.p)
+            .collect::<Vec<_>>(),
+    );
+    for (&i, p) in tested.iter().zip(adjusted) {
+        let c = &mut claims[i];
+        c.primary = true;
+        c.p_holm = Some(p);
+        c.verdict = Verdict::of_p(c.difference.estimate, p);
     }
     let mut ranking: Vec<(Arm, Interval)> = arms
         .iter()

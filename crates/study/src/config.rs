@@ -10,6 +10,7 @@ use envdist_envs::HintStyle;
 use envdist_trainer::{AdvantageKind, Device, GradientParams, LrSchedule, ScaleChoice, TrainPreset};
 use serde::{Deserialize, Serialize};
 
+pub use crate::analysis::ClaimId;
 pub use crate::arm::Arm;
 
 /// Schema version of `config.json` and of the study's other files. 3: the configuration in
@@ -325,11 +326,17 @@ impl Default for EvalConfig {
 pub struct AnalysisConfig {
     /// Bootstrap replicates of every interval.
     pub bootstrap: u32,
+    /// The primary claims, named before the run: their family-wise error is controlled with
+    /// Holm's method; every other comparison is exploratory.
+    pub primary: Vec<ClaimId>,
 }
 
 impl Default for AnalysisConfig {
     fn default() -> Self {
-        Self { bootstrap: 2000 }
+        Self {
+            bootstrap: 2000,
+            primary: ClaimId::central(),
+        }
     }
 }
 
@@ -497,7 +504,10 @@ impl ExperimentConfig {
                     episodes: 2,
                     ..EvalConfig::default()
                 },
-                analysis: AnalysisConfig { bootstrap: 200 },
+                analysis: AnalysisConfig {
+                    bootstrap: 200,
+                    ..AnalysisConfig::default()
+                },
                 online: OnlineConfig {
                     every_steps: 512,
                     episodes: 2,

@@ -286,6 +286,58 @@ pub struct CodeInfo {
     pub source_hash: String,
 }
 
+/// The machine the numbers were computed on, as far as it decides them: the CPU, the SIMD
+/// instructions its kernels may use, the L1 data cache (`gemm` sizes its blocks from it; see
+/// the trainer's `model` docs) and the worker threads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MachineInfo {
+    /// `model name` of /proc/cpuinfo.
+    pub cpu: String,
+    /// Which of `fma`, `avx2`, `avx512f` the CPU has.
+    pub simd: Vec<String>,
+    /// L1 data cache of cpu0: size and ways (`48K`, 12), from /sys.
+    pub l1d: Option<(String, u32)>,
+    /// Rayon worker threads.
+    pub threads: usize,
+}
+
+impl MachineInfo {
+    /// This machine (fields it cannot read stay empty).
+    pub fn current() -> Self {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let field = |name: &str| {
+            cpuinfo
+                .lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+                .unwrap_or_default()
+        };
+        let flags = field("flags");
+        let flags: Vec<&str> = flags.split_whitespace().collect();
+        let simd = ["fma", "avx2", "avx512f"]
+            .iter()
+            .filter(|f| flags.contains(f))
+            .map(|f| f.to_string())
+            .collect();
+        let cache = |what: &str| {
+            std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu0/cache/index0/{what}"))
+                .map(|s| s.trim().to_string())
+                .ok()
+        };
+        let l1d = match (cache("type").as_deref(), cache("size"), cache("ways_of_associativity")) {
+            (Some("Data"), Some(size), Some(ways)) => ways.parse().ok().map(|w| (size, w)),
+            _ => None,
+        };
+        Self {
+            cpu: field("model name"),
+            simd,
+            l1d,
+            threads: rayon::current_num_threads(),
+        }
+    }
+}
+
 /// The environment sets the analysis splits by.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct EnvSets {
@@ -308,6 +360,9 @@ pub struct Results {
     pub config: ExperimentConfig,
     /// The code that produced them.
     pub code: CodeInfo,
+    /// The machine that produced them.
+    #[serde(default)]
+    pub machine: MachineInfo,
     /// Pool, held-out and single-turn environments.
     pub envs: EnvSets,
     /// Every arm x seed (base once).
@@ -338,6 +393,7 @@ impl Results {
             schema_version: EXPERIMENT_SCHEMA_VERSION,
             config,
             code,
+            machine: MachineInfo::current(),
             envs: EnvSets::default(),
             runs: vec![],
             selections: vec![],

@@ -26,6 +26,14 @@ pub struct Interval {
     pub hi: f64,
     /// Standard deviation of the replicates (the statistic's standard error).
     pub se: f64,
+    /// Two-sided bootstrap p-value of "the statistic is zero": twice the smaller share of
+    /// replicates on either side of zero (at least one replicate's worth).
+    #[serde(default = "one")]
+    pub p: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl Interval {
@@ -42,6 +50,7 @@ impl Interval {
             lo: a.min(b),
             hi: a.max(b),
             se: self.se * k.abs(),
+            p: self.p,
         }
     }
 }
@@ -67,6 +76,18 @@ impl Verdict {
             Verdict::Refuted
         } else {
             Verdict::Inconclusive
+        }
+    }
+
+    /// The verdict on "positive" from a (multiplicity-adjusted) p-value and the estimate's
+    /// sign, at the 5% level.
+    pub fn of_p(estimate: f64, p: f64) -> Self {
+        if p >= 0.05 {
+            Verdict::Inconclusive
+        } else if estimate > 0.0 {
+            Verdict::Supported
+        } else {
+            Verdict::Refuted
         }
     }
 
@@ -111,6 +132,13 @@ pub fn bootstrap(
             values.push(v);
         }
     }
+    interval_of(estimate, values)
+}
+
+/// The percentile interval, standard error and p-value of the bootstrap `values` of a
+/// statistic whose estimate on the data is `estimate`.
+pub fn interval_of(estimate: f64, mut values: Vec<f64>) -> Interval {
+    values.retain(|v| v.is_finite());
     values.sort_by(f64::total_cmp);
     let q = |p: f64| -> f64 {
         if values.is_empty() {
@@ -122,12 +150,31 @@ pub fn bootstrap(
     let n = values.len().max(1) as f64;
     let mean = values.iter().sum::<f64>() / n;
     let se = (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt();
+    let below = values.iter().filter(|v| **v <= 0.0).count() as f64;
+    let above = values.iter().filter(|v| **v >= 0.0).count() as f64;
+    let p = (2.0 * below.min(above).max(1.0) / n).min(1.0);
     Interval {
         estimate,
         lo: q(0.025),
         hi: q(0.975),
         se,
+        p,
     }
+}
+
+/// Holm's step-down adjustment of `p` (family-wise error at any level): the i-th smallest
+/// p-value is multiplied by `m - i` (0-based) and the result made monotone. Same order as `p`.
+pub fn holm(p: &[f64]) -> Vec<f64> {
+    let m = p.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
+    let mut adjusted = vec![1.0; m];
+    let mut running: f64 = 0.0;
+    for (rank, &i) in order.iter().enumerate() {
+        running = running.max(((m - rank) as f64 * p[i]).min(1.0));
+        adjusted[i] = running;
+    }
+    adjusted
 }
 
 /// Mean over the sampled seeds and units of `x[seed][unit]`.
@@ -187,12 +234,31 @@ mod tests {
     }
 
     #[test]
+    fn holm_adjusts_step_down_and_p_values_follow_the_interval() {
+        let adj = holm(&[0.01, 0.04, 0.03, 0.5]);
+        // Sorted 0.01, 0.03, 0.04, 0.5 times 4, 3, 2, 1, made monotone.
+        let expect = [0.04, 0.09, 0.09, 0.5];
+        for (a, e) in adj.iter().zip(expect) {
+            assert!((a - e).abs() < 1e-12, "{adj:?}");
+        }
+        let base = matrix(5, 40, |s, u| ((s * 7 + u * 13) % 10) as f64 / 10.0);
+        let better = matrix(5, 40, |s, u| base[s][u] + 0.2);
+        let clear = paired_difference(&better, &base, 1000, 1);
+        assert!(clear.p <= 0.002, "{clear:?}");
+        assert_eq!(Verdict::of_p(clear.estimate, clear.p), Verdict::Supported);
+        let same = paired_difference(&base, &base, 1000, 1);
+        assert_eq!(same.p, 1.0);
+        assert_eq!(Verdict::of_p(same.estimate, same.p), Verdict::Inconclusive);
+    }
+
+    #[test]
     fn scaling_keeps_the_order_of_the_bounds() {
         let i = Interval {
             estimate: 0.1,
             lo: 0.05,
             hi: 0.2,
             se: 0.03,
+            p: 0.01,
         };
         let j = i.scaled(-100.0);
         assert!(j.lo < j.hi && (j.estimate + 10.0).abs() < 1e-9);
