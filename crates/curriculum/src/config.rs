@@ -200,6 +200,13 @@ pub struct HdcConfig {
     /// (Not written when false, so the hashes of configurations without it are unchanged.)
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub balance_turns: bool,
+    /// Once an environment has mastered its last stage (the top window at the final level),
+    /// draw its scale from its whole range instead of the top window: the end of training
+    /// then covers every scale, as an evaluation over several scales does, instead of the
+    /// hardest ones alone. The paper does not say what follows the last stage; default false
+    /// (the top window stays). Modes with a shared level ([`Mode::Global`]) are unaffected.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub consolidate: bool,
 }
 
 impl Default for HdcConfig {
@@ -221,6 +228,7 @@ impl Default for HdcConfig {
             fixed_harness: HarnessLevel::H4,
             env_weights: BTreeMap::new(),
             balance_turns: false,
+            consolidate: false,
         }
     }
 }

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Arm;
 use crate::results::{ArmRun, Results, relative_gain};
+use crate::stages::transfer::Relation;
 use crate::stats::{Interval, Verdict, bootstrap, mean_of, paired_difference};
 
 /// Points per unit of success rate.
@@ -104,10 +105,9 @@ impl ClaimId {
                 "AES beats all pool environments",
                 Some((A::Aes, A::AllPool)),
             ),
-            ClaimId::RandomKOverBase => (
-                "RL on random-k beats the base",
-                Some((A::RandomK, A::Base)),
-            ),
+            ClaimId::RandomKOverBase => {
+                ("RL on random-k beats the base", Some((A::RandomK, A::Base)))
+            }
             ClaimId::AllPoolOverBase => (
                 "RL on all environments beats the base",
                 Some((A::AllPool, A::Base)),
@@ -215,6 +215,90 @@ pub struct Analysis {
     pub scaling: Vec<(usize, Interval)>,
     /// Base above the constant-answer baseline on single-turn pool environments (points).
     pub base_over_constant: Option<Interval>,
+    /// The measured-transfer stage: transfer by relation, and how well the base's gradient
+    /// cosines predict it.
+    #[serde(default)]
+    pub transfer: Option<TransferAnalysis>,
+}
+
+/// What the measured-transfer stage says (points; intervals over the probes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TransferAnalysis {
+    /// Probes (fine-tunes) measured.
+    pub probes: usize,
+    /// Mean transfer to each relation (`itself`: what fine-tuning did to its own source).
+    pub by_relation: Vec<(Relation, Interval)>,
+    /// Transfer to the twin minus transfer to the same-family non-twin, paired by probe: the
+    /// designed conflict's interference (negative = twins interfere).
+    pub twin_minus_same_family: Option<Interval>,
+    /// Spearman rank correlation, over every (source, other target) pair, of the base's
+    /// gradient cosine with the measured transfer (positive = the cosine predicts transfer).
+    pub rank_correlation: Option<Interval>,
+    /// Pairs in the correlation.
+    pub pairs: usize,
+}
+
+/// The transfer analysis of `t`.
+fn transfer_analysis(t: &crate::results::TransferRuns, b: u32, seed: u64) -> TransferAnalysis {
+    let n = t.runs.len();
+    // transfer[probe][relation]
+    let mut by: std::collections::BTreeMap<Relation, Vec<Option<f64>>> = Default::default();
+    let mut pairs: Vec<(f32, f32)> = Vec::new();
+    for (pi, r) in t.runs.iter().enumerate() {
+        for ((target, rel), after) in r.probe.targets.iter().zip(&r.after) {
+            let Some(base) = t.base.get(target) else {
+                continue;
+            };
+            let d = PTS * (*after as f64 - *base as f64);
+            by.entry(*rel).or_insert_with(|| vec![None; n])[pi] = Some(d);
+            if *rel != Relation::Itself
+                && let Some((_, _, c)) = t
+                    .cosines
+                    .iter()
+                    .find(|(a, x, _)| *a == r.probe.source && x == target)
+            {
+                pairs.push((*c, d as f32));
+            }
+        }
+    }
+    let mean_over =
+        |v: &[f64], idx: &[usize]| idx.iter().map(|&i| v[i]).sum::<f64>() / idx.len().max(1) as f64;
+    let by_relation = by
+        .iter()
+        .filter_map(|(rel, v)| {
+            let v: Vec<f64> = v.iter().flatten().copied().collect();
+            (!v.is_empty()).then(|| {
+                let i = bootstrap(1, &[v.len()], b, seed, |_, u| mean_over(&v, &u[0]));
+                (*rel, i)
+            })
+        })
+        .collect();
+    let twin_minus_same_family = match (by.get(&Relation::Twin), by.get(&Relation::SameFamily)) {
+        (Some(tw), Some(sf)) => {
+            let d: Vec<f64> = tw
+                .iter()
+                .zip(sf)
+                .filter_map(|(a, b)| Some((*a)? - (*b)?))
+                .collect();
+            (!d.is_empty()).then(|| bootstrap(1, &[d.len()], b, seed, |_, u| mean_over(&d, &u[0])))
+        }
+        _ => None,
+    };
+    let rank_correlation = (pairs.len() >= 4).then(|| {
+        let (c, d): (Vec<f32>, Vec<f32>) = pairs.iter().copied().unzip();
+        bootstrap(1, &[pairs.len()], b, seed, |_, u| {
+            let cs: Vec<f32> = u[0].iter().map(|&i| c[i]).collect();
+            let ds: Vec<f32> = u[0].iter().map(|&i| d[i]).collect();
+            envdist_core::rank::spearman(&cs, &ds).unwrap_or(f64::NAN)
+        })
+    });
+    TransferAnalysis {
+        probes: n,
+        by_relation,
+        twin_minus_same_family,
+        rank_correlation,
+        pairs: pairs.len(),
+    }
 }
 
 /// The score matrix `[seed][env]` of `runs` on `envs` (success averaged over scales).
@@ -698,7 +782,13 @@ pub fn analyse(results: &Results) -> Option<Analysis> {
         ];
         paired_difference(&b, &c, ctx.b, ctx.seed).scaled(PTS)
     });
+    let transfer = results
+        .transfer
+        .as_ref()
+        .filter(|t| !t.runs.is_empty())
+        .map(|t| transfer_analysis(t, ctx.b, ctx.seed));
     Some(Analysis {
+        transfer,
         arms,
         claims,
         ranking,
@@ -752,9 +842,11 @@ mod tests {
             env_steps: 0,
             wall_seconds: 0.0,
             curve: vec![],
+            diagnostics: vec![],
             curriculum: None,
             reselections: vec![],
             env_steps_per_s: 0.0,
+            eval_seconds: 0.0,
         }
     }
 

@@ -92,6 +92,17 @@ impl Arm {
         Arm::ControlRandomK,
     ];
 
+    /// The paper's central comparisons: what the `cpu` preset runs.
+    pub const CENTRAL: [Arm; 7] = [
+        Arm::Base,
+        Arm::AllPool,
+        Arm::RandomK,
+        Arm::Aes,
+        Arm::AesHdc,
+        Arm::RandomKHdc,
+        Arm::AesNoConflict,
+    ];
+
     /// The name used in files, configs and tables (also its serde name).
     pub fn name(self) -> &'static str {
         match self {

@@ -7,7 +7,9 @@
 use envdist_core::{Checked, InvalidValue, Validate};
 use envdist_curriculum::HdcConfig;
 use envdist_envs::HintStyle;
-use envdist_trainer::{AdvantageKind, Device, GradientParams, LrSchedule, ScaleChoice, TrainPreset};
+use envdist_trainer::{
+    AdvantageKind, Device, GradientParams, LrSchedule, ScaleChoice, TrainPreset,
+};
 use serde::{Deserialize, Serialize};
 
 pub use crate::analysis::ClaimId;
@@ -25,8 +27,13 @@ pub enum Preset {
     /// Tiny pool and budget: every stage and arm in well under a minute (a test runs it and
     /// compares it with the committed record).
     Smoke,
-    /// The default: the study at laptop scale on 2 CPU cores (at most 45 minutes).
+    /// The default: the paper's central comparisons at laptop scale on 2 CPU cores (at most
+    /// 45 minutes).
     Cpu,
+    /// Everything the `cpu` preset leaves out, at its scale: the HDC ablations, the rivals,
+    /// online re-selection, the control pool, the hint styles, pool-size scaling and the H0
+    /// gradients (resumable; hours).
+    CpuFull,
     /// One H200 and 16 cores, at most 8 minutes (`--device cuda`, `--features cuda`).
     GpuLite,
     /// The full study on a GPU.
@@ -39,6 +46,7 @@ impl Preset {
         match self {
             Preset::Smoke => "smoke",
             Preset::Cpu => "cpu",
+            Preset::CpuFull => "cpu-full",
             Preset::GpuLite => "gpu-lite",
             Preset::Gpu => "gpu",
         }
@@ -129,7 +137,9 @@ impl Default for BaseConfig {
             samples: 200_000,
             noise: 0.2,
             balance_turns: true,
-            critic_warmup_updates: 0,
+            // 30 value-only updates (30k env steps of the cpu network) bring the critic's loss
+            // to its floor on the base's rollouts (pilots: docs/experiments/README.md).
+            critic_warmup_updates: 30,
             critic_lr: 1e-3,
         }
     }
@@ -295,7 +305,9 @@ impl RlConfig {
         let learning = updates.saturating_sub(t.value_warmup_updates);
         let mean_lr = match t.lr_schedule {
             LrSchedule::Constant => t.lr as f64,
-            LrSchedule::Linear { final_fraction } => t.lr as f64 * (1.0 + final_fraction as f64) / 2.0,
+            LrSchedule::Linear { final_fraction } => {
+                t.lr as f64 * (1.0 + final_fraction as f64) / 2.0
+            }
         };
         learning as f64 * steps_per_update * mean_lr
     }
@@ -340,6 +352,30 @@ impl Default for AnalysisConfig {
     }
 }
 
+/// The measured-transfer stage: one fine-tune per designed conflict pair, measured on the
+/// source, its twin, a same-family and an other-family environment (see
+/// [`crate::stages::transfer`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TransferConfig {
+    /// Conflict pairs probed (0: the stage is skipped).
+    pub probes: usize,
+    /// Environment steps of each single-environment fine-tune (the arms' RL settings).
+    pub steps: u64,
+    /// Evaluation instances per target and scale (more than the arms': transfer is small).
+    pub eval_episodes: u32,
+}
+
+impl Default for TransferConfig {
+    fn default() -> Self {
+        Self {
+            probes: 14,
+            steps: 16_000,
+            eval_episodes: 24,
+        }
+    }
+}
+
 /// The online re-selection arm.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -362,6 +398,21 @@ impl Default for OnlineConfig {
     }
 }
 
+/// Training seeds of the `cpu` presets.
+const CPU_SEEDS: u32 = 4;
+
+/// The arms' RL of the study (pilots behind these numbers: docs/experiments/README.md).
+pub fn study_rl() -> RlConfig {
+    RlConfig {
+        steps: 240_000,
+        lr: Some(3e-4),
+        lr_schedule: Some(LrSchedule::Constant),
+        epochs: Some(4),
+        value_coef: Some(0.5),
+        ..RlConfig::default()
+    }
+}
+
 /// The HDC defaults of the study: sized so that a curriculum can reach H4 on most of its
 /// environments well before the budget ends (the paper publishes none of these numbers).
 pub fn study_hdc() -> HdcConfig {
@@ -377,6 +428,10 @@ pub fn study_hdc() -> HdcConfig {
         competence_threshold: 0.6,
         ema_rate: 0.5,
         max_stage_episodes: 4,
+        // Evaluation plays each env's smallest and middle scale: once an env has mastered its
+        // top window at H4, it plays its whole range (a pilot without it trained the HDC arms
+        // on the top half alone and left them below the arms without a curriculum).
+        consolidate: true,
         ..HdcConfig::default()
     }
 }
@@ -410,6 +465,9 @@ pub struct ExperimentConfig {
     /// Also take the gradients at H0 (all text), to measure whether gradient cosines are more
     /// polarised on bare pixels (H4) than with text, as the paper reports.
     pub polarisation: bool,
+    /// Take the H4 gradients a second time (other episodes, another projection) and report how
+    /// many of AES's picks the rerun keeps: whether the conflict term is signal or noise.
+    pub gradients_rerun: bool,
     /// The selections.
     pub selection: SelectionConfig,
     /// The arms' RL.
@@ -422,6 +480,8 @@ pub struct ExperimentConfig {
     pub hdc: HdcConfig,
     /// The online re-selection arm.
     pub online: OnlineConfig,
+    /// The measured-transfer stage.
+    pub transfer: TransferConfig,
     /// Pool sizes of the scaling study (random subsets; empty to skip it).
     pub scaling_sizes: Vec<usize>,
     /// Arms to run.
@@ -437,7 +497,7 @@ impl ExperimentConfig {
             schema_version: EXPERIMENT_SCHEMA_VERSION,
             preset,
             seed: 2026,
-            seeds: 5,
+            seeds: CPU_SEEDS,
             device: Device::Cpu,
             suite: SuiteSection::default(),
             model: TrainPreset::Cpu,
@@ -445,18 +505,10 @@ impl ExperimentConfig {
             profiles: ProfilesConfig::default(),
             base: BaseConfig::default(),
             gradients: GradientsConfig::default(),
-            polarisation: true,
+            polarisation: false,
+            gradients_rerun: true,
             selection: SelectionConfig::default(),
-            // A one-seed pilot on the `cpu` preset (aes, random-k, aes+hdc; Δ whole-pool ID
-            // vs base): the preset's lr 5e-4 lost up to 3.1 points to forgetting, lr 1e-4
-            // with value coefficient 0.1 moved the arms by -1.3..+0.8 (lr 5e-5: ±0.4, i.e.
-            // barely trained; lr 2e-4 with entropy 0.001: -1.0..-1.5). docs/experiments.
-            rl: RlConfig {
-                steps: 24_000,
-                lr: Some(1e-4),
-                value_coef: Some(0.1),
-                ..RlConfig::default()
-            },
+            rl: study_rl(),
             eval: EvalConfig::default(),
             analysis: AnalysisConfig::default(),
             hdc: study_hdc(),
@@ -464,8 +516,9 @@ impl ExperimentConfig {
                 every_steps: 8_000,
                 ..OnlineConfig::default()
             },
-            scaling_sizes: vec![10, 100],
-            arms: Arm::ALL.to_vec(),
+            transfer: TransferConfig::default(),
+            scaling_sizes: vec![],
+            arms: Arm::CENTRAL.to_vec(),
         };
         match preset {
             Preset::Smoke => Self {
@@ -484,6 +537,7 @@ impl ExperimentConfig {
                 profiles: ProfilesConfig { trajectories: 4 },
                 base: BaseConfig {
                     samples: 2_048,
+                    critic_warmup_updates: 4,
                     ..BaseConfig::default()
                 },
                 gradients: GradientsConfig {
@@ -491,6 +545,9 @@ impl ExperimentConfig {
                     dim: 64,
                     ..GradientsConfig::default()
                 },
+                // Every arm and stage, so that a change anywhere moves the smoke record.
+                polarisation: true,
+                arms: Arm::ALL.to_vec(),
                 // Full ability coverage of a 40-env pool takes about 13 picks.
                 selection: SelectionConfig {
                     k: 14,
@@ -498,6 +555,7 @@ impl ExperimentConfig {
                 },
                 rl: RlConfig {
                     steps: 1_024,
+                    value_warmup_updates: 1,
                     ..base.rl.clone()
                 },
                 eval: EvalConfig {
@@ -513,10 +571,25 @@ impl ExperimentConfig {
                     episodes: 2,
                     dim: 32,
                 },
+                transfer: TransferConfig {
+                    probes: 2,
+                    steps: 512,
+                    eval_episodes: 2,
+                },
                 scaling_sizes: vec![4],
                 ..base
             },
             Preset::Cpu => base,
+            Preset::CpuFull => Self {
+                polarisation: true,
+                scaling_sizes: vec![10, 100],
+                arms: Arm::ALL.to_vec(),
+                analysis: AnalysisConfig {
+                    primary: ClaimId::central(),
+                    ..AnalysisConfig::default()
+                },
+                ..base
+            },
             Preset::GpuLite => Self {
                 device: Device::Cuda(0),
                 gradients: GradientsConfig {
@@ -730,6 +803,15 @@ impl Validate for ExperimentConfig {
             envdist_curriculum::CurriculumError::Config(v) => v.within("hdc"),
             other => InvalidValue::new("hdc", "a valid HDC config", other),
         })?;
+        if self.transfer.probes > 0
+            && (self.transfer.steps == 0 || self.transfer.eval_episodes == 0)
+        {
+            return fail(
+                "transfer",
+                "steps >= 1 and eval_episodes >= 1 when probes > 0",
+                format!("{:?}", self.transfer),
+            );
+        }
         if self.online.every_steps == 0 || self.online.episodes < 2 || self.online.dim == 0 {
             return fail(
                 "online",
@@ -765,7 +847,13 @@ mod tests {
 
     #[test]
     fn presets_validate_and_bad_fields_are_named() {
-        for p in [Preset::Smoke, Preset::Cpu, Preset::GpuLite, Preset::Gpu] {
+        for p in [
+            Preset::Smoke,
+            Preset::Cpu,
+            Preset::CpuFull,
+            Preset::GpuLite,
+            Preset::Gpu,
+        ] {
             ExperimentConfig::preset(p).validate().unwrap();
         }
         let mut c = ExperimentConfig::preset(Preset::Cpu);
@@ -798,6 +886,6 @@ mod tests {
             "f",
         )
         .unwrap();
-        assert_eq!((c.rl.steps, c.rl.lr), (5, Some(1e-4)));
+        assert_eq!((c.rl.steps, c.rl.lr), (5, study_rl().lr));
     }
 }

@@ -30,6 +30,9 @@ pub enum Stage {
     ConstantBaseline,
     /// Per-environment gradients of the base at one harness level.
     Gradients(HarnessLevel),
+    /// The H4 gradients again, on other episodes and another projection: how reproducible
+    /// the AES selection is.
+    GradientsRerun,
     /// Every selection the arms train on.
     Selections,
     /// The base model's evaluation.
@@ -38,6 +41,10 @@ pub enum Stage {
     Arm(Arm, u32),
     /// One point of the pool-size scaling study.
     Scaling(usize, u32),
+    /// The base's scores on the measured-transfer targets.
+    TransferBase,
+    /// One fine-tune of the measured-transfer stage.
+    Transfer(usize),
 }
 
 impl fmt::Display for Stage {
@@ -49,10 +56,13 @@ impl fmt::Display for Stage {
             Stage::ConstantBaseline => f.write_str("constant-baseline"),
             Stage::Gradients(HarnessLevel::H4) => f.write_str("gradients"),
             Stage::Gradients(h) => write!(f, "gradients-{}", h.to_string().to_lowercase()),
+            Stage::GradientsRerun => f.write_str("gradients-rerun"),
             Stage::Selections => f.write_str("selections"),
             Stage::BaseEval => f.write_str("arms/base"),
             Stage::Arm(arm, seed) => write!(f, "arms/{}/seed{seed}", arm.name()),
             Stage::Scaling(size, seed) => write!(f, "scaling/n{size}/seed{seed}"),
+            Stage::TransferBase => f.write_str("transfer/base"),
+            Stage::Transfer(i) => write!(f, "transfer/probe{i:02}"),
         }
     }
 }

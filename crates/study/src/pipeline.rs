@@ -17,11 +17,11 @@ use crate::config::{Arm, CheckedConfig, ExperimentConfig};
 use crate::error::Result;
 use crate::layout::{RunLayout, Stage};
 use crate::observer::Observer;
-use crate::results::{ArmRun, EnvSets, Results, ScalingPoint};
+use crate::results::{ArmRun, EnvSets, Results, ScalingPoint, TransferRuns};
 use crate::stages::arms::{self, ArmInputs, ArmJob, ArmPlan, OnlineInputs};
 use crate::stages::pool::PoolStage;
 use crate::stages::selections::SelectionSet;
-use crate::stages::{base, eval, gradients, pool, profiles, selections};
+use crate::stages::{base, eval, gradients, pool, profiles, selections, transfer};
 
 /// One run of the study: its directory, observer and what it has measured so far.
 struct Study<'a> {
@@ -48,7 +48,10 @@ impl Study<'_> {
                 compute(layout)
             })?;
         self.compute_seconds += info.seconds;
-        if !matches!(stage, Stage::Arm(..) | Stage::Scaling(..)) {
+        if !matches!(
+            stage,
+            Stage::Arm(..) | Stage::Scaling(..) | Stage::Transfer(..)
+        ) {
             self.results.stage_seconds.insert(name, info.seconds);
         }
         Ok(out)
@@ -143,6 +146,67 @@ pub fn run_experiment_with(
         selections::run(cfg, &pool, &profile_set, &grads)
     })?;
     s.results.selections = sels.in_order();
+    if cfg.gradients_rerun {
+        // The same estimate on other episodes and another projection (master seed + 1).
+        let rerun_cfg = ExperimentConfig {
+            seed: cfg.seed.wrapping_add(1),
+            ..cfg.clone()
+        };
+        let key =
+            gradients::key(&rerun_cfg, code, &base_key, HarnessLevel::H4)?.with("rerun", &true)?;
+        let rerun_layout = RunLayout::at(s.layout.stage_dir(Stage::GradientsRerun));
+        s.stage(Stage::GradientsRerun, &key, |_| {
+            gradients::run(
+                &rerun_cfg,
+                HarnessLevel::H4,
+                &suite,
+                &pool,
+                &base_model,
+                &rerun_layout,
+                observer,
+            )
+        })?;
+        let rerun = GradientSet::read(rerun_layout.gradients_file(HarnessLevel::H4))?;
+        let again =
+            selections::study_aes(&cfg.selection, cfg.seed, &profile_set, &rerun, &pool.pool)?;
+        let first = &sels.get(crate::results::SelectionId::Aes)?.envs;
+        s.results.facts.aes_rerun_kept =
+            Some(again.env_ids.iter().filter(|e| first.contains(e)).count());
+    }
+
+    if cfg.transfer.probes > 0 {
+        let probes = transfer::probes(&suite, &pool, cfg.transfer.probes, cfg.seed);
+        let key = transfer::base_key(cfg, code, &base_key, &probes)?;
+        let targets = transfer::targets(&probes);
+        let base_scores = s.stage(Stage::TransferBase, &key, |_| {
+            Ok(eval::evaluate(&transfer::eval_config(cfg), &suite, &targets, &base_model)?.means())
+        })?;
+        let mut runs = Vec::new();
+        for (i, probe) in probes.iter().enumerate() {
+            let key = transfer::probe_key(cfg, code, &base_key, probe)?;
+            runs.push(s.stage(Stage::Transfer(i), &key, |_| {
+                transfer::run_probe(cfg, &cfg.transfer, &suite, &base_model, probe, observer)
+            })?);
+        }
+        let cosines = probes
+            .iter()
+            .flat_map(|p| {
+                p.targets
+                    .iter()
+                    .map(move |(t, _)| (p.source.clone(), t.clone()))
+            })
+            .filter(|(a, b)| a != b)
+            .filter_map(|(a, b)| {
+                let (i, j) = (grads.index_of(&a)?, grads.index_of(&b)?);
+                Some((a, b, grads.cosine(i, j)))
+            })
+            .collect();
+        s.results.transfer = Some(TransferRuns {
+            base: base_scores,
+            runs,
+            cosines,
+        });
+    }
 
     let base_eval_key = eval::base_eval_key(cfg, code, &base_key)?;
     let base_eval = s.stage(Stage::BaseEval, &base_eval_key, |_| {
@@ -157,9 +221,11 @@ pub fn run_experiment_with(
         env_steps: 0,
         wall_seconds: s.results.stage_seconds["arms/base"],
         curve: vec![],
+        diagnostics: vec![],
         curriculum: None,
         reselections: vec![],
         env_steps_per_s: 0.0,
+        eval_seconds: 0.0,
     });
 
     let inputs = ArmInputs {

@@ -37,6 +37,194 @@ fn comparisons(r: &mut String, rows: &[Comparison]) {
     }
 }
 
+/// "Where the gains come from": each arm's gain split by distance from what it trained on.
+fn where_gains_come_from(r: &mut String, a: &crate::analysis::Analysis) {
+    let rows: Vec<_> = a
+        .arms
+        .iter()
+        .filter_map(|s| s.transfer.as_ref().map(|t| (s.arm, t)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(r, "## Where the gains come from\n");
+    let _ = writeln!(
+        r,
+        "| arm | (a) its trained envs | (b) untrained envs of trained families | (c) untrained families | (d) held-out (OOD) |\n|---|---|---|---|---|"
+    );
+    for (arm, t) in rows {
+        let _ = writeln!(
+            r,
+            "| {} | {} | {} | {} | {} |",
+            arm.name(),
+            opt(&t.trained, ci_signed),
+            opt(&t.same_family, ci_signed),
+            opt(&t.other_families, ci_signed),
+            opt(&t.ood, ci_signed)
+        );
+    }
+    let _ = writeln!(
+        r,
+        "\nGain over the base in points [95% CI; two-level bootstrap over seeds and each seed's \
+         environments]. The whole-pool verdicts above are the headline; this table says where \
+         they come from: an arm trains on a few environments and the whole-pool score mixes \
+         what it learned there with what it kept or lost everywhere else.\n"
+    );
+}
+
+/// "The RL phase": how far the arms' RL moved the base, and whether the critic learned.
+fn rl_phase(r: &mut String, results: &Results) {
+    let arms: Vec<Arm> = results
+        .config
+        .arms
+        .iter()
+        .copied()
+        .filter(|a| *a != Arm::Base)
+        .collect();
+    let rows: Vec<(Arm, Vec<&crate::results::ArmRun>)> = arms
+        .iter()
+        .map(|a| (*a, results.arm_runs(*a)))
+        .filter(|(_, runs)| runs.iter().any(|x| !x.diagnostics.is_empty()))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let c = &results.config;
+    let t = c.rl.train_config(c.model, 0);
+    let _ = writeln!(r, "## The RL phase\n");
+    let _ = writeln!(
+        r,
+        "Every arm fine-tunes the base for {} env steps ({} envs x {} steps per update, {} \
+         epochs of {}-sample minibatches, lr {} ({:?}), {} value-only warm-up updates): \
+         about {:.2} in Adam steps x learning rate. The base's critic was warmed for {} \
+         value-only updates on its own rollouts before any arm started.\n",
+        c.rl.steps,
+        t.num_envs,
+        t.rollout_len,
+        t.epochs,
+        t.minibatch,
+        t.lr,
+        t.lr_schedule,
+        c.rl.value_warmup_updates,
+        c.rl.optimisation(c.model),
+        c.base.critic_warmup_updates
+    );
+    let _ = writeln!(
+        r,
+        "| arm | training success ST: first → last update | MT: first → last | KL to the base at the end | entropy first → last | value loss first → last | evaluation share of the arm's time |\n|---|---|---|---|---|---|---|"
+    );
+    let mean = |v: Vec<f32>| -> String {
+        if v.is_empty() {
+            "–".into()
+        } else {
+            format!("{:.2}", v.iter().sum::<f32>() / v.len() as f32)
+        }
+    };
+    for (arm, runs) in rows {
+        let first = |f: &dyn Fn(&crate::results::Diagnostic) -> Option<f32>| {
+            mean(
+                runs.iter()
+                    .filter_map(|x| {
+                        x.diagnostics
+                            .iter()
+                            .find_map(|d| (!d.value_only).then(|| f(d)).flatten())
+                    })
+                    .collect(),
+            )
+        };
+        let last = |f: &dyn Fn(&crate::results::Diagnostic) -> Option<f32>| {
+            mean(
+                runs.iter()
+                    .filter_map(|x| x.diagnostics.iter().rev().find_map(f))
+                    .collect(),
+            )
+        };
+        let share: Vec<f32> = runs
+            .iter()
+            .filter(|x| x.wall_seconds > 0.0)
+            .map(|x| (x.eval_seconds / x.wall_seconds) as f32)
+            .collect();
+        let _ = writeln!(
+            r,
+            "| {} | {} → {} | {} → {} | {} | {} → {} | {} → {} | {} |",
+            arm.name(),
+            first(&|d| d.success_single),
+            last(&|d| d.success_single),
+            first(&|d| d.success_multi),
+            last(&|d| d.success_multi),
+            last(&|d| d.kl_to_base),
+            first(&|d| Some(d.entropy)),
+            last(&|d| Some(d.entropy)),
+            first(&|d| Some(d.value_loss)),
+            last(&|d| Some(d.value_loss)),
+            if share.is_empty() {
+                "–".into()
+            } else {
+                format!(
+                    "{:.0}%",
+                    100.0 * share.iter().sum::<f32>() / share.len() as f32
+                )
+            }
+        );
+    }
+    let _ = writeln!(
+        r,
+        "\nMeans over seeds; training success is with sampled actions at the arm's own harness \
+         levels (the evaluation is greedy at H4). `figures/learning_curves.png` has the whole \
+         curves.\n"
+    );
+}
+
+/// "Measured transfer": does fine-tuning on one environment help or hurt the others, and do
+/// the base's gradient cosines predict it.
+fn measured_transfer(r: &mut String, results: &Results, a: &crate::analysis::Analysis) {
+    let Some(t) = &a.transfer else {
+        return;
+    };
+    let c = &results.config.transfer;
+    let _ = writeln!(
+        r,
+        "\n## Measured transfer: is the conflict term worth penalising?\n"
+    );
+    let _ = writeln!(
+        r,
+        "For each of {} designed conflict pairs, the base was fine-tuned on one member alone \
+         ({} env steps at H4, the arms' RL settings) and evaluated ({} instances per scale) on \
+         itself, its twin, a same-family variant and an environment of another family. \
+         Transfer = success after − the base's success, points [95% CI over the probes].\n",
+        t.probes, c.steps, c.eval_episodes
+    );
+    let _ = writeln!(r, "| target | mean transfer, points |\n|---|---|");
+    for (rel, i) in &t.by_relation {
+        let _ = writeln!(r, "| {} | {} |", rel.name(), ci_signed(i));
+    }
+    if let Some(d) = &t.twin_minus_same_family {
+        let _ = writeln!(
+            r,
+            "| twin − same family (paired by probe) | {} |",
+            ci_signed(d)
+        );
+    }
+    if let Some(rc) = &t.rank_correlation {
+        let _ = writeln!(
+            r,
+            "\nRank correlation (Spearman) of the base's gradient cosine at H4 with the measured \
+             transfer, over {} (source, target) pairs: **{:+.2} [{:+.2}, {:+.2}]** ({}).\n",
+            t.pairs,
+            rc.estimate,
+            rc.lo,
+            rc.hi,
+            if rc.lo > 0.0 {
+                "the cosines predict transfer"
+            } else if rc.hi < 0.0 {
+                "the cosines rank pairs against their transfer"
+            } else {
+                "no evidence that the cosines predict transfer"
+            }
+        );
+    }
+}
+
 /// Render REPORT.md.
 pub fn render(results: &Results, figures: &[(String, String)], command: &str) -> String {
     let c = &results.config;
@@ -57,6 +245,30 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
         results.code.source_hash,
         results.compute_seconds / 60.0,
         results.total_seconds / 60.0
+    );
+    let m = &results.machine;
+    let _ = writeln!(
+        r,
+        "Machine: {} ({}), L1d {}, {} worker threads. The numbers are bit-identical on any \
+         x86-64 machine with FMA running this commit (every matrix product contracts over at \
+         most 512 values, so `gemm`'s cache-dependent blocking cannot change a sum; see \
+         README, Determinism).\n",
+        if m.cpu.is_empty() {
+            "unknown CPU"
+        } else {
+            &m.cpu
+        },
+        if m.simd.is_empty() {
+            "no SIMD flags read".to_string()
+        } else {
+            m.simd.join(", ")
+        },
+        m.l1d
+            .as_ref()
+            .map_or("unknown".into(), |(size, ways)| format!(
+                "{size} {ways}-way"
+            )),
+        m.threads
     );
     let _ = writeln!(
         r,
@@ -92,19 +304,35 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
     let _ = writeln!(r, "## Verdicts on the paper's claims\n");
     let _ = writeln!(
         r,
-        "| claim | comparison (whole pool unless said) | difference, points [95% CI] | smallest detectable | verdict |\n|---|---|---|---|---|"
+        "| claim | comparison (whole pool unless said) | difference, points [95% CI] | smallest detectable | p (Holm-adjusted for primary claims) | | verdict |\n|---|---|---|---|---|---|---|"
     );
-    for cl in &a.claims {
+    let mut ordered: Vec<&crate::analysis::Claim> = a.claims.iter().filter(|c| c.primary).collect();
+    ordered.extend(a.claims.iter().filter(|c| !c.primary));
+    for cl in ordered {
         let _ = writeln!(
             r,
-            "| {} | {} | {} | {:.1} | **{}** |",
+            "| {} | {} | {} | {:.1} | {} | {} | **{}** |",
             cl.statement,
             cl.comparison,
             ci_signed(&cl.difference),
             cl.mde,
+            match cl.p_holm {
+                Some(p) => format!("{p:.3} (raw {:.3})", cl.difference.p),
+                None => format!("{:.3}", cl.difference.p),
+            },
+            if cl.primary { "primary" } else { "exploratory" },
             cl.verdict.word()
         );
     }
+    let primary = a.claims.iter().filter(|c| c.primary).count();
+    let _ = writeln!(
+        r,
+        "\nThe {primary} primary claims were named in the configuration before the run \
+         (`analysis.primary`); their verdicts come from Holm-adjusted bootstrap p-values, so \
+         the chance of any false \"supported\" or \"refuted\" among them is at most 5%. \
+         Exploratory comparisons are judged by their own 95% interval: with many of them, \
+         about one in twenty of their verdicts can be noise."
+    );
     let mdes: Vec<f64> = a.claims.iter().map(|c| c.mde).collect();
     if !mdes.is_empty() {
         let lo = mdes.iter().copied().fold(f64::INFINITY, f64::min);
@@ -173,6 +401,9 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
             .collect::<Vec<_>>()
             .join(", ")
     );
+
+    where_gains_come_from(&mut r, a);
+    rl_phase(&mut r, results);
 
     let _ = writeln!(r, "## Every method ranked, and against AES + HDC\n");
     let _ = writeln!(
@@ -282,6 +513,8 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
         c.hdc.max_stage_episodes,
         c.hdc.lambda
     );
+
+    measured_transfer(&mut r, results, a);
 
     let _ = writeln!(r, "## Control pool, hints, online re-selection\n");
     comparisons(&mut r, &a.control);
@@ -412,16 +645,44 @@ pub fn terminal_summary(results: &Results) -> String {
             arm.ood.as_ref().map_or("–".into(), ci),
         ));
     }
-    s.push_str("\nclaims:\n");
-    for c in &a.claims {
-        s.push_str(&format!(
-            "  {:<70} {:+5.1} pts [{:+.1}, {:+.1}]  {}\n",
-            c.statement,
-            c.difference.estimate,
-            c.difference.lo,
-            c.difference.hi,
-            c.verdict.word()
-        ));
+    for (title, primary) in [
+        ("primary claims (Holm-adjusted p)", true),
+        ("exploratory", false),
+    ] {
+        let claims: Vec<_> = a.claims.iter().filter(|c| c.primary == primary).collect();
+        if claims.is_empty() {
+            continue;
+        }
+        s.push_str(&format!("\n{title}:\n"));
+        for c in claims {
+            s.push_str(&format!(
+                "  {:<70} {:+5.1} pts [{:+.1}, {:+.1}]  p {:.3}  {}\n",
+                c.statement,
+                c.difference.estimate,
+                c.difference.lo,
+                c.difference.hi,
+                c.p_holm.unwrap_or(c.difference.p),
+                c.verdict.word()
+            ));
+        }
+    }
+    if let Some(t) = &a.transfer {
+        s.push_str("\nmeasured transfer (points):\n");
+        for (rel, i) in &t.by_relation {
+            s.push_str(&format!(
+                "  {:<14} {:+5.1} [{:+.1}, {:+.1}]\n",
+                rel.name(),
+                i.estimate,
+                i.lo,
+                i.hi
+            ));
+        }
+        if let Some(rc) = &t.rank_correlation {
+            s.push_str(&format!(
+                "  gradient cosine vs transfer, Spearman {:+.2} [{:+.2}, {:+.2}] over {} pairs\n",
+                rc.estimate, rc.lo, rc.hi, t.pairs
+            ));
+        }
     }
     s
 }

@@ -129,6 +129,9 @@ pub struct ArmRun {
     pub wall_seconds: f64,
     /// Learning curve: (env steps, training success rate of the update's episodes).
     pub curve: Vec<(u64, f32)>,
+    /// The RL's diagnostics over training (every update, or a subsample of at most 128).
+    #[serde(default)]
+    pub diagnostics: Vec<Diagnostic>,
     /// HDC arms: where the curriculum went.
     pub curriculum: Option<CurriculumSummary>,
     /// Online arm: the selections in order (the first is the one-shot AES).
@@ -137,6 +140,9 @@ pub struct ArmRun {
     /// Training throughput, env steps/s, learning included.
     #[serde(default)]
     pub env_steps_per_s: f32,
+    /// Seconds of the final evaluation (part of `wall_seconds`).
+    #[serde(default)]
+    pub eval_seconds: f64,
 }
 
 impl ArmRun {
@@ -146,6 +152,25 @@ impl ArmRun {
             .get(env)
             .map(|v| v.iter().sum::<f32>() / v.len().max(1) as f32)
     }
+}
+
+/// One update's diagnostics of an arm's RL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// Environment steps so far.
+    pub env_steps: u64,
+    /// Training success (sampled actions) of the single-turn episodes that ended in the update.
+    pub success_single: Option<f32>,
+    /// The same for the multi-turn episodes.
+    pub success_multi: Option<f32>,
+    /// Mean value loss.
+    pub value_loss: f32,
+    /// Mean policy entropy (nats).
+    pub entropy: f32,
+    /// KL divergence from the base to the current policy on the update's states.
+    pub kl_to_base: Option<f32>,
+    /// A critic warm-up update (the policy did not move).
+    pub value_only: bool,
 }
 
 /// One point of the pool-size scaling study.
@@ -211,6 +236,9 @@ pub struct Facts {
     pub gradients_h0: Option<PairSummary>,
     /// Mean split-half cosine of the per-env gradients with signal (reliability).
     pub gradient_split_half: Option<f32>,
+    /// The AES picks a rerun of the gradients stage (other episodes and projection) keeps.
+    #[serde(default)]
+    pub aes_rerun_kept: Option<usize>,
     /// Environments whose gradient is exactly zero (never solved by the base).
     pub zero_gradient_envs: usize,
 }
@@ -270,6 +298,14 @@ impl Facts {
             opt(self.gradient_split_half),
         ));
         r.push((
+            "per-env gradient reliability (Spearman-Brown of the mean split-half cosine)",
+            opt(self.gradient_split_half.map(|c| 2.0 * c / (1.0 + c))),
+        ));
+        r.push((
+            "AES picks kept when the gradients stage is rerun (other episodes and projection)",
+            self.aes_rerun_kept.map_or("–".into(), |k| k.to_string()),
+        ));
+        r.push((
             "envs with an exactly zero gradient (never solved by the base)",
             self.zero_gradient_envs.to_string(),
         ));
@@ -325,7 +361,11 @@ impl MachineInfo {
                 .map(|s| s.trim().to_string())
                 .ok()
         };
-        let l1d = match (cache("type").as_deref(), cache("size"), cache("ways_of_associativity")) {
+        let l1d = match (
+            cache("type").as_deref(),
+            cache("size"),
+            cache("ways_of_associativity"),
+        ) {
             (Some("Data"), Some(size), Some(ways)) => ways.parse().ok().map(|w| (size, w)),
             _ => None,
         };
@@ -336,6 +376,17 @@ impl MachineInfo {
             threads: rayon::current_num_threads(),
         }
     }
+}
+
+/// What the measured-transfer stage measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TransferRuns {
+    /// The base's success on every target.
+    pub base: BTreeMap<EnvId, f32>,
+    /// One per probe.
+    pub runs: Vec<crate::stages::transfer::ProbeRun>,
+    /// Per `(source, target)`: the cosine of the base's gradients at H4.
+    pub cosines: Vec<(EnvId, EnvId, f32)>,
 }
 
 /// The environment sets the analysis splits by.
@@ -374,6 +425,9 @@ pub struct Results {
     /// Per single-turn environment, the success of its best constant answer on the
     /// evaluation instances.
     pub constant_baseline: BTreeMap<EnvId, f32>,
+    /// The measured-transfer stage: the base's scores on the targets and each fine-tune's.
+    #[serde(default)]
+    pub transfer: Option<TransferRuns>,
     /// Seconds per stage.
     pub stage_seconds: BTreeMap<String, f64>,
     /// Wall time of the invocation that wrote these results, in seconds.
@@ -399,6 +453,7 @@ impl Results {
             selections: vec![],
             scaling: vec![],
             constant_baseline: BTreeMap::new(),
+            transfer: None,
             stage_seconds: BTreeMap::new(),
             total_seconds: 0.0,
             compute_seconds: 0.0,

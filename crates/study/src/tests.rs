@@ -342,3 +342,43 @@ fn a_crate_change_invalidates_the_stages_that_use_it_and_no_other() {
     trainer.push("constant-baseline");
     assert_eq!(changed(Crate::Trainer), of(&trainer));
 }
+
+/// Evaluation plays every task of every environment in one batch (one inference per step for
+/// all running episodes); it must score exactly as playing each environment on its own.
+#[test]
+fn batched_evaluation_equals_one_environment_at_a_time() {
+    use crate::config::EvalConfig;
+    use crate::stages::eval::evaluate;
+    let suite = Suite::with_canvas(16).unwrap();
+    let factory: Arc<dyn envdist_core::EnvFactory> = Arc::new(Suite::with_canvas(16).unwrap());
+    let mut cfg = envdist_trainer::TrainConfig::of(envdist_trainer::TrainPreset::Tiny);
+    cfg.seed = 4;
+    let model = envdist_trainer::Trainer::new(cfg, factory, envdist_trainer::Device::Cpu)
+        .unwrap()
+        .policy();
+    let envs: Vec<envdist_core::EnvId> = [
+        "maze/classic",
+        "count-objects/classic",
+        "key-door/classic",
+        "symmetry/classic",
+        "collect/avoid-red",
+        "tic-tac-toe/classic",
+    ]
+    .iter()
+    .map(|e| envdist_core::EnvId::new(*e))
+    .collect();
+    let eval = EvalConfig {
+        episodes: 5,
+        ..EvalConfig::default()
+    };
+    let together = evaluate(&eval, &suite, &envs, &model).unwrap();
+    let all: Vec<f32> = together.per_env.values().flatten().copied().collect();
+    assert!(
+        all.iter().any(|s| *s > 0.0) && all.iter().any(|s| *s < 1.0),
+        "scores that can tell evaluations apart: {all:?}"
+    );
+    for e in &envs {
+        let alone = evaluate(&eval, &suite, std::slice::from_ref(e), &model).unwrap();
+        assert_eq!(alone.per_env[e], together.per_env[e], "{e}");
+    }
+}

@@ -58,8 +58,8 @@ pub struct UpdateStats {
     /// Whether this update fitted the value head alone (critic warm-up).
     #[serde(default)]
     pub value_only: bool,
-    /// Mean KL divergence `KL(start || now)` over this rollout's states between the policy the
-    /// run started from and the updated one (runs started from a policy only).
+    /// Mean KL divergence `KL(start || now)` between the policy the run started from and the
+    /// updated one, over this rollout's last 256 states (runs started from a policy only).
     #[serde(default)]
     pub kl_to_start: Option<f32>,
     /// Per environment, the episodes that ended in this rollout and how many succeeded

@@ -113,6 +113,9 @@ impl HdcSampler {
     pub fn window(&self, i: usize) -> (u32, u32) {
         let r = self.envs[i].scale;
         match self.config.mode {
+            mode if self.config.consolidate && mode != Mode::Global && self.per_env[i].ready => {
+                (r.min, r.max)
+            }
             mode if mode.slides_scale() => {
                 let lo = self.per_env[i].window_lo;
                 let hi = lo.saturating_add(self.window_width(i) - 1).min(r.max);

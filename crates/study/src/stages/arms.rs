@@ -31,7 +31,7 @@ use crate::config::{Arm, ExperimentConfig, OnlineConfig};
 use crate::error::{Context, Result};
 use crate::layout::ArmFiles;
 use crate::observer::Observer;
-use crate::results::{ArmRun, CurriculumSummary, SelectionId};
+use crate::results::{ArmRun, CurriculumSummary, Diagnostic, SelectionId};
 
 /// What one arm trains with at one seed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -337,7 +337,9 @@ pub fn train_arm(
         _ => None,
     };
     let model = trainer.policy();
+    let eval_start = Instant::now();
     let evaluation = evaluate(&cfg.eval, inputs.suite, &inputs.pool.evaluated(), &model)?;
+    let eval_seconds = eval_start.elapsed().as_secs_f64();
     let log: Vec<UpdateStats> = read_log(&files.train_log())?;
     Ok(ArmRun {
         arm: job.arm,
@@ -351,6 +353,7 @@ pub fn train_arm(
             .iter()
             .filter_map(|s| s.success_rate.map(|r| (s.env_steps, r)))
             .collect(),
+        diagnostics: diagnostics(&log, &train_suite),
         curriculum,
         reselections: if job.plan.online.is_some() {
             online_state.selections
@@ -358,7 +361,40 @@ pub fn train_arm(
             vec![]
         },
         env_steps_per_s: throughput.iter().sum::<f32>() / throughput.len().max(1) as f32,
+        eval_seconds,
     })
+}
+
+/// The RL diagnostics of a training log, at most 128 points (evenly spaced updates, the last
+/// one included); training success split by turn kind.
+fn diagnostics(log: &[UpdateStats], suite: &Suite) -> Vec<Diagnostic> {
+    let stride = log.len().div_ceil(128).max(1);
+    let single = |e: &EnvId| {
+        suite
+            .spec(e)
+            .is_some_and(|s| s.turn == envdist_core::Turn::Single)
+    };
+    let rate = |u: &UpdateStats, want: bool| {
+        let (n, k) = u
+            .env_outcomes
+            .iter()
+            .filter(|(e, _)| single(e) == want)
+            .fold((0u32, 0u32), |(n, k), (_, c)| (n + c[0], k + c[1]));
+        (n > 0).then(|| k as f32 / n as f32)
+    };
+    log.iter()
+        .enumerate()
+        .filter(|(i, _)| i % stride == 0 || *i + 1 == log.len())
+        .map(|(_, u)| Diagnostic {
+            env_steps: u.env_steps,
+            success_single: rate(u, true),
+            success_multi: rate(u, false),
+            value_loss: u.value_loss,
+            entropy: u.entropy,
+            kl_to_base: u.kl_to_start,
+            value_only: u.value_only,
+        })
+        .collect()
 }
 
 fn read_log(path: &std::path::Path) -> Result<Vec<UpdateStats>> {

@@ -13,6 +13,7 @@ pub mod gradients;
 pub mod pool;
 pub mod profiles;
 pub mod selections;
+pub mod transfer;
 
 use envdist_core::{EnvId, EnvSpec};
 use envdist_envs::Suite;

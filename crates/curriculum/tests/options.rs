@@ -1,6 +1,6 @@
-//! `balance_turns`: single- and multi-turn environments get equal shares of the steps, the
-//! state (with the step counts) resumes bit-identically, and without the option nothing
-//! changes.
+//! HDC's options for studies on a budget: `balance_turns` (single- and multi-turn
+//! environments get equal shares of the steps; the step counts resume with the state) and
+//! `consolidate` (an environment that has mastered its last stage plays its whole scale range).
 
 use envdist_core::{EnvId, EnvSpec, EpisodeOutcome, ScaleRange, Split, TaskSampler, Turn};
 use envdist_curriculum::{HdcConfig, HdcSampler, Mode};
@@ -86,4 +86,37 @@ fn the_step_counts_resume_with_the_state_and_a_mismatch_is_refused() {
     let plain = HdcSampler::new(&envs(), None, config(false), 9).unwrap();
     assert!(plain.state().get("turn_steps").is_none());
     assert!(resumed.restore(&plain.state()).is_err());
+}
+
+#[test]
+fn a_consolidated_environment_plays_its_whole_range_after_its_last_stage() {
+    let envs = vec![spec("m/0", Turn::Multi)];
+    let config = |consolidate| HdcConfig {
+        mode: Mode::Full,
+        min_episodes: 2,
+        consolidate,
+        ..HdcConfig::default()
+    };
+    let run = |consolidate| {
+        let mut s = HdcSampler::new(&envs, None, config(consolidate), 3).unwrap();
+        // Always succeed: the env climbs every window of every level, then keeps playing.
+        let mut late_scales = std::collections::BTreeSet::new();
+        for k in 0..400 {
+            let task = s.sample();
+            if k >= 300 {
+                late_scales.insert(task.scale);
+            }
+            s.update(&EpisodeOutcome {
+                task,
+                success: true,
+                episode_return: 1.0,
+                steps: 3,
+            });
+        }
+        assert_eq!(s.status()[0].harness, envdist_core::HarnessLevel::H4);
+        late_scales
+    };
+    // Without it the last window (the top two scales) is all it plays; with it, every scale.
+    assert_eq!(run(false).into_iter().collect::<Vec<_>>(), vec![2, 3]);
+    assert_eq!(run(true).into_iter().collect::<Vec<_>>(), vec![1, 2, 3]);
 }
