@@ -7,7 +7,9 @@ use anyhow::Context;
 use envdist_core::env::EnvFactory;
 use envdist_core::{EnvId, HarnessLevel};
 use envdist_envs::Suite;
-use envdist_trainer::{Device, ScaleChoice, TrainConfig, UniformSampler, measure_throughput};
+use envdist_trainer::{
+    Device, ScaleChoice, TrainConfig, TrainPreset, UniformSampler, measure_throughput,
+};
 use serde::Serialize;
 
 /// The fixed mixture: the classic variants of three navigation, one puzzle and two
@@ -26,10 +28,16 @@ pub const BENCH_ENVS: [&str; 6] = [
 pub struct BenchTrainArgs {
     /// Network and RL preset: `cpu`, `gpu` or `tiny` (default: `cpu` on the CPU, `gpu` on CUDA).
     #[arg(long)]
-    pub preset: Option<String>,
+    pub preset: Option<TrainPreset>,
     /// `cpu` or `cuda` (`cuda:N`); cuda needs `--features cuda`.
     #[arg(long, default_value = "cpu")]
-    pub device: String,
+    pub device: Device,
+    /// Passes over each rollout (default: the preset's).
+    #[arg(long)]
+    pub epochs: Option<usize>,
+    /// Samples per gradient step (default: the preset's).
+    #[arg(long)]
+    pub minibatch: Option<usize>,
     /// Updates timed.
     #[arg(long, default_value_t = 4)]
     pub updates: u32,
@@ -52,7 +60,7 @@ pub struct BenchTrainArgs {
 
 #[derive(Serialize)]
 struct Record<'a> {
-    preset: &'a str,
+    preset: TrainPreset,
     harness: HarnessLevel,
     envs: &'a [&'a str],
     #[serde(flatten)]
@@ -68,14 +76,20 @@ pub fn run(args: BenchTrainArgs) -> anyhow::Result<()> {
             .build_global()
             .context("--threads: the thread pool was already started")?;
     }
-    let device: Device = args.device.parse()?;
-    let preset = args.preset.clone().unwrap_or_else(|| match device {
-        Device::Cpu => "cpu".into(),
-        Device::Cuda(_) => "gpu".into(),
+    let device = args.device;
+    let preset = args.preset.unwrap_or(match device {
+        Device::Cpu => TrainPreset::Cpu,
+        Device::Cuda(_) => TrainPreset::Gpu,
     });
-    let mut cfg = TrainConfig::preset(&preset)?;
+    let mut cfg = TrainConfig::of(preset);
     if let Some(n) = args.num_envs {
         cfg.num_envs = n;
+    }
+    if let Some(n) = args.epochs {
+        cfg.epochs = n;
+    }
+    if let Some(n) = args.minibatch {
+        cfg.minibatch = n;
     }
     let suite = Arc::new(Suite::with_canvas(cfg.model.image_size as u32)?);
     let factory: Arc<dyn EnvFactory> = suite;
@@ -102,7 +116,7 @@ pub fn run(args: BenchTrainArgs) -> anyhow::Result<()> {
         args.updates,
     )?;
     let record = Record {
-        preset: &preset,
+        preset,
         harness: args.harness,
         envs: &BENCH_ENVS,
         throughput: &t,

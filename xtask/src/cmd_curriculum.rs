@@ -5,10 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use envdist_core::{EnvId, EnvSpec, HarnessLevel, ScaleRange, Task};
+use envdist_core::{EnvId, EnvSpec, ScaleRange};
 use envdist_curriculum::{
-    CurriculumSampler, HdcConfig, LearnerParams, Mode, SamplerConfig, SimulateOptions,
-    SyntheticLearner,
+    CurriculumSampler, LearnerParams, SamplerConfig, SimulateOptions, SyntheticLearner,
 };
 use envdist_study::figures::{
     RIVAL_TRACE_SCHEMA_VERSION, RivalTraceLine, curriculum_trace_grid, rival_trace_grid,
@@ -90,60 +89,7 @@ fn choose(mode: Option<&str>, config: Option<&Path>) -> anyhow::Result<SamplerCo
         Some(p) => Some(envdist_core::io::read_json(p, None)?),
         None => None,
     };
-    let tagged = file
-        .as_ref()
-        .and_then(|v| v.get("kind"))
-        .and_then(|k| k.as_str())
-        .map(str::to_owned);
-    let hdc_mode = match mode {
-        None => None,
-        Some(m) => match m.parse::<Mode>() {
-            Ok(mode) => Some(mode),
-            Err(_) => {
-                let kind = SamplerConfig::default_for(m)
-                    .map_err(|_| {
-                        anyhow::anyhow!(
-                            "--mode {m:?}: expected an HDC mode ({}) or a sampler ({})",
-                            Mode::ALL.map(Mode::name).join(", "),
-                            SamplerConfig::KINDS.join(", ")
-                        )
-                    })?
-                    .kind();
-                let config = match file {
-                    None => SamplerConfig::default_for(kind)?,
-                    Some(mut v) => {
-                        if let Some(t) = &tagged {
-                            anyhow::ensure!(
-                                t == kind,
-                                "--config says kind {t:?} but --mode asks for {kind:?}"
-                            );
-                        } else if let serde_json::Value::Object(map) = &mut v {
-                            map.insert("kind".into(), kind.into());
-                        }
-                        SamplerConfig::from_json(&v)?
-                    }
-                };
-                return Ok(config);
-            }
-        },
-    };
-    let mut config = match (file, tagged) {
-        (Some(v), Some(_)) => match SamplerConfig::from_json(&v)? {
-            SamplerConfig::Hdc(c) => c,
-            other if hdc_mode.is_none() => return Ok(other),
-            other => anyhow::bail!(
-                "--config holds a {} configuration but --mode asks for HDC mode {}",
-                other.kind(),
-                hdc_mode.map_or("?", Mode::name)
-            ),
-        },
-        (Some(v), None) => serde_json::from_value(v)?,
-        (None, _) => HdcConfig::default(),
-    };
-    if let Some(m) = hdc_mode {
-        config.mode = m;
-    }
-    Ok(SamplerConfig::Hdc(config))
+    Ok(SamplerConfig::resolve(mode, file)?)
 }
 
 /// Synthetic environments with staggered scale ranges, so windows have different lengths.
@@ -190,7 +136,7 @@ fn simulate(a: SimulateArgs, config: SamplerConfig) -> anyhow::Result<()> {
                     snapshots.push(RivalTraceLine {
                         schema_version: RIVAL_TRACE_SCHEMA_VERSION,
                         step: done,
-                        learner_h4: h4_success(l, spec),
+                        learner_h4: l.h4_success(spec),
                         snapshot: snap,
                     });
                 }
@@ -246,7 +192,7 @@ fn simulate(a: SimulateArgs, config: SamplerConfig) -> anyhow::Result<()> {
     println!(
         "success rate {:.3}; {moves}; learner at H4: {:.3}",
         sim.successes as f64 / a.steps as f64,
-        mean_h4(&learner, &specs)
+        learner.mean_h4_success(&specs)
     );
     match sampler.hdc() {
         Some(h) => print_status(h),
@@ -298,32 +244,9 @@ fn print_snapshots(s: &dyn CurriculumSampler, learner: &SyntheticLearner, specs:
             format!("{}..={}", e.scale_lo, e.scale_hi),
             e.episodes,
             e.successes as f64 / e.episodes.max(1) as f64,
-            h4_success(learner, spec)
+            learner.h4_success(spec)
         );
     }
-}
-
-/// The learner's success probability at H4 (the evaluation condition), averaged over the
-/// environment's scales: how good it is, whatever the sampler trained it on.
-fn h4_success(learner: &SyntheticLearner, spec: &EnvSpec) -> f64 {
-    let r = spec.scale;
-    let n = (r.max - r.min) as u64 + 1;
-    (r.min..=r.max)
-        .map(|scale| {
-            learner.success_probability(&Task {
-                env: spec.id.clone(),
-                seed: 0,
-                harness: HarnessLevel::H4,
-                scale,
-            }) as f64
-        })
-        .sum::<f64>()
-        / n as f64
-}
-
-/// [`h4_success`] averaged over every environment.
-fn mean_h4(learner: &SyntheticLearner, specs: &[EnvSpec]) -> f64 {
-    specs.iter().map(|s| h4_success(learner, s)).sum::<f64>() / specs.len() as f64
 }
 
 #[cfg(test)]

@@ -156,6 +156,91 @@ impl SamplerConfig {
         })
     }
 
+    /// The configuration a command line names: `mode` is an HDC mode (`full`, `scale_only`, ...)
+    /// or a sampler kind (`sec`, `plr`, ...); `file` (a config file's JSON) holds the fields,
+    /// tagged with `kind` or not. An HDC mode keeps HDC and sets its mode; a kind reads the
+    /// file as that kind's fields; neither reads the file as tagged (or HDC's, untagged).
+    /// Errors name the mismatch (`--config` says one kind, `--mode` another).
+    pub fn resolve(
+        mode: Option<&str>,
+        file: Option<serde_json::Value>,
+    ) -> Result<Self, CurriculumError> {
+        let bad = |field: &str, expected: String, found: String| {
+            CurriculumError::Config(InvalidValue::new(field, expected, found))
+        };
+        let tagged = file
+            .as_ref()
+            .and_then(|v| v.get("kind"))
+            .and_then(|k| k.as_str())
+            .map(str::to_owned);
+        let hdc_mode = match mode {
+            None => None,
+            Some(m) => match m.parse::<crate::Mode>() {
+                Ok(mode) => Some(mode),
+                Err(_) => {
+                    let kind = Self::default_for(m)
+                        .map_err(|_| {
+                            bad(
+                                "mode",
+                                format!(
+                                    "an HDC mode ({}) or a sampler ({})",
+                                    crate::Mode::ALL.map(crate::Mode::name).join(", "),
+                                    Self::KINDS.join(", ")
+                                ),
+                                format!("{m:?}"),
+                            )
+                        })?
+                        .kind();
+                    return match file {
+                        None => Self::default_for(kind),
+                        Some(mut v) => {
+                            if let Some(t) = &tagged {
+                                if t != kind {
+                                    return Err(bad(
+                                        "kind",
+                                        format!("{kind:?} (the mode asked for)"),
+                                        format!("{t:?} in the config file"),
+                                    ));
+                                }
+                            } else if let serde_json::Value::Object(map) = &mut v {
+                                map.insert("kind".into(), kind.into());
+                            }
+                            Self::from_json(&v)
+                        }
+                    };
+                }
+            },
+        };
+        let mut config = match (file, tagged) {
+            (Some(v), Some(_)) => match Self::from_json(&v)? {
+                Self::Hdc(c) => c,
+                other if hdc_mode.is_none() => return Ok(other),
+                other => {
+                    return Err(bad(
+                        "kind",
+                        format!(
+                            "hdc (the mode asked for HDC mode {})",
+                            hdc_mode.map_or("?", crate::Mode::name)
+                        ),
+                        format!("{:?} in the config file", other.kind()),
+                    ));
+                }
+            },
+            (Some(v), None) => serde_path_to_error::deserialize(v).map_err(|e| {
+                bad(
+                    &e.path().to_string(),
+                    "a field of the HDC configuration, of its type".into(),
+                    e.inner().to_string(),
+                )
+            })?,
+            (None, _) => HdcConfig::default(),
+        };
+        if let Some(m) = hdc_mode {
+            config.mode = m;
+        }
+        Ok(Self::Hdc(config))
+    }
+
     /// Check the configuration; the error names the first bad field.
     pub fn validate(&self) -> Result<(), CurriculumError> {
         match self {

@@ -90,6 +90,29 @@ impl SyntheticLearner {
         }
     }
 
+    /// Success probability at H4 (the evaluation condition) averaged over `spec`'s scales: how
+    /// good the learner is on an environment, whatever it was trained on.
+    pub fn h4_success(&self, spec: &EnvSpec) -> f64 {
+        let r = spec.scale;
+        let n = (r.max - r.min) as u64 + 1;
+        (r.min..=r.max)
+            .map(|scale| {
+                self.success_probability(&Task {
+                    env: spec.id.clone(),
+                    seed: 0,
+                    harness: envdist_core::HarnessLevel::H4,
+                    scale,
+                }) as f64
+            })
+            .sum::<f64>()
+            / n as f64
+    }
+
+    /// [`SyntheticLearner::h4_success`] averaged over `specs`.
+    pub fn mean_h4_success(&self, specs: &[EnvSpec]) -> f64 {
+        specs.iter().map(|s| self.h4_success(s)).sum::<f64>() / specs.len().max(1) as f64
+    }
+
     /// Probability that `task` is solved now (0 for an unknown environment).
     pub fn success_probability(&self, task: &Task) -> f32 {
         let Some(k) = self.envs.get(&task.env) else {

@@ -146,6 +146,137 @@ impl RunLayout {
     }
 }
 
+/// Schema version of `lock.json`.
+pub const LOCK_SCHEMA_VERSION: u32 = 1;
+
+/// Who holds a run directory (`<run>/lock.json`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LockHolder {
+    /// Always [`LOCK_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The holding process.
+    pub pid: u32,
+    /// Its start time in clock ticks since boot (`/proc/<pid>/stat` field 22), so that a
+    /// recycled pid is not mistaken for the holder.
+    pub start_ticks: Option<u64>,
+    /// The machine it runs on.
+    pub host: String,
+    /// Its command line.
+    pub command: String,
+}
+
+impl LockHolder {
+    /// This process.
+    pub fn current() -> Self {
+        let pid = std::process::id();
+        Self {
+            schema_version: LOCK_SCHEMA_VERSION,
+            pid,
+            start_ticks: start_ticks(pid),
+            host: std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .map(|h| h.trim().to_string())
+                .unwrap_or_default(),
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+        }
+    }
+
+    /// Whether the holder is still running (on this machine; a holder on another machine is
+    /// taken to be alive).
+    fn alive(&self) -> bool {
+        let here = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_default();
+        if self.host != here {
+            return true;
+        }
+        match (start_ticks(self.pid), self.start_ticks) {
+            (None, _) => false,
+            (Some(now), Some(then)) => now == then,
+            (Some(_), None) => true,
+        }
+    }
+}
+
+/// Field 22 of `/proc/<pid>/stat` (the process's start time), if the process exists.
+fn start_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: split after it.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// A run directory held by this process; dropping it releases the directory.
+#[derive(Debug)]
+pub struct RunLock {
+    path: PathBuf,
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+impl RunLayout {
+    /// The lock file.
+    pub fn lock_file(&self) -> PathBuf {
+        self.root.join("lock.json")
+    }
+
+    /// Hold the run directory: one process at a time runs a study in it. A directory held by
+    /// a live process is refused with an error naming the holder; a lock left by a process
+    /// that is gone (killed) is taken over, with `on_stale` told whose it was.
+    pub fn lock(&self, on_stale: &dyn Fn(&LockHolder)) -> Result<RunLock> {
+        let path = self.lock_file();
+        let me = LockHolder::current();
+        let text = serde_json::to_vec_pretty(&me)?;
+        for _ in 0..2 {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut f) => {
+                    use std::io::Write;
+                    f.write_all(&text).map_err(io_error(&path))?;
+                    f.sync_all().map_err(io_error(&path))?;
+                    return Ok(RunLock { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let holder: Option<LockHolder> = std::fs::read(&path)
+                        .ok()
+                        .and_then(|b| serde_json::from_slice(&b).ok());
+                    match holder {
+                        Some(h) if h.alive() => {
+                            return Err(crate::StudyError::msg(format!(
+                                "{} is in use by process {} on {} ({}); wait for it to finish, \
+                                 or stop it, or choose another --out",
+                                self.root.display(),
+                                h.pid,
+                                if h.host.is_empty() {
+                                    "this machine"
+                                } else {
+                                    &h.host
+                                },
+                                h.command
+                            )));
+                        }
+                        Some(h) => on_stale(&h),
+                        // Unreadable (a crash while writing it): nobody can hold it.
+                        None => {}
+                    }
+                    std::fs::remove_file(&path).map_err(io_error(&path))?;
+                }
+                Err(e) => return Err(io_error(&path)(e)),
+            }
+        }
+        Err(crate::StudyError::msg(format!(
+            "{}: another process took the lock while a stale one was being removed",
+            path.display()
+        )))
+    }
+}
+
 /// The files a training stage keeps in its directory.
 #[derive(Debug, Clone)]
 pub struct ArmFiles {
@@ -256,6 +387,36 @@ pub fn unversioned_files(dir: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_held_directory_is_refused_and_a_stale_lock_taken_over() {
+        let dir = std::env::temp_dir().join(format!("envdist-lock-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let l = RunLayout::new(&dir).unwrap();
+        let held = l.lock(&|_| panic!("not stale")).unwrap();
+        let e = l.lock(&|_| panic!("not stale")).unwrap_err().to_string();
+        assert!(
+            e.contains(&std::process::id().to_string()) && e.contains("in use"),
+            "{e}"
+        );
+        drop(held);
+        assert!(!l.lock_file().exists(), "released on drop");
+        // A lock written by a process that has exited is stale.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let stale = LockHolder {
+            pid: dead,
+            start_ticks: Some(1),
+            ..LockHolder::current()
+        };
+        std::fs::write(l.lock_file(), serde_json::to_vec(&stale).unwrap()).unwrap();
+        let seen = std::sync::Mutex::new(None);
+        let taken = l.lock(&|h| *seen.lock().unwrap() = Some(h.pid)).unwrap();
+        assert_eq!(*seen.lock().unwrap(), Some(dead));
+        drop(taken);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn stage_directories_are_the_documented_names() {

@@ -82,6 +82,15 @@ pub fn run_experiment_with(
     );
     let t0 = Instant::now();
     let layout = RunLayout::new(run_dir)?;
+    // One process at a time per run directory; a killed run's lock is taken over.
+    let _lock = layout.lock(&|h| {
+        observer.note(&format!(
+            "taking over {}: its holder, process {} ({}), is gone",
+            layout.lock_file().display(),
+            h.pid,
+            h.command
+        ))
+    })?;
     envdist_core::io::write_json_atomic(layout.config_file(), cfg)?;
     let suite = Arc::new(Suite::new(SuiteConfig {
         hint_style: cfg.suite.hint_style,

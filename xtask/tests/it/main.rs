@@ -10,6 +10,7 @@ mod conflict_cli;
 mod curriculum_cli;
 mod curriculum_suite;
 mod envs_cli;
+mod experiment_cli;
 mod layering;
 mod profile_cli;
 mod profile_llm;
