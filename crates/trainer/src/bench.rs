@@ -44,6 +44,25 @@ pub struct Throughput {
     pub learn_samples_per_s: f64,
     /// Seconds per update outside both (advantages, bookkeeping).
     pub other_seconds_per_update: f64,
+    /// Where one update's time goes, seconds per update: env stepping (and restarts), batched
+    /// inference (upload, forward, read back), learning (the rollout to the device once, then
+    /// forward, backward, optimizer over every epoch; on a device, kernels run asynchronously
+    /// and the time is counted where the final read waits for them), the rest.
+    #[serde(default)]
+    pub profile: UpdateProfile,
+}
+
+/// One update's time, split (see [`Throughput::profile`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UpdateProfile {
+    /// Env stepping, restarts, outcome bookkeeping.
+    pub env_seconds: f64,
+    /// Batched inference during the rollout.
+    pub infer_seconds: f64,
+    /// Learning.
+    pub learn_seconds: f64,
+    /// Advantages, statistics, the KL diagnostic.
+    pub other_seconds: f64,
 }
 
 impl Throughput {
@@ -79,13 +98,15 @@ pub fn measure_throughput(
         trainer.train_update(sampler)?;
     }
     let (mut total, mut rollout) = (0.0f64, 0.0f64);
-    let mut learn = 0.0f64;
+    let (mut learn, mut infer) = (0.0f64, 0.0f64);
     for _ in 0..updates {
         let s = trainer.train_update(sampler)?;
         total += s.seconds as f64;
         rollout += s.rollout_seconds as f64;
+        infer += s.rollout_infer_seconds as f64;
         learn += s.learn_seconds as f64;
     }
+    let per = |x: f64| x / updates as f64;
     let steps = updates as f64 * cfg.batch_size() as f64;
     Ok(Throughput {
         schema_version: THROUGHPUT_SCHEMA_VERSION,
@@ -101,5 +122,11 @@ pub fn measure_throughput(
         rollout_steps_per_s: steps / rollout.max(1e-9),
         learn_samples_per_s: steps * cfg.epochs as f64 / learn.max(1e-9),
         other_seconds_per_update: ((total - rollout - learn) / updates as f64).max(0.0),
+        profile: UpdateProfile {
+            env_seconds: per(rollout - infer),
+            infer_seconds: per(infer),
+            learn_seconds: per(learn),
+            other_seconds: per(total - rollout - learn).max(0.0),
+        },
     })
 }

@@ -89,7 +89,7 @@ mod device;
 mod policy;
 mod run;
 
-pub use bench::{THROUGHPUT_SCHEMA_VERSION, Throughput, measure_throughput};
+pub use bench::{THROUGHPUT_SCHEMA_VERSION, Throughput, UpdateProfile, measure_throughput};
 pub use config::{AdvantageKind, LrSchedule, ModelConfig, TrainConfig, TrainPreset};
 pub use eval::{
     EVAL_SCHEMA_VERSION, EnvScore, EvalReport, ScaleChoice, SplitScores, constant_answer_baseline,

@@ -48,6 +48,10 @@ pub struct UpdateStats {
     pub lr: f32,
     /// Seconds spent in the rollout (acting and stepping).
     pub rollout_seconds: f32,
+    /// Of `rollout_seconds`, the batched inference (encoding the batch, uploading it, the
+    /// forward pass and reading the logits back); the rest is env stepping and restarts.
+    #[serde(default)]
+    pub rollout_infer_seconds: f32,
     /// Seconds spent learning (forward, backward and Adam over every epoch).
     #[serde(default)]
     pub learn_seconds: f32,

@@ -54,6 +54,8 @@ struct Rollout<IB: Backend> {
     successes: u32,
     return_sum: f32,
     env_outcomes: std::collections::BTreeMap<EnvId, [u32; 2]>,
+    /// Seconds of batched inference (upload, forward, read back) during the rollout.
+    infer_seconds: f64,
 }
 
 /// Saved mid-episode state of one env slot.
@@ -185,6 +187,7 @@ impl<B: AutodiffBackend> Core<B> {
             successes: 0,
             return_sum: 0.0,
             env_outcomes: Default::default(),
+            infer_seconds: 0.0,
         };
         let mut current: Vec<usize> = (0..n).collect();
         for s in &self.slots {
@@ -195,13 +198,16 @@ impl<B: AutodiffBackend> Core<B> {
         let inner = self.model.valid();
         let inner_device = to_inner_device::<B>(&self.device);
         for _ in 0..cfg.rollout_len {
+            let t_infer = Instant::now();
             self.bufs
                 .fill(self.slots.iter().map(|s| &s.features), &cfg.model);
             let x = Inputs::from_buffers(&self.bufs, &cfg.model, &inner_device);
             r.patches.push(x.patches.clone());
             r.present.push(x.present.clone());
             r.mask.push(x.mask.clone());
+            // The read back of the logits waits for the device: the time is the inference's.
             let (logits, values) = infer_inputs(&inner, x)?;
+            r.infer_seconds += t_infer.elapsed().as_secs_f64();
             let mut actions = Vec::with_capacity(n);
             for e in 0..n {
                 let (a, lp) = sample_action(
@@ -511,6 +517,7 @@ impl<B: AutodiffBackend> Core<B> {
             grad_norm: (sum(5) / b) as f32,
             lr: lr as f32,
             rollout_seconds: rollout_s,
+            rollout_infer_seconds: r.infer_seconds as f32,
             learn_seconds: learn_s,
             seconds,
             env_steps_per_second: (cfg.batch_size() as f32 / seconds.max(1e-6)),
