@@ -578,6 +578,20 @@ mod tests {
             );
             assert_eq!(p.sampler.kind().replace('_', "-"), arm.name());
         }
+        // Every arm with HDC or without a curriculum gives single- and multi-turn environments
+        // equal step shares, as the base had (the rivals draw as their references do).
+        for arm in [Arm::AllPool, Arm::Aes, Arm::AesHdc, Arm::RandomKHdc, Arm::AesScaleOnly] {
+            match plan_of(arm, 0).sampler {
+                SamplerConfig::Hdc(c) => assert!(c.balance_turns, "{}", arm.name()),
+                other => panic!("{}: {other:?}", arm.name()),
+            }
+        }
+        let mut unbalanced = cfg.clone();
+        unbalanced.rl.balance_turns = false;
+        match plan(Arm::Aes, 0, &unbalanced, &pool, &sels).unwrap().sampler {
+            SamplerConfig::Hdc(c) => assert!(!c.balance_turns),
+            other => panic!("{other:?}"),
+        }
         // A missing selection is an error naming it, not a panic.
         let e = plan(Arm::RandomK, 7, &cfg, &pool, &sels).unwrap_err();
         assert!(e.to_string().contains("random-k/7"), "{e}");
