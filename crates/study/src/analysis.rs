@@ -104,10 +104,9 @@ impl ClaimId {
                 "AES beats all pool environments",
                 Some((A::Aes, A::AllPool)),
             ),
-            ClaimId::RandomKOverBase => (
-                "RL on random-k beats the base",
-                Some((A::RandomK, A::Base)),
-            ),
+            ClaimId::RandomKOverBase => {
+                ("RL on random-k beats the base", Some((A::RandomK, A::Base)))
+            }
             ClaimId::AllPoolOverBase => (
                 "RL on all environments beats the base",
                 Some((A::AllPool, A::Base)),

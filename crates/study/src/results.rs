@@ -325,7 +325,11 @@ impl MachineInfo {
                 .map(|s| s.trim().to_string())
                 .ok()
         };
-        let l1d = match (cache("type").as_deref(), cache("size"), cache("ways_of_associativity")) {
+        let l1d = match (
+            cache("type").as_deref(),
+            cache("size"),
+            cache("ways_of_associativity"),
+        ) {
             (Some("Data"), Some(size), Some(ways)) => ways.parse().ok().map(|w| (size, w)),
             _ => None,
         };
