@@ -36,7 +36,8 @@ pub struct ConflictArgs {
     #[arg(long)]
     sample: Option<usize>,
     /// Estimates to measure, comma-separated; each is reference changes joined by `+`:
-    /// `head`, `ep<N>`, `d<N>`, `t<N>`, `seed<N>` (e.g. `head+ep32`), or `noise` alone.
+    /// `head`, `all`, `ep<N>`, `d<N>`, `t<N>`, `exact`, `sampled`, `mean`, `value`, `lam<N>`,
+    /// `seed<N>` (e.g. `head+ep32`), or `noise` alone.
     #[arg(long, value_delimiter = ',', default_value = DEFAULT_ESTIMATES)]
     estimates: Vec<Estimate>,
     /// Episodes per environment of the reference (the study's `gradients.episodes`).
@@ -78,6 +79,11 @@ pub struct ConflictArgs {
     /// Also write every gradient set (reference included) as `DIR/<name>.safetensors`.
     #[arg(long, value_name = "DIR")]
     save_sets: Option<PathBuf>,
+    /// Also rerun every estimate at gradient seed + 1 and compare it with its own rerun (AES
+    /// picks a rerun of the gradients stage keeps; doubles the time of estimates whose rerun
+    /// is not already among them).
+    #[arg(long)]
+    own_replicates: bool,
 }
 
 /// Run `conflict-estimates`.
@@ -105,6 +111,7 @@ pub fn run(args: ConflictArgs) -> anyhow::Result<()> {
         replicate: args.replicate,
         device: args.device,
         save_sets: args.save_sets,
+        own_replicates: args.own_replicates,
     };
     let report = measure(&study, &Terminal)?;
     print!("{}", table(&report));

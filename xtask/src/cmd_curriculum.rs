@@ -252,6 +252,7 @@ fn print_snapshots(s: &dyn CurriculumSampler, learner: &SyntheticLearner, specs:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use envdist_curriculum::{HdcConfig, Mode};
 
     fn args(mode: &str, out: &Path) -> SimulateArgs {
         SimulateArgs {

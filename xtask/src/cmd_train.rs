@@ -12,7 +12,7 @@ use envdist_curriculum::{HdcConfig, HdcSampler};
 use envdist_envs::Suite;
 use envdist_trainer::{
     AdvantageKind, Baseline, Device, GradientConfig, GradientParams, PolicyModel, ProjectionKind,
-    RunOptions, ScaleChoice, TrainConfig, TrainPreset, Trainer, UniformSampler,
+    RunOptions, ScaleChoice, SingleTurn, TrainConfig, TrainPreset, Trainer, UniformSampler,
 };
 
 /// Arguments of `cargo xtask train`.
@@ -112,6 +112,13 @@ pub struct GradientsArgs {
     /// Cut every episode after this many steps (default: each env's own limit).
     #[arg(long)]
     pub max_episode_steps: Option<u32>,
+    /// Single-turn envs: `exact` (the expectation over every answer) or `sampled` (one
+    /// sampled answer per instance, like a multi-turn env).
+    #[arg(long, value_enum, default_value = "exact")]
+    pub single_turn: SingleTurn,
+    /// GAE's lambda with `--baseline value` (1: return minus value).
+    #[arg(long, default_value_t = 1.0)]
+    pub lambda: f32,
     /// `cpu` or `cuda`.
     #[arg(long, default_value = "cpu")]
     pub device: Device,
@@ -380,6 +387,8 @@ pub fn run_gradients(args: GradientsArgs) -> anyhow::Result<()> {
         baseline: args.baseline,
         params: args.params,
         max_episode_steps: args.max_episode_steps,
+        single_turn: args.single_turn,
+        lambda: args.lambda,
     };
     eprintln!(
         "gradients: {} envs x {} episodes at {}, {} params -> d = {}",

@@ -8,7 +8,8 @@ use envdist_core::{Checked, InvalidValue, Validate};
 use envdist_curriculum::HdcConfig;
 use envdist_envs::HintStyle;
 use envdist_trainer::{
-    AdvantageKind, Device, GradientParams, LrSchedule, ScaleChoice, TrainPreset,
+    AdvantageKind, Baseline, Device, GradientParams, LrSchedule, ScaleChoice, SingleTurn,
+    TrainPreset,
 };
 use serde::{Deserialize, Serialize};
 
@@ -172,6 +173,14 @@ pub struct GradientsConfig {
     /// Cut every gradient episode after this many steps (default: none, each env's own
     /// limit; see docs/conflict-estimates.md).
     pub max_episode_steps: Option<u32>,
+    /// Single-turn envs: `exact` (default: the expectation over every answer of each sampled
+    /// instance) or `sampled` (one sampled answer per instance).
+    pub single_turn: SingleTurn,
+    /// Baseline of the sampled (multi-turn) episodes: `mean` (their mean return-to-go) or
+    /// `value` (the base's critic).
+    pub baseline: Baseline,
+    /// GAE's lambda with the `value` baseline (1: return-to-go minus the critic's value).
+    pub lambda: f32,
 }
 
 impl Default for GradientsConfig {
@@ -181,6 +190,9 @@ impl Default for GradientsConfig {
             dim: 1024,
             params: GradientParams::All,
             max_episode_steps: None,
+            single_turn: SingleTurn::Exact,
+            baseline: Baseline::Mean,
+            lambda: 1.0,
         }
     }
 }
@@ -758,6 +770,17 @@ impl Validate for ExperimentConfig {
                 "gradients.max_episode_steps",
                 "at least 1 when set",
                 "0".into(),
+            );
+        }
+        let lambda = self.gradients.lambda;
+        if !(lambda.is_finite() && (0.0..=1.0).contains(&lambda)) {
+            return fail("gradients.lambda", "a number in [0, 1]", lambda.to_string());
+        }
+        if self.gradients.baseline == Baseline::Mean && lambda != 1.0 {
+            return fail(
+                "gradients.lambda",
+                "1 with baseline mean (lambda needs the value baseline)",
+                lambda.to_string(),
             );
         }
         if self.rl.steps == 0 {

@@ -3,15 +3,22 @@
 //! computes (at H4, as for selection), on the same model, profiles and environments, in one
 //! process (`cargo xtask conflict-estimates`).
 //!
-//! An estimate is the reference config with changes joined by `+`: `head` (policy-head
-//! gradients only), `ep<N>` (N episodes per env), `d<N>` (projection dimension N), `t<N>`
-//! (episodes cut after N steps), `seed<N>` (gradient seed + N: other episodes and another
+//! An estimate is the reference config with changes joined by `+`: `head` / `all` (policy-head
+//! gradients only / every parameter), `ep<N>` (N episodes per env), `d<N>` (projection
+//! dimension N), `t<N>` (episodes cut after N steps), `exact` / `sampled` (single-turn envs'
+//! estimator), `mean` / `value` (baseline of the sampled episodes), `lam<N>` (GAE lambda N/100
+//! with the value baseline), `seed<N>` (gradient seed + N: other episodes and another
 //! projection; `seed1` alone is an independent repeat of the reference), and `noise` (random
 //! Gaussian rows: the floor of every statistic). For each: wall seconds and their ratio to the
-//! reference's, the work done, the rank agreement of all pairwise cosines with the reference's
-//! (Spearman, Kendall), the recall of the reference's most negative pairs, and the overlap of
-//! the AES selection it leads to with the reference's (same profiles, the study's AES: full
-//! coverage, zero-gradient environments excluded). The reference is itself an estimate from
+//! reference's, the work done, the split-half reliability of its per-env gradients (the mean
+//! over envs with signal of the Spearman-Brown corrected cosine between the gradients of the
+//! env's two halves of episodes; single-turn and multi-turn envs also apart), the rank
+//! agreement of all pairwise cosines with the reference's (Spearman, Kendall), the recall of
+//! the reference's most negative pairs, and the overlap of the AES selection it leads to with
+//! the reference's (same profiles, the study's AES: full coverage, zero-gradient environments
+//! excluded). With `own_replicates`, every estimate is also rerun at gradient seed + 1 (other
+//! episodes, other projection) and compared with that rerun: how much of its AES selection a
+//! rerun of the gradients stage with that config would keep. The reference is itself an estimate from
 //! sampled episodes: when the replicate estimate (`seed1`: the reference's config on other
 //! episodes) is measured, every row is also compared with it. Agreement with the reference
 //! rewards sharing its episodes, noise included; agreement with an independent replicate
@@ -24,11 +31,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use envdist_core::{CosineAgreement, EnvId, GradientSet, HarnessLevel, ProfileSet, Rng};
+use envdist_core::{CosineAgreement, EnvId, GradientSet, HarnessLevel, ProfileSet, Rng, Turn};
 use envdist_envs::Suite;
 use envdist_selection::Selection;
 use envdist_trainer::{
-    Device, GradientConfig, GradientCost, GradientParams, PolicyModel, per_env_gradients_report,
+    Baseline, Device, GradientConfig, GradientCost, GradientParams, GradientReport, PolicyModel,
+    SingleTurn, per_env_gradients_report,
 };
 use serde::Serialize;
 
@@ -77,6 +85,9 @@ pub struct ConflictStudy {
     pub device: Device,
     /// Also write every gradient set as `DIR/<name>.safetensors`.
     pub save_sets: Option<PathBuf>,
+    /// Also rerun every estimate (the reference included) at gradient seed + 1 and compare
+    /// each with its own rerun.
+    pub own_replicates: bool,
 }
 
 /// One estimate: the reference config with some changes.
@@ -84,7 +95,10 @@ pub struct ConflictStudy {
 pub struct Estimate {
     /// As written (`head+ep32`).
     pub name: String,
-    head: bool,
+    params: Option<GradientParams>,
+    single_turn: Option<SingleTurn>,
+    baseline: Option<Baseline>,
+    lambda: Option<f32>,
     episodes: Option<usize>,
     dim: Option<usize>,
     max_steps: Option<u32>,
@@ -96,12 +110,16 @@ pub struct Estimate {
 impl std::str::FromStr for Estimate {
     type Err = crate::StudyError;
 
-    /// `head`, `ep<N>`, `d<N>`, `t<N>`, `seed<N>` joined by `+` (e.g. `head+ep32`), or `noise`.
+    /// `head`, `all`, `ep<N>`, `d<N>`, `t<N>`, `exact`, `sampled`, `mean`, `value`, `lam<N>`,
+    /// `seed<N>` joined by `+` (e.g. `head+ep32`), or `noise`.
     fn from_str(spec: &str) -> Result<Self> {
         let name = spec.trim().to_string();
         let mut e = Estimate {
             name: name.clone(),
-            head: false,
+            params: None,
+            single_turn: None,
+            baseline: None,
+            lambda: None,
             episodes: None,
             dim: None,
             max_steps: None,
@@ -121,7 +139,24 @@ impl std::str::FromStr for Estimate {
             if part == "noise" {
                 e.noise = true;
             } else if part == "head" {
-                e.head = true;
+                e.params = Some(GradientParams::PolicyHead);
+            } else if part == "all" {
+                e.params = Some(GradientParams::All);
+            } else if part == "exact" {
+                e.single_turn = Some(SingleTurn::Exact);
+            } else if part == "sampled" {
+                e.single_turn = Some(SingleTurn::Sampled);
+            } else if part == "mean" {
+                e.baseline = Some(Baseline::Mean);
+            } else if part == "value" {
+                e.baseline = Some(Baseline::Value);
+            } else if let Some(n) = part.strip_prefix("lam") {
+                let l: u32 = n.parse().ok().filter(|l| *l <= 100).ok_or_else(|| {
+                    crate::StudyError::msg(format!(
+                        "estimate {name:?}: expected lam<N> with N in 0..=100 (lambda N/100), found {part:?}"
+                    ))
+                })?;
+                e.lambda = Some(l as f32 / 100.0);
             } else if part.starts_with("seed") {
                 e.seed_offset = Some(number(part, "seed")? as u64);
             } else if part.starts_with("ep") {
@@ -134,7 +169,7 @@ impl std::str::FromStr for Estimate {
                 })?);
             } else {
                 crate::bail!(
-                    "estimate {name:?}: unknown part {part:?} (expected head, ep<N>, d<N>, t<N> or seed<N>, joined by +, or noise)"
+                    "estimate {name:?}: unknown part {part:?} (expected head, all, ep<N>, d<N>, t<N>, exact, sampled, mean, value, lam<N> or seed<N>, joined by +, or noise)"
                 );
             }
         }
@@ -150,8 +185,21 @@ impl Estimate {
     /// The reference config with this estimate's changes.
     pub fn config(&self, reference: &GradientConfig) -> GradientConfig {
         let mut c = reference.clone();
-        if self.head {
-            c.params = GradientParams::PolicyHead;
+        if let Some(p) = self.params {
+            c.params = p;
+        }
+        if let Some(s) = self.single_turn {
+            c.single_turn = s;
+        }
+        if let Some(b) = self.baseline {
+            c.baseline = b;
+            // Lambda belongs to the value baseline: back to 1 with the mean one.
+            if b == Baseline::Mean {
+                c.lambda = 1.0;
+            }
+        }
+        if let Some(l) = self.lambda {
+            c.lambda = l;
         }
         if let Some(n) = self.episodes {
             c.rollouts_per_env = n;
@@ -170,7 +218,7 @@ impl Estimate {
 }
 
 /// One measured gradient set.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Measured {
     /// The estimate's name.
     pub name: String,
@@ -184,6 +232,63 @@ pub struct Measured {
     pub zero_rows: usize,
     /// The AES selection on the profiles with these gradients, in pick order.
     pub selection: Vec<EnvId>,
+    /// How reproducible its per-env gradients are (absent for `noise`).
+    pub split_half: Option<SplitHalf>,
+}
+
+/// Split-half reliability of a gradient set: per env with signal (a non-zero gradient), the
+/// cosine `r` between the gradients of its two halves of episodes and the Spearman-Brown
+/// reliability `2r / (1 + r)` of the whole (negative `r` counted as 0).
+#[derive(Debug, Clone, Serialize)]
+pub struct SplitHalf {
+    /// Environments with signal.
+    pub envs: usize,
+    /// Of which single-turn.
+    pub single_turn_envs: usize,
+    /// Mean split-half cosine.
+    pub cosine_mean: Option<f32>,
+    /// Mean reliability.
+    pub reliability_mean: Option<f32>,
+    /// Mean reliability over the single-turn envs with signal.
+    pub reliability_single_turn: Option<f32>,
+    /// Mean reliability over the multi-turn envs with signal.
+    pub reliability_multi_turn: Option<f32>,
+    /// Fraction of the envs with signal whose reliability is at least 0.7.
+    pub reliable_fraction: Option<f32>,
+    /// Every env's split-half cosine (the report's env order; 0 for zero rows).
+    pub per_env_cosine: Vec<f32>,
+}
+
+impl SplitHalf {
+    /// The statistics of `report`, whose envs have the turns `turns`.
+    pub fn of(report: &GradientReport, turns: &[Turn]) -> Self {
+        let zero = report.set.zero_rows();
+        let mean = |v: &[f32]| (!v.is_empty()).then(|| v.iter().sum::<f32>() / v.len() as f32);
+        let (mut cos, mut all, mut st, mut mt) = (vec![], vec![], vec![], vec![]);
+        for (i, id) in report.set.env_ids.iter().enumerate() {
+            if zero.contains(id) {
+                continue;
+            }
+            let r = report.reliability(i);
+            cos.push(report.split_half_cosine[i]);
+            all.push(r);
+            match turns[i] {
+                Turn::Single => st.push(r),
+                Turn::Multi => mt.push(r),
+            }
+        }
+        let reliable = all.iter().filter(|r| **r >= 0.7).count() as f32;
+        Self {
+            envs: all.len(),
+            single_turn_envs: st.len(),
+            cosine_mean: mean(&cos),
+            reliability_mean: mean(&all),
+            reliability_single_turn: mean(&st),
+            reliability_multi_turn: mean(&mt),
+            reliable_fraction: (!all.is_empty()).then(|| reliable / all.len() as f32),
+            per_env_cosine: report.split_half_cosine.clone(),
+        }
+    }
 }
 
 /// One gradient set compared with another (the reference, or the replicate).
@@ -193,6 +298,15 @@ pub struct Comparison {
     pub agreement: CosineAgreement,
     /// `|AES selection ∩ the other's| / k`.
     pub selection_overlap: f32,
+}
+
+/// An estimate's rerun at gradient seed + 1 and the comparison with it.
+#[derive(Debug, Serialize)]
+pub struct OwnReplicate {
+    /// The rerun (a measured row when one has its config, else `<name>@seed+1`).
+    pub measured: Measured,
+    /// The estimate against it.
+    pub comparison: Comparison,
 }
 
 /// One row of the report.
@@ -207,6 +321,8 @@ pub struct Row {
     pub vs_reference: Option<Comparison>,
     /// Against the replicate, when it was measured (absent for the replicate itself).
     pub vs_replicate: Option<Comparison>,
+    /// Its own rerun at gradient seed + 1, when `own_replicates` (absent for `noise`).
+    pub own_replicate: Option<OwnReplicate>,
     /// Against the reference: `selection_overlap >= min_overlap` and
     /// `conflict_recall >= min_recall` (absent for the reference).
     pub stable: Option<bool>,
@@ -303,12 +419,12 @@ pub fn table(r: &Report) -> String {
     let rep = r.replicate.as_deref().unwrap_or("replicate");
     let _ = writeln!(
         s,
-        "| estimate | seconds | cost ratio | params | backward passes | env steps | zero rows | Spearman | Kendall | recall@{}% | AES overlap | stable | Spearman vs {rep} | recall vs {rep} | overlap vs {rep} |",
+        "| estimate | seconds | cost ratio | params | backward passes | env steps | zero rows | reliability | ST | MT | Spearman | Kendall | recall@{}% | AES overlap | stable | Spearman vs {rep} | recall vs {rep} | overlap vs {rep} | Spearman vs own rerun | overlap vs own rerun |",
         100.0 * r.conflict_fraction
     );
     let _ = writeln!(
         s,
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|---:|---:|---:|"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|---:|---:|---:|---:|---:|"
     );
     let cells = |c: Option<&Comparison>, kendall: bool| match c {
         None => {
@@ -333,9 +449,17 @@ pub fn table(r: &Report) -> String {
     };
     for row in &r.rows {
         let m = &row.measured;
+        let sh = m.split_half.as_ref();
+        let own = row.own_replicate.as_ref().map_or("- | -".to_string(), |o| {
+            format!(
+                "{} | {:.2}",
+                fmt_opt(o.comparison.agreement.spearman),
+                o.comparison.selection_overlap
+            )
+        });
         let _ = writeln!(
             s,
-            "| {} | {:.1} | {:.3} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {:.1} | {:.3} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             m.name,
             m.seconds,
             row.cost_ratio,
@@ -343,6 +467,9 @@ pub fn table(r: &Report) -> String {
             m.cost.backward_passes,
             m.cost.env_steps,
             m.zero_rows,
+            fmt_opt(sh.and_then(|h| h.reliability_mean)),
+            fmt_opt(sh.and_then(|h| h.reliability_single_turn)),
+            fmt_opt(sh.and_then(|h| h.reliability_multi_turn)),
             cells(row.vs_reference.as_ref(), true),
             match row.stable {
                 None => "(reference)",
@@ -350,6 +477,7 @@ pub fn table(r: &Report) -> String {
                 Some(false) => "no",
             },
             cells(row.vs_replicate.as_ref(), false),
+            own,
         );
     }
     s
@@ -376,6 +504,13 @@ pub fn run(study: &ConflictStudy, observer: &dyn Observer) -> Result<Report> {
     let canvas = model.config().image_size as u32;
     let suite = Arc::new(Suite::with_canvas(canvas)?);
     let reference_cfg = gradient_config(&args.reference, args.seed, HarnessLevel::H4);
+    let mut turns: Vec<Turn> = Vec::with_capacity(envs.len());
+    for id in &envs {
+        match suite.spec(id) {
+            Some(s) => turns.push(s.turn),
+            None => crate::bail!("envs: {id} is not an environment of the suite"),
+        }
+    }
     if let Some(dir) = &args.save_sets {
         std::fs::create_dir_all(dir).map_err(io_error(dir))?;
     }
@@ -414,6 +549,7 @@ pub fn run(study: &ConflictStudy, observer: &dyn Observer) -> Result<Report> {
                 cost,
                 zero_rows: set.zero_rows().len(),
                 selection: selection.env_ids.clone(),
+                split_half: None,
             },
             set,
             selection,
@@ -428,7 +564,17 @@ pub fn run(study: &ConflictStudy, observer: &dyn Observer) -> Result<Report> {
             per_env_gradients_report(&model, suite.as_ref(), &envs, cfg, &mut |_| progress.inc(1))?;
         let seconds = t.elapsed().as_secs_f64();
         progress.finish();
-        finish(name, Some(cfg.clone()), seconds, report.cost, report.set)
+        let split_half = SplitHalf::of(&report, &turns);
+        observer.note(&format!(
+            "  {name:<14} split-half reliability {} (ST {}, MT {}) over {} envs with signal",
+            fmt_opt(split_half.reliability_mean),
+            fmt_opt(split_half.reliability_single_turn),
+            fmt_opt(split_half.reliability_multi_turn),
+            split_half.envs
+        ));
+        let mut out = finish(name, Some(cfg.clone()), seconds, report.cost, report.set)?;
+        out.0.split_half = Some(split_half);
+        Ok(out)
     };
     let noise = |name: &str| -> Result<(Measured, GradientSet, Selection)> {
         let t = Instant::now();
@@ -466,16 +612,51 @@ pub fn run(study: &ConflictStudy, observer: &dyn Observer) -> Result<Report> {
             measure(&e.name, &e.config(&reference_cfg))?
         });
     }
-    let compare = |i: usize, j: usize| -> Result<Comparison> {
-        let (a, b) = (&measured[i], &measured[j]);
+    let compare_sets = |a: &(Measured, GradientSet, Selection),
+                        b: &(Measured, GradientSet, Selection)|
+     -> Result<Comparison> {
         Ok(Comparison {
             agreement: a.1.cosine_agreement(&b.1, args.conflict_fraction)?,
             selection_overlap: a.2.overlap(&b.2),
         })
     };
+    let compare = |i: usize, j: usize| compare_sets(&measured[i], &measured[j]);
+    // Each estimate against its own rerun at seed + 1: a measured row when one has that config
+    // (the reference's is `seed1`), else measured here.
+    let mut own = Vec::with_capacity(measured.len());
+    for i in 0..measured.len() {
+        let Some(cfg) = measured[i]
+            .0
+            .config
+            .as_ref()
+            .filter(|_| args.own_replicates)
+        else {
+            own.push(None);
+            continue;
+        };
+        let rerun = GradientConfig {
+            seed: cfg.seed.wrapping_add(1),
+            ..cfg.clone()
+        };
+        let found = (0..measured.len()).find(|&j| measured[j].0.config.as_ref() == Some(&rerun));
+        own.push(Some(match found {
+            Some(j) => OwnReplicate {
+                measured: measured[j].0.clone(),
+                comparison: compare(i, j)?,
+            },
+            None => {
+                let name = format!("{}@seed+1", measured[i].0.name);
+                let other = measure(&name, &rerun)?;
+                OwnReplicate {
+                    comparison: compare_sets(&measured[i], &other)?,
+                    measured: other.0,
+                }
+            }
+        }));
+    }
     let replicate = (1..measured.len()).find(|&i| measured[i].0.name == args.replicate);
     let mut rows = Vec::with_capacity(measured.len());
-    for i in 0..measured.len() {
+    for (i, own_replicate) in own.into_iter().enumerate() {
         let vs_reference = (i > 0).then(|| compare(i, 0)).transpose()?;
         let vs_replicate = match replicate {
             Some(r) if r != i => Some(compare(i, r)?),
@@ -485,19 +666,22 @@ pub fn run(study: &ConflictStudy, observer: &dyn Observer) -> Result<Report> {
             c.selection_overlap >= args.min_overlap
                 && c.agreement.conflict_recall >= args.min_recall
         });
-        rows.push((vs_reference, vs_replicate, stable));
+        rows.push((vs_reference, vs_replicate, own_replicate, stable));
     }
     let reference_seconds = measured[0].0.seconds.max(1e-9);
     let rows: Vec<Row> = measured
         .into_iter()
         .zip(rows)
-        .map(|((m, _, _), (vs_reference, vs_replicate, stable))| Row {
-            cost_ratio: m.seconds / reference_seconds,
-            measured: m,
-            vs_reference,
-            vs_replicate,
-            stable,
-        })
+        .map(
+            |((m, _, _), (vs_reference, vs_replicate, own_replicate, stable))| Row {
+                cost_ratio: m.seconds / reference_seconds,
+                measured: m,
+                vs_reference,
+                vs_replicate,
+                own_replicate,
+                stable,
+            },
+        )
         .collect();
     Ok(Report {
         schema_version: CONFLICT_ESTIMATES_SCHEMA_VERSION,
@@ -514,4 +698,33 @@ pub fn run(study: &ConflictStudy, observer: &dyn Observer) -> Result<Report> {
         replicate: replicate.map(|_| args.replicate.clone()),
         rows,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimator_parts_change_the_reference_config() {
+        let reference = GradientConfig::default();
+        let e: Estimate = "sampled+value+lam50+ep512".parse().unwrap();
+        let c = e.config(&reference);
+        assert_eq!(c.single_turn, SingleTurn::Sampled);
+        assert_eq!((c.baseline, c.lambda), (Baseline::Value, 0.5));
+        assert_eq!(c.rollouts_per_env, 512);
+        // Back to the mean baseline: lambda returns to 1 (the only value it takes there).
+        let value = GradientConfig {
+            baseline: Baseline::Value,
+            lambda: 0.9,
+            ..reference.clone()
+        };
+        let c = "mean+exact+all".parse::<Estimate>().unwrap().config(&value);
+        assert_eq!((c.baseline, c.lambda), (Baseline::Mean, 1.0));
+        assert_eq!(c.single_turn, SingleTurn::Exact);
+        assert_eq!(c.params, GradientParams::All);
+        for bad in ["lam101", "lam", "lamx"] {
+            let e = bad.parse::<Estimate>().unwrap_err().to_string();
+            assert!(e.contains("lam<N>"), "{e}");
+        }
+    }
 }

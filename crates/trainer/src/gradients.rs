@@ -1,41 +1,66 @@
 //! Per-environment policy gradients for AES's conflict term, reduced by a seeded random
 //! projection (the LESS recipe).
 //!
-//! For each environment: `M` episodes sampled from the policy at a fixed harness level (H4 by
-//! default: where twins' identical pixels ask for different actions) and scale; the
-//! REINFORCE-with-baseline loss `-(1/T) sum_t (G_t - b) log pi(a_t|s_t)` over
-//! all their steps; its gradient with respect to every parameter, flattened. The projection
-//! `R` (`P x d`, entries `±1/sqrt(d)` or `N(0, 1/d)`) keeps inner products in expectation, so
-//! cosines between projected gradients estimate the full ones with error about `1/sqrt(d)`.
-//! `R` is never stored: rows are regenerated from `(seed, row block)`, so any two runs with
-//! the same seed, parameter count and `d` project identically, whatever the env set.
+//! For each environment, `M` instances (task seeds) at a fixed harness level (H4 by default:
+//! where twins' identical pixels ask for different actions) and scale, and one of two
+//! estimators of the policy gradient of the expected reward:
+//!
+//! * **Multi-turn envs** (and single-turn ones with [`SingleTurn::Sampled`]): one episode
+//!   sampled from the policy per instance; the REINFORCE-with-baseline loss
+//!   `-(1/T) sum_t A_t log pi(a_t|s_t)` over all their steps, with `A_t` the return-to-go
+//!   minus the mean return-to-go over the env's steps ([`Baseline::Mean`], the default) or
+//!   GAE(`gamma`, `lambda`) on the value head ([`Baseline::Value`]; `lambda = 1`: the
+//!   return-to-go minus `V(s_t)`).
+//! * **Single-turn envs** ([`SingleTurn::Exact`], the default): no sampled answer. Every legal
+//!   answer `a` of the instance is played from a fresh reset for its reward `r(a)`, and the
+//!   instance contributes `-sum_a pi(a|s) (r(a) - rbar(s)) log pi(a|s)` (weights held
+//!   constant, `rbar(s) = sum_a pi(a|s) r(a)`), whose gradient is exactly that of the expected
+//!   reward at `s`: no action-sampling noise is left, only the instances are sampled.
+//!
+//! The gradient is taken with respect to every parameter (or the policy head's alone) and
+//! flattened. The projection `R` (`P x d`, entries `±1/sqrt(d)` or `N(0, 1/d)`) keeps inner
+//! products in expectation, so cosines between projected gradients estimate the full ones with
+//! error about `1/sqrt(d)`. `R` is never stored: rows are regenerated from `(seed, row
+//! block)`, so any two runs with the same seed, parameter count and `d` project identically,
+//! whatever the env set.
+//!
+//! Every env's gradient comes with the cosine of the gradients of its two halves of instances
+//! (even and odd): the split-half reliability of its direction
+//! ([`GradientReport`](crate::GradientReport)). What the estimators are worth, measured on the
+//! study's base (docs/conflict-estimates.md): the exact single-turn estimator is as reliable
+//! as about 1.8 times as many sampled episodes and agrees with the sampled one's expectation
+//! (cosine 0.96 at 1,024 episodes on the same instances); the value baseline of a base whose
+//! critic was warmed is *less* reliable than the mean baseline at `lambda = 1`, and `lambda <
+//! 1` is more reproducible but biased (its pairwise cosines agree far less with a 1,024-episode
+//! estimate than their reproducibility allows): the defaults stay mean, `lambda = 1`, and the
+//! reliability comes from the episode count.
 //!
 //! Cheaper estimates of the same directions (measured against the full one by
-//! `cargo xtask conflict-estimates`, see docs/conflict-estimates.md): fewer episodes
-//! (`rollouts_per_env`), a smaller `dim`, episodes cut after a few steps
-//! (`max_episode_steps`), and the policy head's gradient alone ([`GradientParams::PolicyHead`]:
-//! the trunk runs forward without autodiff, so backward stops at the head).
+//! `cargo xtask conflict-estimates`): fewer episodes (`rollouts_per_env`), a smaller `dim`,
+//! episodes cut after a few steps (`max_episode_steps`), and the policy head's gradient alone
+//! ([`GradientParams::PolicyHead`]: the trunk runs forward without autodiff, so backward stops
+//! at the head).
 
 use std::ops::Range;
 use std::time::Instant;
 
 use burn::module::{AutodiffModule, Module, ModuleVisitor, Param, ParamId};
 use burn::optim::GradientsParams;
-use burn::tensor::activation::log_softmax;
+use burn::tensor::activation::{log_softmax, softmax};
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{Int, Tensor, TensorData};
+use burn::tensor::{Tensor, TensorData};
 use envdist_core::InvalidValue;
 use envdist_core::env::EnvFactory;
-use envdist_core::{EnvId, HarnessLevel, Rng, Task};
+use envdist_core::{ActionId, Env, EnvId, EnvSpec, HarnessLevel, NUM_ACTIONS, Rng, Task, Turn};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::TrainerError;
 use crate::config::ModelConfig;
-use crate::encode::BatchBuffers;
+use crate::encode::{BatchBuffers, Features, encode};
 use crate::eval::{ScaleChoice, specs_for};
 use crate::model::{Inputs, PolicyNet};
-use crate::play::{Mode, Played, play_episodes, to_inner_device};
+use crate::play::{Mode, Played, Recorded, play_episodes, to_inner_device};
 use crate::trainer::flat_gradient;
 
 /// Distribution of the projection's entries.
@@ -76,6 +101,38 @@ pub struct GradientConfig {
     /// budget, not the same estimator.
     #[serde(default)]
     pub max_episode_steps: Option<u32>,
+    /// How single-turn environments' gradients are taken (serde default: exactly, over every
+    /// answer).
+    #[serde(default)]
+    pub single_turn: SingleTurn,
+    /// GAE's `lambda` for [`Baseline::Value`] (serde default 1: the return-to-go minus
+    /// `V(s_t)`; below 1 the critic's later values stand in for part of the sampled return).
+    /// Must be 1 with [`Baseline::Mean`].
+    #[serde(default = "one")]
+    pub lambda: f32,
+}
+
+fn one() -> f32 {
+    1.0
+}
+
+/// How the gradient of a single-turn environment (one observation, one answer, episode over)
+/// is estimated from its sampled instances.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "snake_case")]
+pub enum SingleTurn {
+    /// Like a multi-turn env: one sampled answer per instance, REINFORCE with the config's
+    /// baseline.
+    Sampled,
+    /// The exact expectation over the answers (the default): per instance `s`, every legal
+    /// answer `a` is played from a fresh reset of the same task for its reward `r(a)`, and the
+    /// instance contributes `sum_a pi(a|s) (r(a) - rbar(s)) grad log pi(a|s)` with
+    /// `rbar(s) = sum_a pi(a|s) r(a)`: the gradient of the expected reward at `s`, with no
+    /// action-sampling noise left (only the instances are sampled). An env whose legal answer
+    /// leaves the episode running is an error (use `sampled` for it).
+    #[default]
+    Exact,
 }
 
 /// Which parameters a per-environment gradient is taken with respect to.
@@ -124,6 +181,16 @@ impl GradientConfig {
                 "0".into(),
             );
         }
+        if !(self.lambda.is_finite() && (0.0..=1.0).contains(&self.lambda)) {
+            return bad("lambda", "a number in [0, 1]", self.lambda.to_string());
+        }
+        if self.baseline == Baseline::Mean && self.lambda != 1.0 {
+            return bad(
+                "lambda",
+                "1 with baseline mean (GAE's lambda needs the value baseline)",
+                self.lambda.to_string(),
+            );
+        }
         Ok(())
     }
 }
@@ -150,14 +217,15 @@ pub struct GradientCost {
     pub project_seconds: f64,
 }
 
-/// Baseline of the per-env policy gradient.
+/// Baseline of the per-env policy gradient of sampled episodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum Baseline {
-    /// The mean return-to-go over the env's sampled steps (the default).
+    /// The mean return-to-go over the env's sampled steps (the default: measured more reliable
+    /// than the value baseline on the study's base, even with its critic warmed).
     Mean,
-    /// The value head's estimate `V(s_t)`.
+    /// The value head's estimate `V(s_t)`, with GAE's `lambda` ([`GradientConfig::lambda`]).
     Value,
 }
 
@@ -178,6 +246,8 @@ impl Default for GradientConfig {
             baseline: Baseline::Mean,
             params: GradientParams::All,
             max_episode_steps: None,
+            single_turn: SingleTurn::Exact,
+            lambda: 1.0,
         }
     }
 }
@@ -270,34 +340,61 @@ pub fn project(grads: &[Vec<f32>], dim: usize, kind: ProjectionKind, seed: u64) 
 
 pub use envdist_core::cosine;
 
-/// Returns-to-go minus the baseline for every step of `episodes`, as `(step, advantage)`.
+/// What multiplies a state's log-probabilities in the per-env loss.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Target<'a> {
+    /// A sampled action and its advantage: the term `-A log pi(a|s)`.
+    Action(ActionId, f32),
+    /// Every action's reward (0 for illegal ones): the term
+    /// `-sum_a pi(a|s) (r(a) - rbar(s)) log pi(a|s)` with the weights `pi(a|s)` held constant.
+    Answers(&'a [f32; NUM_ACTIONS]),
+}
+
+/// One row of the per-env loss: an encoded state and its target.
+type Row<'a> = (&'a Features, Target<'a>);
+
+/// Advantages for every step of `episodes`, as loss rows. [`Baseline::Mean`]: discounted
+/// return-to-go minus its mean over the env's steps. [`Baseline::Value`]: GAE(`gamma`,
+/// `lambda`) on the recorded values (`lambda = 1`: return-to-go minus `V(s_t)`); nothing is
+/// bootstrapped after an episode's last step, as the return-to-go counts nothing there either.
 fn advantages<'a>(
     episodes: &[&'a Played],
     gamma: f32,
     baseline: Baseline,
-) -> Vec<(&'a crate::play::Recorded, f32)> {
-    // Advantages: discounted return-to-go minus a baseline. The default baseline is the mean
-    // return-to-go over this env's steps (GRPO-like): it does not depend on how well the value
-    // head fits this env at this harness level, which would otherwise add a shared
-    // "lower the probability of whatever was done" direction to every env's gradient.
-    let mut steps = Vec::new();
+    lambda: f32,
+) -> Vec<Row<'a>> {
+    // The default baseline is the mean return-to-go over this env's steps (GRPO-like): it
+    // does not depend on how well the value head fits this env at this harness level, which
+    // would otherwise add a shared "lower the probability of whatever was done" direction to
+    // every env's gradient.
+    let mut steps: Vec<(&'a Recorded, f32)> = Vec::new();
     for ep in episodes {
-        let mut g = 0.0f32;
-        let mut ret = vec![0.0f32; ep.steps.len()];
-        for (t, s) in ep.steps.iter().enumerate().rev() {
-            g = s.reward + gamma * g;
-            ret[t] = g;
+        let mut adv = vec![0.0f32; ep.steps.len()];
+        let mut acc = 0.0f32;
+        for t in (0..ep.steps.len()).rev() {
+            let s = &ep.steps[t];
+            acc = match baseline {
+                Baseline::Mean => s.reward + gamma * acc,
+                Baseline::Value => {
+                    let next = ep.steps.get(t + 1).map_or(0.0, |n| n.value);
+                    let delta = s.reward + gamma * next - s.value;
+                    delta + gamma * lambda * acc
+                }
+            };
+            adv[t] = acc;
         }
-        steps.extend(ep.steps.iter().zip(ret));
+        steps.extend(ep.steps.iter().zip(adv));
     }
-    let mean_g = steps.iter().map(|(_, g)| *g).sum::<f32>() / steps.len().max(1) as f32;
-    for (s, a) in &mut steps {
-        *a -= match baseline {
-            Baseline::Mean => mean_g,
-            Baseline::Value => s.value,
-        };
+    if baseline == Baseline::Mean {
+        let mean_g = steps.iter().map(|(_, g)| *g).sum::<f32>() / steps.len().max(1) as f32;
+        for (_, a) in &mut steps {
+            *a -= mean_g;
+        }
     }
     steps
+        .into_iter()
+        .map(|(s, a)| (&s.features, Target::Action(s.action, a)))
+        .collect()
 }
 
 /// The network twice: with autodiff, and its inference copy (`AutodiffModule::valid`) for the
@@ -307,28 +404,24 @@ pub(crate) struct Nets<'a, B: AutodiffBackend> {
     pub inner: PolicyNet<B::InnerBackend>,
 }
 
-/// The sum over `steps` of `-(advantage) grad log pi(a|s)` with respect to `params`,
-/// flattened (not yet divided by the step count, so that the sums of two halves add up to the
-/// whole). Counts its backward passes in `cost`.
+/// The sum over `rows` of their loss terms' gradients with respect to `params`, flattened
+/// (not yet divided by the row count, so that the sums of two halves add up to the whole).
+/// Counts its backward passes in `cost`.
 fn gradient_sum<B: AutodiffBackend>(
     nets: &Nets<'_, B>,
     cfg: &ModelConfig,
     device: &B::Device,
     params: GradientParams,
-    steps: &[(&crate::play::Recorded, f32)],
+    rows: &[Row<'_>],
     cost: &mut GradientCost,
 ) -> Result<Vec<f32>, TrainerError> {
     let net = nets.net;
     let head = net.policy_head();
     let mut sum: Option<Vec<f32>> = None;
     let mut bufs = BatchBuffers::default();
-    for chunk in steps.chunks(512) {
+    for chunk in rows.chunks(512) {
         let m = chunk.len();
-        bufs.fill(chunk.iter().map(|(s, _)| &s.features), cfg);
-        let acts: Vec<i32> = chunk.iter().map(|(s, _)| s.action.index() as i32).collect();
-        let acts = Tensor::<B, 2, Int>::from_data(TensorData::new(acts, [m, 1]), device);
-        let adv: Vec<f32> = chunk.iter().map(|(_, a)| *a).collect();
-        let adv = Tensor::<B, 1>::from_data(TensorData::new(adv, [m]), device);
+        bufs.fill(chunk.iter().map(|(f, _)| *f), cfg);
         let logits = match params {
             GradientParams::All => net.forward(Inputs::<B>::from_buffers(&bufs, cfg, device)).0,
             GradientParams::PolicyHead => {
@@ -343,8 +436,30 @@ fn gradient_sum<B: AutodiffBackend>(
                 net.policy_logits(Tensor::from_inner(h), Tensor::from_inner(mask))
             }
         };
-        let logp = log_softmax(logits, 1).gather(1, acts).reshape([m]);
-        let loss = -(logp * adv).sum();
+        // The weight of every (row, action) log-probability: the advantage at the sampled
+        // action, or `pi (r - rbar)` at every action of an answered row.
+        let mut fixed = vec![0.0f32; m * NUM_ACTIONS];
+        let mut rewards = vec![0.0f32; m * NUM_ACTIONS];
+        let mut answered = vec![0.0f32; m];
+        for (i, (_, t)) in chunk.iter().enumerate() {
+            match t {
+                Target::Action(a, adv) => fixed[i * NUM_ACTIONS + a.index()] = *adv,
+                Target::Answers(r) => {
+                    rewards[i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS].copy_from_slice(&r[..]);
+                    answered[i] = 1.0;
+                }
+            }
+        }
+        let mut weights =
+            Tensor::<B, 2>::from_data(TensorData::new(fixed, [m, NUM_ACTIONS]), device);
+        if answered.iter().any(|&x| x != 0.0) {
+            let p = softmax(logits.clone().detach(), 1);
+            let r = Tensor::<B, 2>::from_data(TensorData::new(rewards, [m, NUM_ACTIONS]), device);
+            let rbar = (p.clone() * r.clone()).sum_dim(1);
+            let on = Tensor::<B, 2>::from_data(TensorData::new(answered, [m, 1]), device);
+            weights = weights + p * (r - rbar) * on;
+        }
+        let loss = -(log_softmax(logits, 1) * weights.detach()).sum();
         let grads = loss.backward();
         cost.backward_passes += 1;
         let flat = match params {
@@ -365,36 +480,27 @@ fn gradient_sum<B: AutodiffBackend>(
     }
 }
 
-/// One environment's gradient and its two halves (episodes `0, 2, 4, ..` and `1, 3, 5, ..`),
-/// each the mean over the steps it covers; `whole` is the step-weighted mean of the halves.
+/// One environment's gradient and its two halves (instances `0, 2, 4, ..` and `1, 3, 5, ..`),
+/// each the mean over the rows it covers; `whole` is the row-weighted mean of the halves.
 pub(crate) struct EnvGradient {
     pub whole: Vec<f32>,
     pub halves: [Vec<f32>; 2],
 }
 
-/// The policy gradient of one environment's episodes, with its split halves.
-fn env_gradient<B: AutodiffBackend>(
+/// The gradients of two halves of an env's rows, and of their union.
+fn halves_gradient<B: AutodiffBackend>(
     nets: &Nets<'_, B>,
     cfg: &ModelConfig,
     device: &B::Device,
-    episodes: &[Played],
-    gcfg: &GradientConfig,
+    params: GradientParams,
+    halves: &[Vec<Row<'_>>; 2],
     cost: &mut GradientCost,
 ) -> Result<EnvGradient, TrainerError> {
-    let all: Vec<&Played> = episodes.iter().collect();
-    let steps = advantages(&all, gcfg.gamma, gcfg.baseline);
-    // Split by episode, keeping the baseline computed over all of them.
-    let mut halves_steps: [Vec<(&crate::play::Recorded, f32)>; 2] = [Vec::new(), Vec::new()];
-    let mut k = 0usize;
-    for (e, ep) in episodes.iter().enumerate() {
-        halves_steps[e % 2].extend_from_slice(&steps[k..k + ep.steps.len()]);
-        k += ep.steps.len();
-    }
     let sums = [
-        gradient_sum(nets, cfg, device, gcfg.params, &halves_steps[0], cost)?,
-        gradient_sum(nets, cfg, device, gcfg.params, &halves_steps[1], cost)?,
+        gradient_sum(nets, cfg, device, params, &halves[0], cost)?,
+        gradient_sum(nets, cfg, device, params, &halves[1], cost)?,
     ];
-    let counts = [halves_steps[0].len(), halves_steps[1].len()];
+    let counts = [halves[0].len(), halves[1].len()];
     let total = (counts[0] + counts[1]).max(1) as f32;
     let whole: Vec<f32> = sums[0]
         .iter()
@@ -412,6 +518,107 @@ fn env_gradient<B: AutodiffBackend>(
     })
 }
 
+/// The policy gradient of one environment's sampled episodes, with its split halves.
+fn env_gradient<B: AutodiffBackend>(
+    nets: &Nets<'_, B>,
+    cfg: &ModelConfig,
+    device: &B::Device,
+    episodes: &[Played],
+    gcfg: &GradientConfig,
+    cost: &mut GradientCost,
+) -> Result<EnvGradient, TrainerError> {
+    let all: Vec<&Played> = episodes.iter().collect();
+    let rows = advantages(&all, gcfg.gamma, gcfg.baseline, gcfg.lambda);
+    // Split by episode, keeping the baseline computed over all of them.
+    let mut halves: [Vec<Row<'_>>; 2] = [Vec::new(), Vec::new()];
+    let mut k = 0usize;
+    for (e, ep) in episodes.iter().enumerate() {
+        halves[e % 2].extend_from_slice(&rows[k..k + ep.steps.len()]);
+        k += ep.steps.len();
+    }
+    halves_gradient(nets, cfg, device, gcfg.params, &halves, cost)
+}
+
+/// A single-turn instance answered every way: its observation, encoded, and the reward of
+/// each legal answer (0 for the others).
+pub(crate) struct Answered {
+    pub features: Features,
+    pub rewards: [f32; NUM_ACTIONS],
+}
+
+/// Play every legal answer of every task, each from a fresh reset of the task (in parallel;
+/// single-turn envs end after one answer).
+pub(crate) fn answer_every_way(
+    factory: &dyn EnvFactory,
+    cfg: &ModelConfig,
+    tasks: &[Task],
+) -> Result<Vec<Answered>, TrainerError> {
+    tasks
+        .par_iter()
+        .map_init(
+            || None::<Box<dyn Env>>,
+            |slot, task| -> Result<Answered, TrainerError> {
+                if slot.as_ref().is_none_or(|e| e.spec().id != task.env) {
+                    *slot = Some(
+                        factory
+                            .make(&task.env)
+                            .map_err(|e| TrainerError::UnknownEnv(e.0))?,
+                    );
+                }
+                let Some(env) = slot.as_mut() else {
+                    unreachable!("made above")
+                };
+                let spec = env.spec();
+                if !spec.scale.contains(task.scale) {
+                    return Err(TrainerError::ScaleOutOfRange {
+                        env: task.env.to_string(),
+                        scale: task.scale,
+                        min: spec.scale.min,
+                        max: spec.scale.max,
+                    });
+                }
+                let one_step = spec.max_steps <= 1;
+                let obs = env.reset(task);
+                let legal = env.legal_actions();
+                let features = encode(&obs, legal, cfg);
+                let mut rewards = [0.0f32; NUM_ACTIONS];
+                for (n, a) in legal.iter().enumerate() {
+                    if n > 0 {
+                        env.reset(task);
+                    }
+                    let step = env.step(a);
+                    if !(step.done || step.truncated || one_step) {
+                        return Err(TrainerError::Config(InvalidValue::new(
+                            format!("gradients.single_turn ({})", task.env),
+                            "exact needs every legal answer to end the episode (or sampled)",
+                            format!("{a} left it running (task seed {})", task.seed),
+                        )));
+                    }
+                    rewards[a.index()] = step.reward;
+                }
+                Ok(Answered { features, rewards })
+            },
+        )
+        .collect()
+}
+
+/// The exact expected policy gradient of one single-turn environment's answered instances,
+/// with its split halves (instances `0, 2, 4, ..` and `1, 3, 5, ..`).
+fn exact_env_gradient<B: AutodiffBackend>(
+    nets: &Nets<'_, B>,
+    cfg: &ModelConfig,
+    device: &B::Device,
+    answered: &[Answered],
+    params: GradientParams,
+    cost: &mut GradientCost,
+) -> Result<EnvGradient, TrainerError> {
+    let mut halves: [Vec<Row<'_>>; 2] = [Vec::new(), Vec::new()];
+    for (i, a) in answered.iter().enumerate() {
+        halves[i % 2].push((&a.features, Target::Answers(&a.rewards)));
+    }
+    halves_gradient(nets, cfg, device, params, &halves, cost)
+}
+
 /// The random stream of environment `env` for `purpose` (episode seeds, action sampling):
 /// keyed by the env id, never by its position in the call, so an env's gradient is the same
 /// whatever other envs are computed with it, and two envs never replay the same instances
@@ -422,6 +629,11 @@ fn env_stream(seed: u64, env: &EnvId, purpose: u64) -> Rng {
 
 /// Environments whose episodes are played in one batch (bounds memory: recorded steps).
 const ENVS_PER_WAVE: usize = 16;
+
+/// Whether `spec`'s gradient is taken with [`SingleTurn::Exact`].
+fn is_exact(gcfg: &GradientConfig, spec: &EnvSpec) -> bool {
+    gcfg.single_turn == SingleTurn::Exact && spec.turn == Turn::Single
+}
 
 /// Unprojected per-env gradients (with respect to `gcfg.params`): `on_env(i, gradient)` for
 /// each env `i` of `envs`, in order (so a caller can project each one and drop it: a full
@@ -447,38 +659,60 @@ pub(crate) fn each_env_gradient<B: AutodiffBackend>(
     let m = gcfg.rollouts_per_env;
     let mut index = 0usize;
     for wave in specs.chunks(ENVS_PER_WAVE) {
-        let mut tasks = Vec::with_capacity(wave.len() * m);
-        let mut rngs = Vec::with_capacity(wave.len() * m);
+        // The same instances whichever way an env's gradient is taken.
+        let (mut sampled, mut exact) = (Vec::new(), Vec::new());
+        let mut rngs = Vec::new();
         for spec in wave {
             let mut seeds = env_stream(gcfg.seed, &spec.id, 0x5345_4544);
             for k in 0..m {
-                tasks.push(Task {
+                let task = Task {
                     env: spec.id.clone(),
                     seed: seeds.next_u64(),
                     harness: gcfg.harness,
                     scale: gcfg.scale.for_spec(spec),
-                });
-                rngs.push(env_stream(gcfg.seed, &spec.id, 0x4143_5400 + k as u64));
+                };
+                if is_exact(gcfg, spec) {
+                    exact.push(task);
+                } else {
+                    sampled.push(task);
+                    rngs.push(env_stream(gcfg.seed, &spec.id, 0x4143_5400 + k as u64));
+                }
             }
         }
         let t = Instant::now();
-        let played = play_episodes(
-            net,
-            factory,
-            cfg,
-            device,
-            &tasks,
-            256,
-            Mode::Sample(&mut rngs),
-            true,
-            gcfg.max_episode_steps,
-        )?;
+        let played = if sampled.is_empty() {
+            Vec::new()
+        } else {
+            play_episodes(
+                net,
+                factory,
+                cfg,
+                device,
+                &sampled,
+                256,
+                Mode::Sample(&mut rngs),
+                true,
+                gcfg.max_episode_steps,
+            )?
+        };
+        let answered = answer_every_way(factory, cfg, &exact)?;
         cost.play_seconds += t.elapsed().as_secs_f64();
-        cost.episodes += played.len();
+        cost.episodes += played.len() + answered.len();
         cost.env_steps += played.iter().map(|p| p.steps.len()).sum::<usize>();
-        for eps in played.chunks(m) {
+        cost.env_steps += answered
+            .iter()
+            .map(|a| a.features.legal.count())
+            .sum::<usize>();
+        let (mut played, mut answered) = (played.chunks(m), answered.chunks(m));
+        for spec in wave {
             let t = Instant::now();
-            let g = env_gradient(&nets, cfg, device, eps, gcfg, cost)?;
+            let g = if is_exact(gcfg, spec) {
+                let eps = answered.next().unwrap_or_default();
+                exact_env_gradient(&nets, cfg, device, eps, gcfg.params, cost)?
+            } else {
+                let eps = played.next().unwrap_or_default();
+                env_gradient(&nets, cfg, device, eps, gcfg, cost)?
+            };
             cost.backward_seconds += t.elapsed().as_secs_f64();
             cost.envs += 1;
             on_env(index, g)?;
@@ -491,7 +725,288 @@ pub(crate) fn each_env_gradient<B: AutodiffBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Device, PolicyModel, full_gradients, per_env_gradients_report};
+    use envdist_core::env::UnknownEnv;
+    use envdist_core::{
+        ActionMask, EpisodeOutcome, HarnessText, Observation, Rgb8Image, ScaleRange, Split, Step,
+    };
     use proptest::prelude::*;
+
+    /// A single-turn question for the exact estimator: a lit cell among four on a 16x16
+    /// canvas; answer `k` earns `REWARDS[(k - cell) mod 4]` (graded, so that the expected
+    /// reward is not a function of one probability). `pick/fixed` lights cell 2 whatever the
+    /// seed (one instance: the exact gradient is a constant), `pick/seeded` the seed's cell,
+    /// `pick/long` is `pick/seeded` whose answers leave the episode running (not one-step).
+    struct Pick {
+        spec: EnvSpec,
+        cell: usize,
+    }
+
+    const REWARDS: [f32; 4] = [1.0, 0.0, 0.5, 0.0];
+
+    fn pick_spec(variant: &str) -> EnvSpec {
+        EnvSpec {
+            id: EnvId::new(format!("pick/{variant}")),
+            family: "pick".into(),
+            variant: variant.into(),
+            turn: Turn::Single,
+            scale: ScaleRange { min: 1, max: 1 },
+            split: Split::Pool,
+            abilities: vec!["look".into()],
+            conflict_twin: None,
+            instruction: "Which cell is lit?".into(),
+            max_steps: if variant == "long" { 3 } else { 1 },
+        }
+    }
+
+    impl Pick {
+        fn observe(&self) -> Observation {
+            let mut img = Rgb8Image::new(16, 16);
+            img.fill([10, 10, 10]);
+            let c = self.cell as i32;
+            img.fill_rect((c % 2) * 8, (c / 2) * 8, 8, 8, [250, 250, 250]);
+            Observation {
+                image: img,
+                instruction: self.spec.instruction.clone(),
+                harness: HarnessText::default(),
+            }
+        }
+    }
+
+    impl Env for Pick {
+        fn spec(&self) -> &EnvSpec {
+            &self.spec
+        }
+        fn reset(&mut self, task: &Task) -> Observation {
+            self.cell = if self.spec.variant == "fixed" {
+                2
+            } else {
+                envdist_core::Rng::seed_from_u64(task.seed).below(4) as usize
+            };
+            self.observe()
+        }
+        fn step(&mut self, action: ActionId) -> Step {
+            let k = action.answer_value().unwrap_or(0);
+            let done = self.spec.variant != "long";
+            Step {
+                observation: self.observe(),
+                reward: REWARDS[(k + 4 - self.cell) % 4],
+                done,
+                truncated: false,
+                success: done && k == self.cell,
+                abilities: vec!["look"],
+                legal: self.legal_actions(),
+            }
+        }
+        fn legal_actions(&self) -> ActionMask {
+            ActionMask::answers(4)
+        }
+    }
+
+    struct PickFactory;
+
+    impl EnvFactory for PickFactory {
+        fn specs(&self) -> Vec<EnvSpec> {
+            ["fixed", "seeded", "long"].map(pick_spec).to_vec()
+        }
+        fn make(&self, id: &EnvId) -> Result<Box<dyn Env>, UnknownEnv> {
+            self.specs()
+                .into_iter()
+                .find(|s| &s.id == id)
+                .map(|spec| Box::new(Pick { spec, cell: 0 }) as Box<dyn Env>)
+                .ok_or_else(|| UnknownEnv(id.clone()))
+        }
+    }
+
+    fn norm(v: &[f32]) -> f32 {
+        v.iter().map(|x| x * x).sum::<f32>().sqrt()
+    }
+
+    #[test]
+    fn exact_single_turn_gradient_is_the_mean_of_sampled_ones() {
+        let model = PolicyModel::new(&ModelConfig::tiny(), 7, Device::Cpu).unwrap();
+        let envs = [EnvId::new("pick/fixed")];
+        let exact_cfg = GradientConfig {
+            rollouts_per_env: 4,
+            ..GradientConfig::default()
+        };
+        assert_eq!(exact_cfg.single_turn, SingleTurn::Exact, "the default");
+        let exact = full_gradients(&model, &PickFactory, &envs, &exact_cfg)
+            .unwrap()
+            .remove(0);
+        assert!(norm(&exact) > 0.0);
+        // One instance: every instance's exact gradient is the same, whatever the seed.
+        let other = GradientConfig {
+            seed: 9,
+            rollouts_per_env: 6,
+            ..exact_cfg.clone()
+        };
+        let again = full_gradients(&model, &PickFactory, &envs, &other)
+            .unwrap()
+            .remove(0);
+        assert!(cosine(&exact, &again) > 0.9999);
+        // The mean of many sampled estimates (M episodes each, mean baseline over the M, which
+        // shrinks the expectation by 1 - 1/M) converges to it.
+        let m = 64;
+        let seeds = 100;
+        let mut mean = vec![0.0f32; exact.len()];
+        for seed in 0..seeds {
+            let cfg = GradientConfig {
+                rollouts_per_env: m,
+                seed,
+                single_turn: SingleTurn::Sampled,
+                ..exact_cfg.clone()
+            };
+            let g = full_gradients(&model, &PickFactory, &envs, &cfg)
+                .unwrap()
+                .remove(0);
+            mean.iter_mut()
+                .zip(&g)
+                .for_each(|(a, b)| *a += b / seeds as f32);
+        }
+        let shrink = 1.0 - 1.0 / m as f32;
+        let ratio = norm(&mean) / (shrink * norm(&exact));
+        let cos = cosine(&mean, &exact);
+        eprintln!("mean of {seeds} sampled vs exact: cosine {cos:.4}, norm ratio {ratio:.3}");
+        assert!(cos > 0.995, "cosine {cos}");
+        assert!((ratio - 1.0).abs() < 0.05, "norm ratio {ratio}");
+    }
+
+    #[test]
+    fn exact_single_turn_gradients_are_more_reliable_than_sampled_ones() {
+        let model = PolicyModel::new(&ModelConfig::tiny(), 7, Device::Cpu).unwrap();
+        let envs = [EnvId::new("pick/seeded")];
+        let mean_split_half = |single_turn: SingleTurn| -> f32 {
+            let seeds = 8;
+            let mut total = 0.0;
+            for seed in 0..seeds {
+                let cfg = GradientConfig {
+                    rollouts_per_env: 32,
+                    seed,
+                    single_turn,
+                    ..GradientConfig::default()
+                };
+                let r = per_env_gradients_report(&model, &PickFactory, &envs, &cfg, &mut |_| {})
+                    .unwrap();
+                if single_turn == SingleTurn::Exact {
+                    // Each instance answered all four ways; the same instances either way.
+                    assert_eq!((r.cost.episodes, r.cost.env_steps), (32, 4 * 32));
+                }
+                total += r.split_half_cosine[0];
+            }
+            total / seeds as f32
+        };
+        let exact = mean_split_half(SingleTurn::Exact);
+        let sampled = mean_split_half(SingleTurn::Sampled);
+        eprintln!("mean split-half cosine at 32 instances: exact {exact:.3}, sampled {sampled:.3}");
+        assert!(exact > sampled + 0.2, "exact {exact} sampled {sampled}");
+        assert!(exact > 0.8, "exact {exact}");
+    }
+
+    #[test]
+    fn exact_needs_one_step_answers_and_multi_turn_envs_are_sampled() {
+        let model = PolicyModel::new(&ModelConfig::tiny(), 7, Device::Cpu).unwrap();
+        let cfg = GradientConfig {
+            rollouts_per_env: 4,
+            ..GradientConfig::default()
+        };
+        let e = full_gradients(&model, &PickFactory, &[EnvId::new("pick/long")], &cfg)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("pick/long") && e.contains("sampled"), "{e}");
+        let sampled = GradientConfig {
+            single_turn: SingleTurn::Sampled,
+            ..cfg.clone()
+        };
+        assert!(full_gradients(&model, &PickFactory, &[EnvId::new("pick/long")], &sampled).is_ok());
+        // A multi-turn env's gradient is the same whichever single-turn estimator is asked for.
+        let toy = [EnvId::new("toy/goal")];
+        let factory = crate::toy::ToyFactory;
+        assert_eq!(
+            full_gradients(&model, &factory, &toy, &cfg).unwrap(),
+            full_gradients(&model, &factory, &toy, &sampled).unwrap()
+        );
+        for bad in [
+            GradientConfig {
+                lambda: 1.5,
+                baseline: Baseline::Value,
+                ..cfg.clone()
+            },
+            GradientConfig {
+                lambda: 0.9,
+                ..cfg.clone()
+            },
+        ] {
+            let e = full_gradients(&model, &factory, &toy, &bad)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("gradients.lambda"), "{e}");
+        }
+    }
+
+    fn played(steps: &[(f32, f32)]) -> Played {
+        let features = Features {
+            patches: Vec::new(),
+            text: Default::default(),
+            legal: ActionMask::ALL,
+        };
+        Played {
+            outcome: EpisodeOutcome {
+                task: Task {
+                    env: EnvId::new("x/y"),
+                    seed: 0,
+                    harness: HarnessLevel::H4,
+                    scale: 1,
+                },
+                success: false,
+                episode_return: steps.iter().map(|s| s.0).sum(),
+                steps: steps.len() as u32,
+            },
+            steps: steps
+                .iter()
+                .map(|&(reward, value)| Recorded {
+                    features: features.clone(),
+                    action: ActionId::WAIT,
+                    reward,
+                    value,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn advantages_are_returns_minus_a_baseline_or_gae() {
+        // (reward, value) per step.
+        let a = played(&[(0.0, 0.5), (0.0, 0.25), (1.0, 0.75)]);
+        let b = played(&[(0.0, 0.5)]);
+        let eps = [&a, &b];
+        let adv = |baseline, gamma, lambda| -> Vec<f32> {
+            advantages(&eps, gamma, baseline, lambda)
+                .iter()
+                .map(|(_, t)| match t {
+                    Target::Action(_, x) => *x,
+                    Target::Answers(_) => unreachable!(),
+                })
+                .collect()
+        };
+        let close = |x: &[f32], y: &[f32]| x.iter().zip(y).all(|(a, b)| (a - b).abs() < 1e-6);
+        // Returns-to-go 1, 1, 1, 0; mean 0.75.
+        assert!(close(
+            &adv(Baseline::Mean, 1.0, 1.0),
+            &[0.25, 0.25, 0.25, -0.75]
+        ));
+        // lambda 1: the return minus the value.
+        assert!(close(
+            &adv(Baseline::Value, 1.0, 1.0),
+            &[0.5, 0.75, 0.25, -0.5]
+        ));
+        // lambda 0: one-step TD errors r + gamma V(s') - V(s), nothing after the last step.
+        let g = 0.9;
+        assert!(close(
+            &adv(Baseline::Value, g, 0.0),
+            &[g * 0.25 - 0.5, g * 0.75 - 0.25, 1.0 - 0.75, -0.5]
+        ));
+    }
 
     #[test]
     fn projection_is_deterministic_and_independent_of_the_env_set() {

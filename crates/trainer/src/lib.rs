@@ -95,7 +95,8 @@ pub use eval::{
     EVAL_SCHEMA_VERSION, EnvScore, EvalReport, ScaleChoice, SplitScores, constant_answer_baseline,
 };
 pub use gradients::{
-    Baseline, GradientConfig, GradientCost, GradientParams, ProjectionKind, cosine, project,
+    Baseline, GradientConfig, GradientCost, GradientParams, ProjectionKind, SingleTurn, cosine,
+    project,
 };
 pub use pretrain::{CloneConfig, CloneSummary};
 pub use sampler::UniformSampler;

@@ -276,6 +276,8 @@ impl<B: AutodiffBackend> Core<B> {
     }
 
     /// One rollout and one PPO update.
+    // `slice([lo..hi])` is burn's one-dimension slice, not a one-element range vector.
+    #[allow(clippy::single_range_in_vec_init)]
     pub fn train_update(
         &mut self,
         sampler: &mut dyn TaskSampler,

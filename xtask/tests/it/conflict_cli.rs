@@ -81,7 +81,7 @@ fn conflict_estimates_measure_against_the_reference() {
             &base[..],
             &[
                 "--estimates",
-                "ep8,head,t2+ep4,seed1,noise",
+                "ep8,head,t2+ep4+sampled,seed1,noise",
                 "--out",
                 out_file.to_str().unwrap(),
             ],
@@ -106,7 +106,14 @@ fn conflict_estimates_measure_against_the_reference() {
     let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["reference", "ep8", "head", "t2+ep4", "seed1", "noise"]
+        [
+            "reference",
+            "ep8",
+            "head",
+            "t2+ep4+sampled",
+            "seed1",
+            "noise"
+        ]
     );
     let reference = &rows[0];
     assert_eq!(reference["config"]["rollouts_per_env"], 8);
@@ -121,7 +128,8 @@ fn conflict_estimates_measure_against_the_reference() {
     assert_eq!(same["selection_overlap"], 1.0);
     assert_eq!(rows[1]["selection"], reference["selection"]);
     assert_eq!(rows[1]["vs_replicate"], reference["vs_replicate"]);
-    // The head differentiates far fewer parameters; the capped run plays fewer steps.
+    // The head differentiates far fewer parameters; the capped run plays fewer steps (with
+    // sampled single-turn answers: the exact estimator plays every answer once).
     let params = |e: &serde_json::Value| e["cost"]["params"].as_u64().unwrap();
     assert!(params(&rows[2]) * 10 < params(reference), "{}", rows[2]);
     assert_eq!(rows[2]["config"]["params"], "policy_head");

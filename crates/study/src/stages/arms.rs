@@ -580,7 +580,13 @@ mod tests {
         }
         // Every arm with HDC or without a curriculum gives single- and multi-turn environments
         // equal step shares, as the base had (the rivals draw as their references do).
-        for arm in [Arm::AllPool, Arm::Aes, Arm::AesHdc, Arm::RandomKHdc, Arm::AesScaleOnly] {
+        for arm in [
+            Arm::AllPool,
+            Arm::Aes,
+            Arm::AesHdc,
+            Arm::RandomKHdc,
+            Arm::AesScaleOnly,
+        ] {
             match plan_of(arm, 0).sampler {
                 SamplerConfig::Hdc(c) => assert!(c.balance_turns, "{}", arm.name()),
                 other => panic!("{}: {other:?}", arm.name()),
@@ -588,7 +594,10 @@ mod tests {
         }
         let mut unbalanced = cfg.clone();
         unbalanced.rl.balance_turns = false;
-        match plan(Arm::Aes, 0, &unbalanced, &pool, &sels).unwrap().sampler {
+        match plan(Arm::Aes, 0, &unbalanced, &pool, &sels)
+            .unwrap()
+            .sampler
+        {
             SamplerConfig::Hdc(c) => assert!(!c.balance_turns),
             other => panic!("{other:?}"),
         }

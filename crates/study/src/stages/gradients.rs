@@ -33,7 +33,8 @@ pub fn key(
 }
 
 /// The gradient config of `section` at `harness`: the trainer's defaults but for episodes,
-/// dimension, harness level, parameters, step cut and a seed derived from the master seed.
+/// dimension, harness level, parameters, step cut, estimators (single-turn, baseline, lambda)
+/// and a seed derived from the master seed.
 pub fn gradient_config(
     section: &GradientsConfig,
     seed: u64,
@@ -46,6 +47,9 @@ pub fn gradient_config(
         harness,
         params: section.params,
         max_episode_steps: section.max_episode_steps,
+        single_turn: section.single_turn,
+        baseline: section.baseline,
+        lambda: section.lambda,
         ..GradientConfig::default()
     }
 }
