@@ -139,10 +139,7 @@ pub fn read_trajectory_log(path: impl AsRef<Path>) -> Result<Vec<Trajectory>, Fi
 /// [`read_trajectory_log`], also saying what it skipped.
 pub fn read_log(path: impl AsRef<Path>) -> Result<LogRead, FileError> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| FileError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = envdist_core::io::read_text(path)?;
     let mut entries: Vec<Entry> = Vec::new();
     let mut episode_index: BTreeMap<(EnvId, String), usize> = BTreeMap::new();
     for (i, raw) in text.lines().enumerate() {
