@@ -124,6 +124,8 @@ enum Entry {
     Episode {
         first: StepRecord,
         steps: Vec<(Option<u64>, usize, StepRecord)>,
+        /// The step indices seen, so that a long episode is checked in linear time.
+        seen: std::collections::HashSet<u64>,
     },
     Chat(Vec<ChatRecord>),
 }
@@ -199,11 +201,11 @@ pub fn read_log(path: impl AsRef<Path>) -> Result<LogRead, FileError> {
         let key = (step.env.clone(), step.episode.as_string());
         match episode_index.get(&key) {
             Some(&k) => {
-                let Entry::Episode { steps, .. } = &mut entries[k] else {
+                let Entry::Episode { steps, seen, .. } = &mut entries[k] else {
                     unreachable!("episode_index only points at episodes");
                 };
                 if let Some(t) = step.t
-                    && steps.iter().any(|(u, _, _)| *u == Some(t))
+                    && !seen.insert(t)
                 {
                     return Err(parse_error(
                         path,
@@ -221,6 +223,7 @@ pub fn read_log(path: impl AsRef<Path>) -> Result<LogRead, FileError> {
                 episode_index.insert(key, entries.len());
                 entries.push(Entry::Episode {
                     first: step.clone(),
+                    seen: step.t.into_iter().collect(),
                     steps: vec![(step.t, line, step)],
                 });
             }
@@ -238,7 +241,9 @@ pub fn read_log(path: impl AsRef<Path>) -> Result<LogRead, FileError> {
                     continue;
                 }
             },
-            Entry::Episode { first, mut steps } => {
+            Entry::Episode {
+                first, mut steps, ..
+            } => {
                 // Steps without `t` keep their line order after those with one.
                 steps.sort_by_key(|(t, line, _)| (t.is_none(), *t, *line));
                 let policy = steps
