@@ -1,8 +1,10 @@
 //! One serialisable configuration for any sampler of this crate, so a caller (the experiment,
 //! the Python binding) builds HDC or a rival from the same kind of file.
 
-use envdist_core::EnvSpec;
+use std::path::Path;
+
 use envdist_core::InvalidValue;
+use envdist_core::{EnvSpec, FileError};
 use serde::{Deserialize, Serialize};
 
 use crate::error::CurriculumError;
@@ -153,6 +155,20 @@ impl SamplerConfig {
             Self::Sec(_) => Self::Sec(parse(SecSampler::KIND, fields)?),
             Self::Ladder(_) => Self::Ladder(parse(LadderSampler::KIND, fields)?),
             Self::Plr(_) => Self::Plr(parse(PlrSampler::KIND, fields)?),
+        })
+    }
+
+    /// Read a configuration file (a tagged object, as [`Self::from_json`]) and check it;
+    /// errors name the file and the field.
+    pub fn read(path: impl AsRef<Path>) -> Result<Self, CurriculumError> {
+        let path = path.as_ref();
+        let value: serde_json::Value = envdist_core::io::read_json(path, None)?;
+        let config = Self::from_json(&value).and_then(|c| c.validate().map(|()| c));
+        config.map_err(|e| match e {
+            CurriculumError::Config(v) => {
+                FileError::invalid(path, v.field, v.expected, v.found).into()
+            }
+            other => other,
         })
     }
 
