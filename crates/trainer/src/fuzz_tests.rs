@@ -1,0 +1,189 @@
+//! A checkpoint of the tiny preset (its `state.json`, model and optimizer records) and the
+//! training log under mutation fuzzing (`envdist_core::fuzz`): each input resumes a run, or
+//! loads a model, that then acts; or is refused with an error naming the file; never a panic,
+//! a huge allocation or a hang. A unit-test module, not a test binary of its own: every test
+//! binary links burn. The long run: `ENVDIST_FUZZ_INPUTS=100000 cargo test --release -p
+//! envdist-trainer --lib fuzz -- --nocapture` (README.md, "Fuzzing the readers").
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use envdist_core::fuzz::{Fuzz, TrackingAllocator, scratch_dir};
+use envdist_core::{EnvId, HarnessLevel};
+
+use crate::toy::ToyFactory;
+use crate::*;
+
+#[global_allocator]
+static ALLOC: TrackingAllocator = TrackingAllocator;
+
+/// Mutants per campaign in `cargo test` (every accepted input builds a network).
+const INPUTS: usize = 60;
+
+const ENVS: [&str; 2] = ["toy/goal", "toy/goal-mirrored"];
+
+fn regressions(reader: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fuzz-regressions")
+        .join(reader)
+}
+
+fn sampler() -> UniformSampler {
+    let ids: Vec<EnvId> = ENVS.iter().map(|e| EnvId::new(*e)).collect();
+    UniformSampler::new(&ToyFactory, &ids, HarnessLevel::H0, None, 5).unwrap()
+}
+
+fn tiny() -> TrainConfig {
+    let mut cfg = TrainConfig::preset("tiny").unwrap();
+    cfg.total_env_steps = 10_000;
+    cfg
+}
+
+/// A real checkpoint: the tiny preset after two updates (episodes in progress included),
+/// written into `dir/seed`; returns that directory.
+fn checkpoint(dir: &Path) -> PathBuf {
+    let seed = dir.join("seed");
+    let mut s = sampler();
+    let mut t = Trainer::new(tiny(), Arc::new(ToyFactory), Device::Cpu).unwrap();
+    t.train_update(&mut s).unwrap();
+    t.train_update(&mut s).unwrap();
+    t.save_checkpoint(&seed, &s).unwrap();
+    seed
+}
+
+/// A copy of checkpoint `from` into `to`, whose file `name` the campaign then overwrites.
+fn copy_checkpoint(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+fn file_named(dir: &Path, prefix: &str) -> PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
+        })
+        .unwrap_or_else(|| panic!("no {prefix}* in {}", dir.display()))
+}
+
+/// What a loaded model must still do: act greedily for an episode.
+fn act(model: &PolicyModel) -> Result<(), String> {
+    evaluate(
+        model,
+        &ToyFactory,
+        &[EnvId::new(ENVS[0])],
+        &[7],
+        HarnessLevel::H4,
+        ScaleChoice::Min,
+    )
+    .map(drop)
+    .map_err(|e| e.to_string())
+}
+
+/// Resume the run, act with its policy and train once more (the resumed episodes, counters,
+/// random stream and sampler all take part in an update).
+fn resume(dir: &Path) -> Result<(), String> {
+    let mut s = sampler();
+    let mut t = Trainer::resume(dir, Arc::new(ToyFactory), Device::Cpu, &mut s)
+        .map_err(|e| e.to_string())?;
+    act(&t.policy())?;
+    t.train_update(&mut s).map(drop).map_err(|e| e.to_string())
+}
+
+#[test]
+fn the_parameter_count_is_known_before_building() {
+    for p in ["tiny", "cpu", "gpu"] {
+        let cfg = TrainConfig::preset(p).unwrap().model;
+        let net = PolicyModel::new(&cfg, 0, Device::Cpu).unwrap();
+        assert_eq!(cfg.num_params(), Some(net.num_params()), "{p}");
+    }
+}
+
+#[test]
+fn fuzz_checkpoint_state() {
+    let dir = scratch_dir("checkpoint-state");
+    let seed = checkpoint(&dir);
+    let work = dir.join("work");
+    copy_checkpoint(&seed, &work);
+    Fuzz::new("checkpoint-state")
+        .seed(
+            "tiny after 2 updates",
+            std::fs::read(seed.join("state.json")).unwrap(),
+        )
+        .regressions(regressions("checkpoint-state"))
+        .default_inputs(INPUTS)
+        .run_on_file(&work.join("state.json"), |_| resume(&work))
+        .assert_clean();
+}
+
+#[test]
+fn fuzz_checkpoint_model() {
+    let dir = scratch_dir("checkpoint-model");
+    let seed = checkpoint(&dir);
+    let work = dir.join("work");
+    copy_checkpoint(&seed, &work);
+    let model = file_named(&work, "model-");
+    Fuzz::new("checkpoint-model")
+        .seed("tiny after 2 updates", std::fs::read(&model).unwrap())
+        .regressions(regressions("checkpoint-model"))
+        .default_inputs(INPUTS)
+        .run_on_file(&model, |_| {
+            let m = PolicyModel::load(&work, Device::Cpu).map_err(|e| e.to_string())?;
+            act(&m)
+        })
+        .assert_clean();
+}
+
+#[test]
+fn fuzz_checkpoint_optimizer() {
+    let dir = scratch_dir("checkpoint-optimizer");
+    let seed = checkpoint(&dir);
+    let work = dir.join("work");
+    copy_checkpoint(&seed, &work);
+    let optimizer = file_named(&work, "optimizer-");
+    Fuzz::new("checkpoint-optimizer")
+        .seed("tiny after 2 updates", std::fs::read(&optimizer).unwrap())
+        .regressions(regressions("checkpoint-optimizer"))
+        .default_inputs(INPUTS)
+        .run_on_file(&optimizer, |_| {
+            // The optimizer's moments are used by the next update.
+            resume(&work)
+        })
+        .assert_clean();
+}
+
+#[test]
+fn fuzz_train_log() {
+    let dir = scratch_dir("train-log");
+    let out = dir.join("run");
+    let mut s = sampler();
+    let mut t = Trainer::new(tiny(), Arc::new(ToyFactory), Device::Cpu).unwrap();
+    let first = RunOptions {
+        out_dir: Some(out.clone()),
+        checkpoint_every: 0,
+        stop_at: Some(256),
+    };
+    t.run(&mut s, &first, &mut |_| {}).unwrap();
+    let log = out.join("train_log.jsonl");
+    // A resumed run reads the log and keeps its earlier lines; stopping at once keeps the
+    // check to the reading (and the rewrite).
+    let again = RunOptions {
+        stop_at: Some(0),
+        ..first
+    };
+    Fuzz::new("train-log")
+        .seed("tiny, 2 updates", std::fs::read(&log).unwrap())
+        .regressions(regressions("train-log"))
+        .default_inputs(INPUTS * 2)
+        .run_on_file(&log, |_| {
+            t.run(&mut s, &again, &mut |_| {})
+                .map(drop)
+                .map_err(|e| e.to_string())
+        })
+        .assert_clean();
+}
