@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use anyhow::Context;
 use envdist_core::{EnvId, EnvSpec, HarnessLevel, Rng, ScaleRange, Task};
 use envdist_curriculum::{
     CurriculumSampler, EnvSnapshot, HdcConfig, HdcSampler, LearnerParams, Mode, SamplerConfig,
@@ -93,6 +94,8 @@ fn choose(mode: Option<&str>, config: Option<&Path>) -> anyhow::Result<Choice> {
         Some(p) => Some(envdist_core::io::read_json(p, None)?),
         None => None,
     };
+    // What the file holds is checked below: its errors name it.
+    let in_file = || config.map_or_else(String::new, |p| p.display().to_string());
     let tagged = file
         .as_ref()
         .and_then(|v| v.get("kind"))
@@ -123,7 +126,7 @@ fn choose(mode: Option<&str>, config: Option<&Path>) -> anyhow::Result<Choice> {
                         } else if let serde_json::Value::Object(map) = &mut v {
                             map.insert("kind".into(), kind.into());
                         }
-                        SamplerConfig::from_json(&v)?
+                        SamplerConfig::from_json(&v).with_context(in_file)?
                     }
                 };
                 return Ok(match config {
@@ -134,7 +137,7 @@ fn choose(mode: Option<&str>, config: Option<&Path>) -> anyhow::Result<Choice> {
         },
     };
     let mut config = match (file, tagged) {
-        (Some(v), Some(_)) => match SamplerConfig::from_json(&v)? {
+        (Some(v), Some(_)) => match SamplerConfig::from_json(&v).with_context(in_file)? {
             SamplerConfig::Hdc(c) => c,
             other if hdc_mode.is_none() => return Ok(Choice::Rival(other)),
             other => anyhow::bail!(
@@ -143,7 +146,7 @@ fn choose(mode: Option<&str>, config: Option<&Path>) -> anyhow::Result<Choice> {
                 hdc_mode.map_or("?", Mode::name)
             ),
         },
-        (Some(v), None) => serde_json::from_value(v)?,
+        (Some(v), None) => serde_json::from_value(v).with_context(in_file)?,
         (None, _) => HdcConfig::default(),
     };
     if let Some(m) = hdc_mode {

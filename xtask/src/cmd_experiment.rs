@@ -71,7 +71,14 @@ pub fn effective_config(args: &ExperimentArgs) -> anyhow::Result<ExperimentConfi
     if let Some(d) = &args.device {
         cfg.device = *d;
     }
-    cfg.validate()?;
+    cfg.validate().map_err(|e| match &args.config {
+        // The value may come from the file or from a flag over it: name both.
+        Some(p) if args.seeds.is_some() || args.device.is_some() => {
+            anyhow::anyhow!("{} (with the command line's overrides): {e}", p.display())
+        }
+        Some(p) => anyhow::anyhow!("{}: {e}", p.display()),
+        None => e.into(),
+    })?;
     Ok(cfg)
 }
 
