@@ -28,18 +28,28 @@ pub struct SparseCounts {
 
 impl SparseCounts {
     /// Build from a dense row-major matrix. Zeros are dropped; negative or non-finite
-    /// entries are errors naming the entry; `source_name` names the origin in errors.
+    /// entries are errors naming the entry; `source_name` names the origin in errors. A shape
+    /// with an empty dimension is refused: it holds no values to bound the other dimension
+    /// (an empty `10**12 x 0` array would allocate terabytes of row pointers).
     pub fn from_dense(
         rows: usize,
         cols: usize,
         dense: &[f32],
         source_name: &str,
     ) -> Result<Self, SelectError> {
-        if dense.len() != rows * cols {
+        if rows == 0 || cols == 0 {
             return Err(SelectError::invalid(
                 source_name,
                 "shape",
-                format!("{rows} x {cols} = {} values", rows * cols),
+                "at least one environment and one ability",
+                format!("{rows} x {cols}"),
+            ));
+        }
+        if Some(dense.len()) != rows.checked_mul(cols) {
+            return Err(SelectError::invalid(
+                source_name,
+                "shape",
+                format!("{rows} x {cols} values"),
                 format!("{} values", dense.len()),
             ));
         }
@@ -449,5 +459,17 @@ mod tests {
             .to_string();
         assert!(e.contains("[0, 0]") && e.contains("NaN"), "{e}");
         assert!(parse_counts_npy(b"garbage!!!!!", "g").is_err());
+    }
+
+    /// An empty `10**12 x 0` array (numpy makes one in no memory, `envdist.select` takes it)
+    /// once allocated terabytes of row pointers and aborted the interpreter.
+    #[test]
+    fn an_empty_dimension_is_refused_before_allocating() {
+        for (rows, cols) in [(1_000_000_000_000, 0), (0, 1_000_000_000_000), (0, 0)] {
+            let e = SparseCounts::from_dense(rows, cols, &[], "profiles")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("profiles") && e.contains("shape"), "{e}");
+        }
     }
 }
