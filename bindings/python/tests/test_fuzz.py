@@ -278,6 +278,19 @@ def campaign_select(tmp: str) -> dict:
         with open(npy, "wb") as f:
             f.write(b)
         c.run("npy " + label, envdist.select, npy, None, 3)
+
+    # A gradient file as envdist writes it (safetensors: header length, JSON header, data).
+    ids = [f"e{i}" for i in range(8)]
+    header = json.dumps({"__metadata__": {"schema_version": "1", "env_ids": json.dumps(ids)},
+                         "gradients": {"dtype": "F32", "shape": [8, 6], "data_offsets": [0, grads.nbytes]}})
+    header += " " * (-len(header) % 8)
+    st_seed = len(header).to_bytes(8, "little") + header.encode() + grads.astype("<f4").tobytes()
+    st = os.path.join(tmp, "grads.safetensors")
+    c.file_name = "grads.safetensors"
+    for b, label in mutants("select/safetensors", [st_seed]):
+        with open(st, "wb") as f:
+            f.write(b)
+        c.run("safetensors " + label, lambda: envdist.select(base, st, 3, env_ids=ids))
     return c.report()
 
 
