@@ -5,8 +5,6 @@
 //! cargo test --release -p xtask --bin xtask fuzz -- --nocapture` (README.md, "Fuzzing the
 //! readers").
 
-use std::path::Path;
-
 use clap::Parser;
 use envdist_core::fuzz::{Fuzz, TrackingAllocator, scratch_dir};
 use xtask::experiment::config::{ExperimentConfig, Preset};
@@ -41,9 +39,7 @@ fn fuzz_experiment_config() {
             br#"{"seeds": 3, "k": 12, "base": {"samples": 20000}, "eval": {"episodes": 4}}"#
                 .to_vec(),
         )
-        .regressions(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions/experiment-config"),
-        )
+        .regressions(env!("CARGO_MANIFEST_DIR"))
         .default_inputs(300)
         .run_on_file(&path, |_| {
             effective_config(&args.experiment)

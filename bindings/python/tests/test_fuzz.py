@@ -22,19 +22,9 @@ import sys
 import time
 
 import pytest
+from test_samplers import CONFIGS, ENVS, KINDS  # the same samplers, configured to move quickly
 
 DEFAULT_INPUTS = 150
-ENVS = ["maze/classic", "count-objects/classic", "sokoban/classic"]
-KINDS = ["hdc", "pass_rate", "learnability", "learning_progress", "sec", "ladder", "plr"]
-CONFIGS = {
-    "hdc": {"min_episodes": 4, "competence_threshold": 0.5},
-    "pass_rate": {"group_size": 4},
-    "learnability": {"top_k": 3},
-    "learning_progress": {"update_interval": 16},
-    "sec": {"batch_episodes": 16, "group_size": 4},
-    "ladder": {"check_episodes": 8, "window": 2},
-    "plr": {"buffer_size": 16},
-}
 
 NUMBERS = [b"0", b"-1", b"-0", b"4294967296", b"18446744073709551616", b"-9223372036854775809",
            b"1e999", b"-1e999", b"NaN", b"Infinity", b"1e-400", b"0.5", b"99999999999999999999999"]

@@ -4,7 +4,7 @@
 //! hang. The long run: `ENVDIST_FUZZ_INPUTS=100000 cargo test --release -p envdist-curriculum
 //! --test fuzz -- --nocapture` (README.md, "Fuzzing the readers").
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use envdist_core::fuzz::{Fuzz, Summary, TrackingAllocator, scratch_dir};
 use envdist_core::{EnvSpec, EpisodeOutcome, Task, TaskSampler};
@@ -17,12 +17,6 @@ static ALLOC: TrackingAllocator = TrackingAllocator;
 
 /// Mutants per campaign in `cargo test`: nine campaigns share the time budget.
 const INPUTS: usize = 300;
-
-fn regressions(reader: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fuzz-regressions")
-        .join(reader)
-}
 
 fn specs() -> Vec<EnvSpec> {
     synthetic_specs("fz", &[(1, 3), (2, 6), (4, 4)])
@@ -78,7 +72,7 @@ fn fuzz_state_of(kind: &'static str, reader: &'static str) -> Summary {
     for (name, bytes) in trained_states(&config, &dir) {
         fuzz = fuzz.seed(name, bytes);
     }
-    fuzz.regressions(regressions(reader))
+    fuzz.regressions(env!("CARGO_MANIFEST_DIR"))
         .default_inputs(INPUTS)
         .run_on_file(&dir.join("state.json"), |path| {
             let mut s = config.build(&specs(), 0).unwrap();
@@ -145,7 +139,7 @@ fn fuzz_hdc_state() {
         _ => unreachable!("HDC configs only"),
     };
     let name = "state.json";
-    fuzz.regressions(regressions("state-hdc"))
+    fuzz.regressions(env!("CARGO_MANIFEST_DIR"))
         .default_inputs(INPUTS)
         .run_on_file(&dir.join(name), |path| {
             let mut first_error = None;
@@ -209,7 +203,7 @@ fn fuzz_step_balanced_state() {
             "hdc + plr after 300 episodes",
             serde_json::to_vec(&trained.state()).unwrap(),
         )
-        .regressions(regressions("state-step-balanced"))
+        .regressions(env!("CARGO_MANIFEST_DIR"))
         .default_inputs(INPUTS)
         .run(|bytes| {
             let v: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
@@ -230,7 +224,7 @@ fn fuzz_sampler_config() {
         let config = SamplerConfig::default_for(kind).unwrap();
         fuzz = fuzz.seed(kind, serde_json::to_vec_pretty(&config).unwrap());
     }
-    fuzz.regressions(regressions("sampler-config"))
+    fuzz.regressions(env!("CARGO_MANIFEST_DIR"))
         .default_inputs(INPUTS * 2)
         .run_on_file(&dir.join("sampler.json"), |path| {
             let config = SamplerConfig::read(path).map_err(|e| e.to_string())?;

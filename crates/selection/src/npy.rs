@@ -387,10 +387,11 @@ pub fn read_index_npy(path: impl AsRef<Path>) -> Result<Vec<i64>, SelectError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn npy(descr: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
+    /// A numpy `.npy` file as `np.save` writes it (format 1, header padded to 64 bytes).
+    pub(crate) fn npy(descr: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
         let mut header = format!(
             "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
             if fortran { "True" } else { "False" }

@@ -22,12 +22,6 @@ const INPUTS: usize = 60;
 
 const ENVS: [&str; 2] = ["toy/goal", "toy/goal-mirrored"];
 
-fn regressions(reader: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fuzz-regressions")
-        .join(reader)
-}
-
 fn sampler() -> UniformSampler {
     let ids: Vec<EnvId> = ENVS.iter().map(|e| EnvId::new(*e)).collect();
     UniformSampler::new(&ToyFactory, &ids, HarnessLevel::H0, None, 5).unwrap()
@@ -51,7 +45,7 @@ fn checkpoint(dir: &Path) -> PathBuf {
     seed
 }
 
-/// A copy of checkpoint `from` into `to`, whose file `name` the campaign then overwrites.
+/// A copy of checkpoint `from` into `to`.
 fn copy_checkpoint(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap().flatten() {
@@ -104,57 +98,38 @@ fn the_parameter_count_is_known_before_building() {
     }
 }
 
-#[test]
-fn fuzz_checkpoint_state() {
-    let dir = scratch_dir("checkpoint-state");
+/// A campaign on one file of a real checkpoint: the checkpoint is copied into a work
+/// directory whose file named `prefix...` each input replaces; `read` gets that directory.
+fn fuzz_checkpoint_file(reader: &'static str, prefix: &str, read: fn(&Path) -> Result<(), String>) {
+    let dir = scratch_dir(reader);
     let seed = checkpoint(&dir);
     let work = dir.join("work");
     copy_checkpoint(&seed, &work);
-    Fuzz::new("checkpoint-state")
-        .seed(
-            "tiny after 2 updates",
-            std::fs::read(seed.join("state.json")).unwrap(),
-        )
-        .regressions(regressions("checkpoint-state"))
+    let file = file_named(&work, prefix);
+    Fuzz::new(reader)
+        .seed("tiny after 2 updates", std::fs::read(&file).unwrap())
+        .regressions(env!("CARGO_MANIFEST_DIR"))
         .default_inputs(INPUTS)
-        .run_on_file(&work.join("state.json"), |_| resume(&work))
+        .run_on_file(&file, |_| read(&work))
         .assert_clean();
+}
+
+#[test]
+fn fuzz_checkpoint_state() {
+    fuzz_checkpoint_file("checkpoint-state", "state.json", resume);
 }
 
 #[test]
 fn fuzz_checkpoint_model() {
-    let dir = scratch_dir("checkpoint-model");
-    let seed = checkpoint(&dir);
-    let work = dir.join("work");
-    copy_checkpoint(&seed, &work);
-    let model = file_named(&work, "model-");
-    Fuzz::new("checkpoint-model")
-        .seed("tiny after 2 updates", std::fs::read(&model).unwrap())
-        .regressions(regressions("checkpoint-model"))
-        .default_inputs(INPUTS)
-        .run_on_file(&model, |_| {
-            let m = PolicyModel::load(&work, Device::Cpu).map_err(|e| e.to_string())?;
-            act(&m)
-        })
-        .assert_clean();
+    fuzz_checkpoint_file("checkpoint-model", "model-", |dir| {
+        act(&PolicyModel::load(dir, Device::Cpu).map_err(|e| e.to_string())?)
+    });
 }
 
+/// The optimizer's moments are used by the update after the resume.
 #[test]
 fn fuzz_checkpoint_optimizer() {
-    let dir = scratch_dir("checkpoint-optimizer");
-    let seed = checkpoint(&dir);
-    let work = dir.join("work");
-    copy_checkpoint(&seed, &work);
-    let optimizer = file_named(&work, "optimizer-");
-    Fuzz::new("checkpoint-optimizer")
-        .seed("tiny after 2 updates", std::fs::read(&optimizer).unwrap())
-        .regressions(regressions("checkpoint-optimizer"))
-        .default_inputs(INPUTS)
-        .run_on_file(&optimizer, |_| {
-            // The optimizer's moments are used by the next update.
-            resume(&work)
-        })
-        .assert_clean();
+    fuzz_checkpoint_file("checkpoint-optimizer", "optimizer-", resume);
 }
 
 #[test]
@@ -178,7 +153,7 @@ fn fuzz_train_log() {
     };
     Fuzz::new("train-log")
         .seed("tiny, 2 updates", std::fs::read(&log).unwrap())
-        .regressions(regressions("train-log"))
+        .regressions(env!("CARGO_MANIFEST_DIR"))
         .default_inputs(INPUTS * 2)
         .run_on_file(&log, |_| {
             t.run(&mut s, &again, &mut |_| {})

@@ -5,8 +5,6 @@
 //! cargo test --release -p xtask --test it fuzz -- --nocapture` (README.md, "Fuzzing the
 //! readers").
 
-use std::path::Path;
-
 use envdist_core::env::EnvFactory;
 use envdist_core::fuzz::{Fuzz, scratch_dir};
 use envdist_envs::Suite;
@@ -66,9 +64,7 @@ fn fuzz_trajectory_log_replayed_in_the_suite() {
     Fuzz::new("replayed-log")
         .seed("solver trajectories", jsonl.into_bytes())
         .seed("the same as a chat log", chat.into_bytes())
-        .regressions(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions/replayed-log"),
-        )
+        .regressions(env!("CARGO_MANIFEST_DIR"))
         .default_inputs(150)
         .run_on_file(&dir.join("log.jsonl"), |path| {
             profile_log(path, &segmenter, &meta, Some(factory))

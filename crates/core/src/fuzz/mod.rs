@@ -389,10 +389,15 @@ impl Fuzz {
         self
     }
 
-    /// Add every file in `dir` (if it exists) as a regression input: run as it is, and used as
-    /// a seed for mutants.
-    pub fn regressions(mut self, dir: impl AsRef<Path>) -> Self {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir.as_ref())
+    /// Add the regression inputs kept for this reader in `crate_dir` (the test's
+    /// `env!("CARGO_MANIFEST_DIR")`), every file of `tests/fuzz-regressions/<reader>/`: each
+    /// is run as it is, and used as a seed for mutants.
+    pub fn regressions(mut self, crate_dir: impl AsRef<Path>) -> Self {
+        let dir = crate_dir
+            .as_ref()
+            .join("tests/fuzz-regressions")
+            .join(self.reader);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
             .map(|d| {
                 d.flatten()
                     .map(|e| e.path())

@@ -2,63 +2,29 @@
 //! LLM segmenter's answer parser under mutation fuzzing (`envdist_core::fuzz`): each input is
 //! profiled, or refused with an error naming the file (and the line); never a panic, a huge
 //! allocation or a hang. The long run: `ENVDIST_FUZZ_INPUTS=100000 cargo test --release -p
-//! envdist-profiling --test fuzz -- --nocapture` (README.md, "Fuzzing the readers").
-
-use std::path::{Path, PathBuf};
+//! envdist-profiling --lib fuzz -- --nocapture` (README.md, "Fuzzing the readers").
 
 use envdist_core::fuzz::{Fuzz, TrackingAllocator, scratch_dir};
-use envdist_core::{
-    ActionId, EnvId, HarnessLevel, TRAJECTORY_SCHEMA_VERSION, Task, Trajectory, TrajectoryStep,
-};
-use envdist_profiling::{LlmConfig, LlmSegmenter, MetaConfig, TagSegmenter, profile_log};
+
+use crate::test_support::{chat_line, traj};
+use crate::{LlmConfig, LlmSegmenter, MetaConfig, TagSegmenter, profile_log};
 
 #[global_allocator]
 static ALLOC: TrackingAllocator = TrackingAllocator;
 
-fn regressions(reader: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fuzz-regressions")
-        .join(reader)
-}
-
-fn trajectory(env: &str, seed: u64, tags: &[&[&str]]) -> Trajectory {
-    Trajectory {
-        schema_version: TRAJECTORY_SCHEMA_VERSION,
-        task: Task {
-            env: EnvId::new(env),
-            seed,
-            harness: HarnessLevel::H2,
-            scale: 4,
-        },
-        policy: "solver".into(),
-        steps: tags
-            .iter()
-            .enumerate()
-            .map(|(i, t)| TrajectoryStep {
-                action: [ActionId::RIGHT, ActionId::INTERACT, ActionId::WAIT][i % 3],
-                reward: if i + 1 == tags.len() { 1.0 } else { -0.01 },
-                abilities: t.iter().map(|s| s.to_string()).collect(),
-            })
-            .collect(),
-        success: true,
-        episode_return: 0.98,
-    }
-}
-
-/// The three line formats of the crate README, each as its own log and all mixed in one.
+/// The three line formats of the crate README: trajectory and step logs, and all three mixed
+/// in one (chat lines carry no tags: alone they need a replay, which xtask's fuzz test does).
 fn log_seeds() -> Vec<(&'static str, String)> {
     let whole: Vec<String> = [
-        trajectory(
+        traj(
             "maze/classic",
-            1,
             &[&["navigate"], &["navigate"], &["reach-goal"]],
         ),
-        trajectory(
+        traj(
             "key-door/classic",
-            2,
             &[&["navigate"], &["pick-key", "plan"], &["open-door"]],
         ),
-        trajectory("count/shapes", 3, &[&["count"]]),
+        traj("count/shapes", &[&["count"]]),
     ]
     .iter()
     .map(|t| serde_json::to_string(t).unwrap())
@@ -69,30 +35,21 @@ fn log_seeds() -> Vec<(&'static str, String)> {
         r#"{"schema_version":1,"env":"maze/classic","episode":"a","t":0,"action":"up","abilities":["navigate"],"scale":5,"seed":3,"harness":"H1"}"#,
     ]
     .join("\n");
-    let chat = |env: &str, episode: u32, turns: &[&str]| {
-        let mut messages =
-            vec![serde_json::json!({"role": "system", "content": "You play a grid game."})];
-        for t in turns {
-            messages.push(serde_json::json!({"role": "user", "content": [
-                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
-                {"type": "text", "text": "What do you do?"}
-            ]}));
-            messages.push(serde_json::json!({"role": "assistant", "content": t, "abilities": ["navigate"], "reward": 0.5}));
-        }
-        serde_json::json!({"env_id": env, "episode": episode, "messages": messages, "seed": 4, "scale": 3, "model": "vlm", "success": true})
-            .to_string()
-    };
     let chats = [
-        chat("maze/classic", 0, &["<answer>right</answer>", "Action: up"]),
-        chat("sokoban/classic", 3, &["no idea", "left"]),
-        chat("maze/classic", 0, &["interact"]),
+        chat_line(
+            "maze/classic",
+            0,
+            &["<answer>right</answer>", "Action: up"],
+            r#","seed":4,"scale":3,"model":"vlm","success":true"#,
+        ),
+        chat_line("sokoban/classic", 3, &["no idea", "left"], ""),
+        chat_line("maze/classic", 0, &["interact"], ""),
     ]
     .join("\n");
     let mixed = format!("{}\n\n{}\n{}\n", whole[0], steps, chats);
     vec![
         ("trajectories", whole.join("\n") + "\n"),
         ("steps", steps),
-        ("chat", chats),
         ("mixed", mixed),
     ]
 }
@@ -107,7 +64,7 @@ fn fuzz_trajectory_log() {
     let segmenter = TagSegmenter::default();
     let meta = MetaConfig::default();
     let summary = fuzz
-        .regressions(regressions("trajectory-log"))
+        .regressions(env!("CARGO_MANIFEST_DIR"))
         .default_inputs(400)
         .run_on_file(&dir.join("log.jsonl"), |path| {
             // Reading, segmenting, profiling and the usability check, as `profile_log` does
@@ -131,7 +88,7 @@ fn fuzz_llm_answer() {
             b"Sure! The abilities are:\n```json\n[\"Navigate\", \"count\"]\n```\nHope this helps."
                 .to_vec(),
         )
-        .regressions(regressions("llm-answer"))
+        .regressions(env!("CARGO_MANIFEST_DIR"))
         .default_inputs(400)
         .run(|bytes| {
             // An HTTP body is text: the segmenter reads it lossily, as ureq hands it over.

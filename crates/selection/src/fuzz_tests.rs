@@ -1,26 +1,21 @@
 //! Every reader of this crate (and core's profile and gradient files, which selection
 //! consumes) under mutation fuzzing (`envdist_core::fuzz`): each input parses to a value that
 //! selection then runs on, or is an error naming the file; never a panic, a huge allocation or
-//! a hang. `ENVDIST_FUZZ_INPUTS=100000 cargo test --release -p envdist-selection --test fuzz
-//! -- --nocapture` is the long run (README.md, "Fuzzing the readers").
+//! a hang. `ENVDIST_FUZZ_INPUTS=100000 cargo test --release -p envdist-selection --lib fuzz --
+//! --nocapture` is the long run (README.md, "Fuzzing the readers").
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use envdist_core::fuzz::{Fuzz, TrackingAllocator, scratch_dir};
-use envdist_core::{GradientSet, ProfileSet};
-use envdist_selection::{
+use crate::npy::tests::npy;
+use crate::{
     Problem, SelectConfig, Selection, SyntheticConfig, read_counts_npy, read_index_npy, select,
     synthetic,
 };
+use envdist_core::fuzz::{Fuzz, TrackingAllocator, scratch_dir};
+use envdist_core::{GradientSet, ProfileSet};
 
 #[global_allocator]
 static ALLOC: TrackingAllocator = TrackingAllocator;
-
-fn regressions(reader: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fuzz-regressions")
-        .join(reader)
-}
 
 /// A small real pool: profiles and gradients as selection's synthetic generator makes them.
 fn pool() -> Problem {
@@ -50,23 +45,6 @@ fn select_on(problem: &Problem) -> Result<(), String> {
     select(problem, &config)
         .map(drop)
         .map_err(|e| e.to_string())
-}
-
-/// A numpy `.npy` file as `np.save` writes it (format 1, header padded to 64 bytes).
-fn npy(descr: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
-    let mut header = format!(
-        "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
-        if fortran { "True" } else { "False" }
-    );
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(data);
-    out
 }
 
 #[test]
@@ -101,7 +79,7 @@ fn fuzz_counts_npy() {
             )
             .unwrap(),
         )
-        .regressions(regressions("counts-npy"))
+        .regressions(env!("CARGO_MANIFEST_DIR"))
         .default_inputs(400)
         .run_on_file(&dir.join("counts.npy"), |path| {
             let counts = read_counts_npy(path).map_err(|e| e.to_string())?;
@@ -132,7 +110,7 @@ fn fuzz_index_npy() {
             )
             .unwrap(),
         )
-        .regressions(regressions("index-npy"))
+        .regressions(env!("CARGO_MANIFEST_DIR"))
         .default_inputs(400)
         .run_on_file(&dir.join("ranking.npy"), |path| {
             read_index_npy(path).map(drop).map_err(|e| e.to_string())
@@ -148,7 +126,7 @@ fn fuzz_profiles() {
     envdist_core::io::write_json_atomic(&seed, &problem.to_profile_set()).unwrap();
     let summary = Fuzz::new("profiles")
         .seed("synthetic pool", std::fs::read(&seed).unwrap())
-        .regressions(regressions("profiles"))
+        .regressions(env!("CARGO_MANIFEST_DIR"))
         .default_inputs(400)
         .run_on_file(&dir.join("profiles.json"), |path| {
             let set = ProfileSet::read(path).map_err(|e| e.to_string())?;
@@ -175,7 +153,7 @@ fn fuzz_gradients() {
     let summary = Fuzz::new("gradients")
         .seed("synthetic pool", std::fs::read(&seed).unwrap())
         .seed("no projection seed", std::fs::read(&seed2).unwrap())
-        .regressions(regressions("gradients"))
+        .regressions(env!("CARGO_MANIFEST_DIR"))
         .default_inputs(400)
         .run_on_file(&dir.join("gradients.safetensors"), |path| {
             let g = GradientSet::read(path).map_err(|e| e.to_string())?;
@@ -199,11 +177,11 @@ fn fuzz_select_config() {
             require_full_coverage: true,
             must_include: vec![problem.env_ids()[1].clone()],
             must_exclude: vec![problem.env_ids()[2].clone()],
-            optimizer: envdist_selection::Optimizer::Stochastic {
+            optimizer: crate::Optimizer::Stochastic {
                 epsilon: 0.1,
                 seed: 5,
             },
-            aggregation: envdist_selection::Aggregation::Mean,
+            aggregation: crate::Aggregation::Mean,
             ..SelectConfig::aes(5)
         },
     ];
@@ -212,7 +190,7 @@ fn fuzz_select_config() {
         fuzz = fuzz.seed(format!("config {i}"), serde_json::to_vec_pretty(c).unwrap());
     }
     let summary = fuzz
-        .regressions(regressions("select-config"))
+        .regressions(env!("CARGO_MANIFEST_DIR"))
         .default_inputs(400)
         .run_on_file(&dir.join("select.json"), |path| {
             let config: SelectConfig =
@@ -220,7 +198,7 @@ fn fuzz_select_config() {
             // The config's own checks name `config` and the field, not the file: they run
             // against a pool, after the file was read.
             if let Ok(checked) = config.validate(&problem) {
-                let _ = envdist_selection::select_checked(&problem, &checked);
+                let _ = crate::select_checked(&problem, &checked);
             }
             Ok(())
         });
@@ -238,7 +216,7 @@ fn fuzz_selection_file() {
         .unwrap();
     let summary = Fuzz::new("selection")
         .seed("aes", std::fs::read(&seed).unwrap())
-        .regressions(regressions("selection"))
+        .regressions(env!("CARGO_MANIFEST_DIR"))
         .default_inputs(400)
         .run_on_file(&dir.join("selection.json"), |path| {
             let s = Selection::read(path).map_err(|e| e.to_string())?;
