@@ -16,7 +16,7 @@ use envdist_curriculum::{
 static ALLOC: TrackingAllocator = TrackingAllocator;
 
 /// Mutants per campaign in `cargo test`: nine campaigns share the time budget.
-const INPUTS: usize = 300;
+const INPUTS: usize = 200;
 
 fn specs() -> Vec<EnvSpec> {
     synthetic_specs("fz", &[(1, 3), (2, 6), (4, 4)])

@@ -217,7 +217,7 @@ impl HdcSampler {
         let (lo, hi) = self.window(i);
         let scale = self.rng.range_inclusive(lo, hi);
         let seed = self.rng.next_u64();
-        self.samples += 1;
+        self.samples = self.samples.saturating_add(1);
         Task {
             env: self.envs[i].id.clone(),
             seed,
@@ -237,16 +237,17 @@ impl HdcSampler {
     /// the current stage alone.
     pub fn record(&mut self, outcome: &EpisodeOutcome) -> UpdateEffect {
         let Some(&i) = self.index.get(&outcome.task.env) else {
-            self.unknown += 1;
+            self.unknown = self.unknown.saturating_add(1);
             return UpdateEffect::Unknown;
         };
-        self.updates += 1;
+        self.updates = self.updates.saturating_add(1);
         let level = self.current_level(i);
         let (lo, hi) = self.window(i);
         let rate = self.config.ema_rate;
         let st = &mut self.per_env[i];
-        st.episodes += 1;
-        st.successes += outcome.success as u64;
+        // Saturating: a restored state may hold any count (nothing else bounds it).
+        st.episodes = st.episodes.saturating_add(1);
+        st.successes = st.successes.saturating_add(outcome.success as u64);
         if outcome.task.harness != level || !(lo..=hi).contains(&outcome.task.scale) {
             return UpdateEffect::OffStage;
         }
@@ -299,7 +300,7 @@ impl HdcSampler {
         let moved = matches!(effect, UpdateEffect::WindowUp | UpdateEffect::LevelUp)
             || (!was_ready && st.ready);
         if capped && moved {
-            st.capped_advances += 1;
+            st.capped_advances = st.capped_advances.saturating_add(1);
         }
         effect
     }
