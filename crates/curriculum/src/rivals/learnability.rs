@@ -210,7 +210,7 @@ impl LearnabilitySampler {
         }
         let p = self.cache.as_deref().unwrap_or_default();
         let a = draw_index(&mut self.core.rng, p);
-        self.core.samples += 1;
+        self.core.samples = self.core.samples.saturating_add(1);
         self.core.space.draw(a, &mut self.core.rng)
     }
 
@@ -222,7 +222,7 @@ impl LearnabilitySampler {
         let x = if outcome.success { 1.0 } else { 0.0 };
         let s = &mut self.arms[a];
         s.p += self.config.ema_rate * (x - s.p);
-        s.episodes += 1;
+        s.episodes = s.episodes.saturating_add(1);
         self.cache = None;
     }
 

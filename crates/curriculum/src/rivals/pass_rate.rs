@@ -281,7 +281,7 @@ impl PassRateSampler {
             let d = envs[rng.index(envs.len())];
             d[rng.index(d.len())]
         };
-        self.core.samples += 1;
+        self.core.samples = self.core.samples.saturating_add(1);
         self.core.space.draw(a, &mut self.core.rng)
     }
 
@@ -310,7 +310,7 @@ impl PassRateSampler {
                 return;
             };
             Self::unfile(&mut self.arms[oldest]);
-            self.recycled += 1;
+            self.recycled = self.recycled.saturating_add(1);
         }
     }
 
@@ -330,7 +330,7 @@ impl PassRateSampler {
         for s in &mut self.arms {
             if s.pool != Pool::Normal && s.filed_at + period <= now {
                 Self::unfile(s);
-                self.reprobed += 1;
+                self.reprobed = self.reprobed.saturating_add(1);
             }
         }
     }
@@ -346,14 +346,14 @@ impl PassRateSampler {
         };
         let g = self.config.group_size;
         let s = &mut self.arms[a];
-        s.group_n += 1;
-        s.group_successes += outcome.success as u32;
+        s.group_n = s.group_n.saturating_add(1);
+        s.group_successes = s.group_successes.saturating_add(outcome.success as u32);
         if s.group_n < g {
             return;
         }
         let mean = s.group_successes as f32 / s.group_n as f32;
         s.pass_rate = Some(mean);
-        s.groups += 1;
+        s.groups = s.groups.saturating_add(1);
         s.group_n = 0;
         s.group_successes = 0;
         let class = if mean >= self.config.high {
