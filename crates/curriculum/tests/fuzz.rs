@@ -1,7 +1,7 @@
 //! Saved sampler states of every kind and sampler configuration files under mutation fuzzing
 //! (`envdist_core::fuzz`): each input restores a sampler that then samples, updates and
 //! saves, or is refused with an error naming the file; never a panic, a huge allocation or a
-//! hang. The long run: `ENVDIST_FUZZ_INPUTS=100000 cargo test --release -p envdist-curriculum
+//! hang. The long run: `ENVDIST_FUZZ_INPUTS=100000 cargo test -p envdist-curriculum
 //! --test fuzz -- --nocapture` (README.md, "Fuzzing the readers").
 
 use std::path::Path;
