@@ -185,6 +185,33 @@ fn error_shape(message: &str, file_name: Option<&str>) -> String {
     out
 }
 
+thread_local! {
+    /// Whether this thread is running an input (its panics are the campaign's to report).
+    static IN_INPUT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Where this thread's last panic during an input happened.
+    static PANICKED_AT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Install, once per process, a panic hook that keeps quiet about panics on a thread running a
+/// fuzz input and remembers where they happened: the campaign reports a panic that escapes the
+/// reader with that place, and one the reader catches itself (as the trainer catches burn's
+/// on a malformed record) is not printed thousands of times. Other threads keep the hook
+/// they had.
+fn install_panic_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if IN_INPUT.with(std::cell::Cell::get) {
+                let at = info.location().map(|l| l.to_string()).unwrap_or_default();
+                PANICKED_AT.with(|p| *p.borrow_mut() = Some(at));
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// The input being read, as the watchdog sees it.
 struct Running {
     name: String,
@@ -289,9 +316,12 @@ impl Tally {
             bytes: Arc::clone(&input.bytes),
         }));
         alloc::arm(self.reader, input.index);
+        PANICKED_AT.with(|p| p.borrow_mut().take());
+        IN_INPUT.with(|f| f.set(true));
         let start = Instant::now();
         let result = catch_unwind(AssertUnwindSafe(|| read(&input.bytes)));
         let took = start.elapsed();
+        IN_INPUT.with(|f| f.set(false));
         let largest = alloc::disarm();
         self.watchdog.set(None);
 
@@ -324,7 +354,10 @@ impl Tally {
                     .map(|s| s.to_string())
                     .or_else(|| payload.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "a panic".into());
-                problems.push(format!("panicked: {text}"));
+                let at = PANICKED_AT
+                    .with(|p| p.borrow_mut().take())
+                    .unwrap_or_default();
+                problems.push(format!("panicked at {at}: {text}"));
             }
         }
         if took > self.slow {
@@ -479,6 +512,7 @@ impl Fuzz {
             .join(self.reader.replace(['/', ' '], "-"));
         let hang = Duration::from_secs(env_number("ENVDIST_FUZZ_HANG_S").unwrap_or(60));
         let tracked = alloc::installed();
+        install_panic_hook();
         let mut tally = Tally {
             reader: self.reader,
             file_name: self.file_name.clone(),
