@@ -356,6 +356,13 @@ impl TrainConfig {
                 format!("{} x {}", self.num_envs, self.rollout_len),
             );
         }
+        if self.minibatch > MAX_BATCH {
+            return bad(
+                "minibatch",
+                &format!("at most {MAX_BATCH} samples per gradient step"),
+                self.minibatch.to_string(),
+            );
+        }
         if self.epochs > MAX_EPOCHS {
             return bad(
                 "epochs",

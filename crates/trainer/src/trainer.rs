@@ -619,10 +619,37 @@ pub(crate) fn load_model<B: AutodiffBackend>(
     })?;
     let rec = Recorder_::default();
     let net = PolicyNet::<B>::init(&state.config.model, state.config.seed, device);
-    burn_load(&path, "a burn model record", || {
+    let expected = param_shapes(&net);
+    let loaded = burn_load(&path, "a burn model record", || {
         let record = Recorder::<B>::load(&rec, bytes, device).map_err(|e| e.to_string())?;
         Ok(net.load_record(record))
-    })
+    })?;
+    // burn takes a record's tensors as they come: one of another shape would only fail (and
+    // panic) in the first forward pass.
+    let found = param_shapes(&loaded);
+    if found != expected {
+        return Err(envdist_core::FileError::invalid(
+            &path,
+            ".",
+            format!("parameters of shapes {expected:?} (config.model of state.json)"),
+            format!("{found:?}"),
+        )
+        .into());
+    }
+    Ok(loaded)
+}
+
+/// The shape of every parameter of `net`, in visiting order.
+fn param_shapes<B: Backend, M: Module<B>>(net: &M) -> Vec<Vec<usize>> {
+    struct Shapes(Vec<Vec<usize>>);
+    impl<B: Backend> ModuleVisitor<B> for Shapes {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            self.0.push(param.val().dims().to_vec());
+        }
+    }
+    let mut shapes = Shapes(Vec::new());
+    net.visit(&mut shapes);
+    shapes.0
 }
 
 /// Run one of burn's record loads, whose errors (and panics) are the file's. burn panics on
