@@ -80,12 +80,18 @@ fn act(model: &PolicyModel) -> Result<(), String> {
 }
 
 /// Resume the run, act with its policy and train once more (the resumed episodes, counters,
-/// random stream and sampler all take part in an update).
+/// random stream, optimizer and sampler all take part in an update). The update only runs when
+/// it costs no more than a few of the seed's: what a resumed config asks for (a mutated
+/// `rollout_len` of 65535 is a 500k-step rollout) is the config's cost, not the reader's.
 fn resume(dir: &Path) -> Result<(), String> {
     let mut s = sampler();
     let mut t = Trainer::resume(dir, Arc::new(ToyFactory), Device::Cpu, &mut s)
         .map_err(|e| e.to_string())?;
     act(&t.policy())?;
+    let cost = |c: &TrainConfig| c.batch_size() * c.epochs;
+    if cost(t.config()) > 4 * cost(&tiny()) {
+        return Ok(());
+    }
     t.train_update(&mut s).map(drop).map_err(|e| e.to_string())
 }
 
