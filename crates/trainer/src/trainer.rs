@@ -246,7 +246,7 @@ impl<B: AutodiffBackend> Core<B> {
                 r.episode_return.push(None);
                 r.episode_trains.push(trains);
             }
-            self.env_steps += n as u64;
+            self.env_steps = self.env_steps.saturating_add(n as u64);
         }
         self.bufs
             .fill(self.slots.iter().map(|s| &s.features), &cfg.model);
@@ -421,7 +421,8 @@ impl<B: AutodiffBackend> Core<B> {
         // The read above waited for the device: the learning time is complete.
         let learn_s = learn_start.elapsed().as_secs_f32();
         let sum = |k: usize| sums.get(k).copied().unwrap_or(0.0);
-        self.update += 1;
+        // Saturating: a resumed checkpoint may hold any count.
+        self.update = self.update.saturating_add(1);
         let b = batches.max(1) as f64;
         let seconds = t0.elapsed().as_secs_f32();
         Ok(UpdateStats {
@@ -507,10 +508,15 @@ impl<B: AutodiffBackend> Core<B> {
             source,
         })?;
         let device = core.device.clone();
-        core.optim = burn_load(&opt_path, "a burn optimizer record", || {
-            let record = Recorder::<B>::load(&rec, bytes, &device).map_err(|e| e.to_string())?;
-            Ok(adam().init().load_record(record))
-        })?;
+        core.optim = burn_load(
+            &opt_path,
+            "a burn optimizer record (the optimizer_file of state.json)",
+            || {
+                let record =
+                    Recorder::<B>::load(&rec, bytes, &device).map_err(|e| e.to_string())?;
+                Ok(adam().init().load_record(record))
+            },
+        )?;
         core.rng = state.rng.clone();
         core.update = state.update;
         core.env_steps = state.env_steps;
@@ -620,10 +626,14 @@ pub(crate) fn load_model<B: AutodiffBackend>(
     let rec = Recorder_::default();
     let net = PolicyNet::<B>::init(&state.config.model, state.config.seed, device);
     let expected = param_shapes(&net);
-    let loaded = burn_load(&path, "a burn model record", || {
-        let record = Recorder::<B>::load(&rec, bytes, device).map_err(|e| e.to_string())?;
-        Ok(net.load_record(record))
-    })?;
+    let loaded = burn_load(
+        &path,
+        "a burn model record (the model_file of state.json)",
+        || {
+            let record = Recorder::<B>::load(&rec, bytes, device).map_err(|e| e.to_string())?;
+            Ok(net.load_record(record))
+        },
+    )?;
     // burn takes a record's tensors as they come: one of another shape would only fail (and
     // panic) in the first forward pass.
     let found = param_shapes(&loaded);
