@@ -62,7 +62,10 @@ class Mutator:
         toks = [m.span() for m in TOKEN.finditer(bytes(b))]
         op = r.randrange(11 if toks else 7)
         at = r.randrange(n + 1)
-        if op == 0 and n:
+        if op == 0:
+            if not n:
+                b.extend(r.choice(BYTES))
+                return "append a byte"
             i = r.randrange(n)
             b[i] ^= 1 << r.randrange(8)
             return f"flip a bit of byte {i}"
@@ -295,8 +298,14 @@ CAMPAIGNS = {"profile_log": campaign_profile_log, "load_state_dict": campaign_lo
 def test_fuzz(name, tmp_path):
     progress = tmp_path / "progress"
     env = dict(os.environ, ENVDIST_FUZZ_PROGRESS=str(progress))
-    proc = subprocess.run([sys.executable, __file__, name, str(tmp_path)], env=env,
-                          capture_output=True, text=True)
+    # A child stuck in Rust (holding the GIL) cannot time itself out: the parent does, with
+    # room for every input to take 50 ms.
+    timeout = 600 + 0.05 * 10 * int(os.environ.get("ENVDIST_FUZZ_INPUTS", DEFAULT_INPUTS))
+    try:
+        proc = subprocess.run([sys.executable, __file__, name, str(tmp_path)], env=env,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"a hang: the campaign ran past {timeout:.0f} s, at {progress.read_text()}")
     last = progress.read_text() if progress.exists() else "before the first input"
     assert proc.returncode == 0, (
         f"the interpreter died (exit {proc.returncode}) at {last}\n{proc.stderr[-3000:]}")
