@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use anyhow::Context;
 use envdist_core::{EnvId, EnvSpec, ScaleRange};
 use envdist_curriculum::{
     CurriculumSampler, LearnerParams, SamplerConfig, SimulateOptions, SyntheticLearner,
@@ -89,7 +90,11 @@ fn choose(mode: Option<&str>, config: Option<&Path>) -> anyhow::Result<SamplerCo
         Some(p) => Some(envdist_core::io::read_json(p, None)?),
         None => None,
     };
-    Ok(SamplerConfig::resolve(mode, file)?)
+    // The file's errors name it (the resolver sees only its JSON).
+    SamplerConfig::resolve(mode, file).with_context(|| match config {
+        Some(p) => format!("{} (with --mode)", p.display()),
+        None => "--mode".into(),
+    })
 }
 
 /// Synthetic environments with staggered scale ranges, so windows have different lengths.
@@ -300,12 +305,11 @@ mod tests {
             choose(None, Some(&tagged)).unwrap(),
             SamplerConfig::Ladder(c) if c.window == 2
         ));
-        let e = choose(Some("sec"), Some(&tagged))
-            .err()
-            .unwrap()
-            .to_string();
+        // The file's name is the outer context; `{:#}` shows the cause beneath it.
+        let e = format!("{:#}", choose(Some("sec"), Some(&tagged)).err().unwrap());
+        assert!(e.contains("tagged.json"), "{e}");
         assert!(e.contains("ladder") && e.contains("sec"), "{e}");
-        let e = choose(Some("bandit"), None).err().unwrap().to_string();
+        let e = format!("{:#}", choose(Some("bandit"), None).err().unwrap());
         assert!(e.contains("harness_only") && e.contains("plr"), "{e}");
         let _ = std::fs::remove_dir_all(&d);
     }

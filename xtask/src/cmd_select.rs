@@ -187,8 +187,11 @@ fn load_problem(args: &SelectArgs) -> anyhow::Result<Problem> {
     } else {
         bail!("give one of --profiles FILE, --counts-npy FILE or --synthetic SPEC");
     };
-    if let Some(g) = &grads {
-        problem = problem.with_gradients(g)?;
+    if let (Some(g), Some(p)) = (&grads, &args.gradients) {
+        // A row the profiles lack (or the other way round) is the two files' mismatch.
+        problem = problem
+            .with_gradients(g)
+            .with_context(|| format!("matching gradients {} to the profiles", p.display()))?;
     }
     Ok(problem)
 }

@@ -17,6 +17,8 @@ mod cmd_experiment;
 mod cmd_profile;
 mod cmd_select;
 mod cmd_train;
+#[cfg(test)]
+mod fuzz_tests;
 mod progress;
 
 use clap::{Parser, Subcommand};

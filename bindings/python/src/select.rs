@@ -86,7 +86,11 @@ pub fn select_json(
         }
         (None, Some(path)) => {
             let g = GradientSet::read(&path).map_err(|e| file_error(&e))?;
-            problem = problem.with_gradients(&g).map_err(select_error)?;
+            // A row the profiles lack (or the other way round): name the file too.
+            problem = problem.with_gradients(&g).map_err(|e| match e {
+                envdist_selection::SelectError::File(f) => file_error(&f),
+                other => value_error(format!("{}: {other}", path.display())),
+            })?;
         }
         (None, None) => {}
         (Some(_), Some(_)) => {

@@ -168,13 +168,30 @@ fn parse_value<T: DeserializeOwned>(
     })
 }
 
+/// Read a text file. Bytes that are not UTF-8 are an error naming the line (and the byte
+/// offset) where they start, not only the file.
+pub fn read_text(path: impl AsRef<Path>) -> Result<String, FileError> {
+    let path = path.as_ref();
+    let bytes = fs::read(path).map_err(|e| FileError::io(path, e))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        FileError::Parse {
+            path: path.to_path_buf(),
+            line: Some(bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1),
+            field: ".".into(),
+            message: format!("not UTF-8 text: invalid bytes at byte offset {at}"),
+        }
+    })
+}
+
 /// Read a JSON document. With `expected_schema`, the top-level `schema_version` must equal it.
 pub fn read_json<T: DeserializeOwned>(
     path: impl AsRef<Path>,
     expected_schema: Option<u32>,
 ) -> Result<T, FileError> {
     let path = path.as_ref();
-    let text = fs::read_to_string(path).map_err(|e| FileError::io(path, e))?;
+    let text = read_text(path)?;
     parse_value(path, None, &text, expected_schema)
 }
 
@@ -184,7 +201,7 @@ pub fn read_jsonl<T: DeserializeOwned>(
     expected_schema: Option<u32>,
 ) -> Result<Vec<T>, FileError> {
     let path = path.as_ref();
-    let text = fs::read_to_string(path).map_err(|e| FileError::io(path, e))?;
+    let text = read_text(path)?;
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
@@ -244,6 +261,12 @@ mod tests {
         .unwrap();
         let e = read_jsonl::<Doc>(&l, Some(1)).unwrap_err().to_string();
         assert!(e.contains("log.jsonl line 3"), "{e}");
+        fs::write(&l, b"{\"schema_version\":1,\"k\":1}\n{\"k\":\"\xff\"}\n").unwrap();
+        let e = read_jsonl::<Doc>(&l, Some(1)).unwrap_err().to_string();
+        assert!(
+            e.contains("log.jsonl line 2") && e.contains("not UTF-8"),
+            "{e}"
+        );
         let _ = fs::remove_dir_all(&d);
     }
 }

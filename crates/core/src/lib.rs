@@ -31,6 +31,8 @@ pub mod action;
 pub mod data;
 pub mod env;
 pub mod error;
+#[cfg(any(test, feature = "fuzz"))]
+pub mod fuzz;
 pub mod harness;
 pub mod hash;
 pub mod image;

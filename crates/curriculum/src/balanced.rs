@@ -122,8 +122,10 @@ impl TaskSampler for StepBalanced {
     fn update(&mut self, outcome: &EpisodeOutcome) {
         // An outcome for an environment no part owns is ignored, as every sampler does.
         if let Some(&i) = self.owner.get(&outcome.task.env) {
-            self.lengths[i].episodes += 1;
-            self.lengths[i].steps += outcome.steps as u64;
+            // Saturating: a restored state may hold any count.
+            let l = &mut self.lengths[i];
+            l.episodes = l.episodes.saturating_add(1);
+            l.steps = l.steps.saturating_add(outcome.steps as u64);
             self.parts[i].update(outcome);
         }
     }

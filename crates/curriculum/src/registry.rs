@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use envdist_core::{EnvSpec, EpisodeOutcome, InvalidValue};
+use envdist_core::{EnvSpec, EpisodeOutcome, FileError, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use crate::error::CurriculumError;
@@ -239,6 +239,20 @@ impl SamplerConfig {
             config.mode = m;
         }
         Ok(Self::Hdc(config))
+    }
+
+    /// Read a configuration file (a tagged object, as [`Self::from_json`]) and check it;
+    /// errors name the file and the field.
+    pub fn read(path: impl AsRef<Path>) -> Result<Self, CurriculumError> {
+        let path = path.as_ref();
+        let value: serde_json::Value = envdist_core::io::read_json(path, None)?;
+        let config = Self::from_json(&value).and_then(|c| c.validate().map(|()| c));
+        config.map_err(|e| match e {
+            CurriculumError::Config(v) => {
+                FileError::invalid(path, v.field, v.expected, v.found).into()
+            }
+            other => other,
+        })
     }
 
     /// Check the configuration; the error names the first bad field.

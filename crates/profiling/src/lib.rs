@@ -51,6 +51,8 @@ pub mod segment;
 pub mod stats;
 
 #[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
 mod test_support;
 #[cfg(test)]
 mod toy;

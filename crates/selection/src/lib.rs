@@ -47,6 +47,8 @@ pub mod certificate;
 pub mod config;
 pub mod error;
 pub mod exact;
+#[cfg(test)]
+mod fuzz_tests;
 pub mod greedy;
 pub mod npy;
 pub mod objective;

@@ -28,18 +28,28 @@ pub struct SparseCounts {
 
 impl SparseCounts {
     /// Build from a dense row-major matrix. Zeros are dropped; negative or non-finite
-    /// entries are errors naming the entry; `source_name` names the origin in errors.
+    /// entries are errors naming the entry; `source_name` names the origin in errors. A shape
+    /// with an empty dimension is refused: it holds no values to bound the other dimension
+    /// (an empty `10**12 x 0` array would allocate terabytes of row pointers).
     pub fn from_dense(
         rows: usize,
         cols: usize,
         dense: &[f32],
         source_name: &str,
     ) -> Result<Self, SelectError> {
-        if dense.len() != rows * cols {
+        if rows == 0 || cols == 0 {
             return Err(SelectError::invalid(
                 source_name,
                 "shape",
-                format!("{rows} x {cols} = {} values", rows * cols),
+                "at least one environment and one ability",
+                format!("{rows} x {cols}"),
+            ));
+        }
+        if Some(dense.len()) != rows.checked_mul(cols) {
+            return Err(SelectError::invalid(
+                source_name,
+                "shape",
+                format!("{rows} x {cols} values"),
                 format!("{} values", dense.len()),
             ));
         }
@@ -75,16 +85,18 @@ impl Builder {
 
     #[inline]
     fn push(&mut self, r: usize, c: usize, v: f64, source: &str) -> Result<(), SelectError> {
-        if v == 0.0 {
-            return Ok(());
-        }
-        if !v.is_finite() || v < 0.0 {
+        // Counts are kept as f32: a finite f64 beyond f32's range would become infinite, and a
+        // positive one below its smallest value zero (which is dropped like any zero).
+        if v.is_nan() || v < 0.0 || !(v as f32).is_finite() {
             return Err(SelectError::invalid(
                 source,
                 format!("[{r}, {c}]"),
-                "a finite non-negative count",
+                "a finite non-negative count (at most 3.4e38)",
                 v.to_string(),
             ));
+        }
+        if v as f32 == 0.0 {
+            return Ok(());
         }
         self.out.indices.push(c as u32);
         self.out.values.push(v as f32);
@@ -135,17 +147,18 @@ impl Dtype {
 }
 
 fn parse_descr(descr: &str) -> Option<Dtype> {
-    let (order, rest) = descr.split_at(1.min(descr.len()));
-    if !matches!(order, "<" | "|" | "=") {
+    // Bytes, not chars: the header is lossily decoded text and may hold any character.
+    let (&order, rest) = descr.as_bytes().split_first()?;
+    if !matches!(order, b'<' | b'|' | b'=') {
         return None;
     }
-    let (kind, size) = rest.split_at(1.min(rest.len()));
-    let size: usize = size.parse().ok()?;
+    let (&kind, size) = rest.split_first()?;
+    let size: usize = std::str::from_utf8(size).ok()?.parse().ok()?;
     match (kind, size) {
-        ("b", 1) => Some(Dtype::Bool),
-        ("u", 1 | 2 | 4 | 8) => Some(Dtype::U(size)),
-        ("i", 1 | 2 | 4 | 8) => Some(Dtype::I(size)),
-        ("f", 4 | 8) => Some(Dtype::F(size)),
+        (b'b', 1) => Some(Dtype::Bool),
+        (b'u', 1 | 2 | 4 | 8) => Some(Dtype::U(size)),
+        (b'i', 1 | 2 | 4 | 8) => Some(Dtype::I(size)),
+        (b'f', 4 | 8) => Some(Dtype::F(size)),
         _ => None,
     }
 }
@@ -174,8 +187,20 @@ pub fn read_counts_npy(path: impl AsRef<Path>) -> Result<SparseCounts, SelectErr
     parse_counts_npy(&bytes, &path.display().to_string())
 }
 
-/// Decode `.npy` bytes; `source_name` (usually the path) is used in error messages.
-pub fn parse_counts_npy(bytes: &[u8], source_name: &str) -> Result<SparseCounts, SelectError> {
+/// What an `.npy` header declares, checked against the bytes that follow it.
+struct Header<'a> {
+    dtype: Dtype,
+    fortran: bool,
+    dims: Vec<usize>,
+    shape_text: String,
+    /// The array's bytes: exactly `product(dims) * dtype.size()` of them.
+    data: &'a [u8],
+}
+
+/// Parse and check an `.npy` header: magic, version, header length, dtype, order and shape.
+/// The declared shape is checked against the bytes actually present before anything is
+/// allocated for it, so a header claiming a huge array is refused, not believed.
+fn parse_header<'a>(bytes: &'a [u8], source_name: &str) -> Result<Header<'a>, SelectError> {
     let bad = |field: &str, expected: &str, found: String| {
         SelectError::invalid(source_name, field, expected, found)
     };
@@ -193,6 +218,13 @@ pub fn parse_counts_npy(bytes: &[u8], source_name: &str) -> Result<SparseCounts,
             u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
             12,
         ),
+        2 | 3 => {
+            return Err(bad(
+                "header",
+                "a 4-byte header length",
+                "a truncated file".into(),
+            ));
+        }
         _ => {
             return Err(bad("version", "npy format 1, 2 or 3", format!("{major}")));
         }
@@ -223,8 +255,9 @@ pub fn parse_counts_npy(bytes: &[u8], source_name: &str) -> Result<SparseCounts,
             return Err(bad("fortran_order", "True or False", format!("{other:?}")));
         }
     };
-    let shape_text =
-        header_value(&header, "shape").ok_or_else(|| bad("shape", "a tuple", "nothing".into()))?;
+    let shape_text = header_value(&header, "shape")
+        .ok_or_else(|| bad("shape", "a tuple", "nothing".into()))?
+        .to_string();
     let dims: Vec<usize> = shape_text
         .trim_matches(|c| c == '(' || c == ')')
         .split(',')
@@ -232,25 +265,11 @@ pub fn parse_counts_npy(bytes: &[u8], source_name: &str) -> Result<SparseCounts,
         .filter(|s| !s.is_empty())
         .map(|s| s.trim_end_matches('L').parse::<usize>())
         .collect::<Result<_, _>>()
-        .map_err(|_| bad("shape", "a tuple of integers", shape_text.to_string()))?;
-    let [rows, cols] = dims[..] else {
-        return Err(bad(
-            "shape",
-            "a 2-D shape (envs, abilities)",
-            shape_text.to_string(),
-        ));
-    };
-    let size = dtype.size();
-    let need = rows
-        .checked_mul(cols)
-        .and_then(|x| x.checked_mul(size))
-        .ok_or_else(|| {
-            bad(
-                "shape",
-                "a shape that fits in memory",
-                shape_text.to_string(),
-            )
-        })?;
+        .map_err(|_| bad("shape", "a tuple of integers", shape_text.clone()))?;
+    let need = dims
+        .iter()
+        .try_fold(dtype.size(), |n, &d| n.checked_mul(d))
+        .ok_or_else(|| bad("shape", "a shape that fits in memory", shape_text.clone()))?;
     let data = &bytes[data_start..];
     if data.len() < need {
         return Err(bad(
@@ -259,11 +278,43 @@ pub fn parse_counts_npy(bytes: &[u8], source_name: &str) -> Result<SparseCounts,
             format!("{} bytes", data.len()),
         ));
     }
+    Ok(Header {
+        dtype,
+        fortran,
+        dims,
+        shape_text,
+        data: &data[..need],
+    })
+}
+
+/// Decode `.npy` bytes; `source_name` (usually the path) is used in error messages.
+pub fn parse_counts_npy(bytes: &[u8], source_name: &str) -> Result<SparseCounts, SelectError> {
+    let Header {
+        dtype,
+        fortran,
+        dims,
+        shape_text,
+        data,
+    } = parse_header(bytes, source_name)?;
+    // An empty dimension holds no data, so the file cannot bound the other one: a shape of
+    // (10**15, 0) would allocate petabytes of row pointers for nothing to select from.
+    let (rows, cols) = match dims[..] {
+        [rows, cols] if rows > 0 && cols > 0 && cols < u32::MAX as usize => (rows, cols),
+        _ => {
+            return Err(SelectError::invalid(
+                source_name,
+                "shape",
+                "a 2-D shape (envs, abilities), each at least 1 (and fewer than 2^32 - 1 abilities)",
+                shape_text,
+            ));
+        }
+    };
+    let size = dtype.size();
     let mut b = Builder::new(rows, cols);
-    if matches!(dtype, Dtype::U(1) | Dtype::Bool) && !fortran && cols > 0 {
+    if matches!(dtype, Dtype::U(1) | Dtype::Bool) && !fortran {
         // The common numpy case (uint8 / bool counts, C order): no per-element decoding, and
         // every value is a valid non-negative count.
-        for row in data[..need].chunks_exact(cols) {
+        for row in data.chunks_exact(cols) {
             for (c, &v) in row.iter().enumerate() {
                 if v != 0 {
                     b.out.indices.push(c as u32);
@@ -296,49 +347,51 @@ pub fn read_index_npy(path: impl AsRef<Path>) -> Result<Vec<i64>, SelectError> {
         source,
     })?;
     let name = path.display().to_string();
-    // Reuse the 2-D reader by viewing the vector as one column; zeros would be dropped from
-    // the sparse form, so decode the values directly instead.
-    let header_end = {
-        if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
-            return Err(SelectError::invalid(
-                &name,
-                "magic",
-                "a .npy file",
-                "other bytes",
-            ));
-        }
-        match bytes[6] {
-            1 => 10 + usize::from(u16::from_le_bytes([bytes[8], bytes[9]])),
-            _ => 12 + u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-        }
-    };
-    let header = String::from_utf8_lossy(&bytes[..header_end.min(bytes.len())]);
-    let descr = header_value(&header, "descr")
-        .map(|d| d.trim_matches(|c| c == '\'' || c == '"'))
-        .unwrap_or("");
-    let dtype = match parse_descr(descr) {
-        Some(d @ (Dtype::I(_) | Dtype::U(_))) => d,
-        _ => {
-            return Err(SelectError::invalid(
-                &name,
-                "descr",
-                "an integer dtype",
-                format!("{descr:?}"),
-            ));
-        }
-    };
-    let data = bytes.get(header_end..).unwrap_or(&[]);
-    Ok(data
-        .chunks_exact(dtype.size())
-        .map(|c| dtype.read(c) as i64)
-        .collect())
+    let h = parse_header(&bytes, &name)?;
+    if !matches!(h.dtype, Dtype::I(_) | Dtype::U(_)) {
+        return Err(SelectError::invalid(
+            &name,
+            "descr",
+            "an integer dtype",
+            format!("{:?}", h.dtype),
+        ));
+    }
+    if h.dims.len() != 1 {
+        return Err(SelectError::invalid(
+            &name,
+            "shape",
+            "a 1-D shape (n,)",
+            h.shape_text,
+        ));
+    }
+    // Zeros matter here (index 0), so decode the values directly, not through the sparse form.
+    h.data
+        .chunks_exact(h.dtype.size())
+        .enumerate()
+        .map(|(i, c)| match h.dtype {
+            Dtype::U(8) => {
+                let v = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
+                i64::try_from(v).map_err(|_| {
+                    SelectError::invalid(
+                        &name,
+                        format!("[{i}]"),
+                        "an index below 2^63",
+                        v.to_string(),
+                    )
+                })
+            }
+            Dtype::I(8) => Ok(i64::from_le_bytes(c.try_into().unwrap_or([0; 8]))),
+            d => Ok(d.read(c) as i64),
+        })
+        .collect()
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn npy(descr: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
+    /// A numpy `.npy` file as `np.save` writes it (format 1, header padded to 64 bytes).
+    pub(crate) fn npy(descr: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
         let mut header = format!(
             "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
             if fortran { "True" } else { "False" }
@@ -407,5 +460,17 @@ mod tests {
             .to_string();
         assert!(e.contains("[0, 0]") && e.contains("NaN"), "{e}");
         assert!(parse_counts_npy(b"garbage!!!!!", "g").is_err());
+    }
+
+    /// An empty `10**12 x 0` array (numpy makes one in no memory, `envdist.select` takes it)
+    /// once allocated terabytes of row pointers and aborted the interpreter.
+    #[test]
+    fn an_empty_dimension_is_refused_before_allocating() {
+        for (rows, cols) in [(1_000_000_000_000, 0), (0, 1_000_000_000_000), (0, 0)] {
+            let e = SparseCounts::from_dense(rows, cols, &[], "profiles")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("profiles") && e.contains("shape"), "{e}");
+        }
     }
 }

@@ -35,7 +35,7 @@ pub enum Preset {
     /// online re-selection, the control pool, the hint styles, pool-size scaling and the H0
     /// gradients (resumable; hours).
     CpuFull,
-    /// One H200 and 16 cores, at most 8 minutes (`--device cuda`, `--features cuda`).
+    /// The `cpu` study on one GPU with 5 seeds (`--device cuda`, `--features cuda`; not yet run).
     GpuLite,
     /// The full study on a GPU.
     Gpu,

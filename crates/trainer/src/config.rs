@@ -67,6 +67,35 @@ impl ModelConfig {
         }
     }
 
+    /// Number of parameters of the network this shape builds (the length of an unprojected
+    /// gradient of every parameter), or `None` when it does not fit in a `usize`. Known
+    /// before anything is allocated: a checkpoint's config is checked against the size of its
+    /// model file with it.
+    pub fn num_params(&self) -> Option<usize> {
+        let (actions, channels) = (envdist_core::NUM_ACTIONS, crate::encode::NUM_CHANNELS);
+        let side = self.image_size.checked_div(self.patch)?;
+        let patches = side.checked_mul(side)?;
+        let patch_values = self.patch.checked_mul(self.patch)?.checked_mul(3)?;
+        let linear = |d_in: usize, d_out: usize, bias: bool| {
+            d_in.checked_mul(d_out)?
+                .checked_add(if bias { d_out } else { 0 })
+        };
+        let fused_in = channels
+            .checked_mul(self.text_dim)?
+            .checked_add(self.image_dim)?;
+        [
+            linear(patch_values, self.patch_dim, true)?,
+            linear(patches.checked_mul(self.patch_dim)?, self.image_dim, true)?,
+            linear(self.vocab, self.text_dim, false)?,
+            linear(channels, self.text_dim, false)?,
+            linear(fused_in, self.hidden, true)?,
+            linear(self.hidden, actions, true)?,
+            linear(self.hidden, 1, true)?,
+        ]
+        .into_iter()
+        .try_fold(0usize, usize::checked_add)
+    }
+
     /// Number of patches per frame.
     pub fn num_patches(&self) -> usize {
         (self.image_size / self.patch).pow(2)
@@ -105,6 +134,13 @@ impl ModelConfig {
         }
         if self.vocab > u16::MAX as usize + 1 {
             return bad("vocab", "at most 65536 buckets", self.vocab.to_string());
+        }
+        if self.num_params().is_none() {
+            return bad(
+                "image_size",
+                "a network whose parameter count fits in memory",
+                format!("{self:?}"),
+            );
         }
         Ok(())
     }
@@ -180,6 +216,11 @@ impl std::str::FromStr for TrainPreset {
         }
     }
 }
+
+/// Most samples one update may hold ([`TrainConfig::batch_size`]).
+pub const MAX_BATCH: usize = 1 << 24;
+/// Most passes over one rollout ([`TrainConfig::epochs`]).
+pub const MAX_EPOCHS: usize = 1_000;
 
 /// RL hyper-parameters (PPO-clip by default).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -317,6 +358,33 @@ impl TrainConfig {
             if v == 0 {
                 return bad(name, "a positive count", "0".into());
             }
+        }
+        // Upper bounds, so that no value allocates or loops without end: the presets sit far
+        // below them (at most 16,384 samples per update, 3 epochs).
+        if self
+            .num_envs
+            .checked_mul(self.rollout_len)
+            .is_none_or(|b| b > MAX_BATCH)
+        {
+            return bad(
+                "num_envs",
+                &format!("num_envs x rollout_len at most {MAX_BATCH} samples per update"),
+                format!("{} x {}", self.num_envs, self.rollout_len),
+            );
+        }
+        if self.minibatch > MAX_BATCH {
+            return bad(
+                "minibatch",
+                &format!("at most {MAX_BATCH} samples per gradient step"),
+                self.minibatch.to_string(),
+            );
+        }
+        if self.epochs > MAX_EPOCHS {
+            return bad(
+                "epochs",
+                &format!("at most {MAX_EPOCHS} passes over a rollout"),
+                self.epochs.to_string(),
+            );
         }
         let unit = |name: &str, v: f32| -> Result<(), TrainerError> {
             if (0.0..=1.0).contains(&v) {

@@ -111,4 +111,6 @@ pub use policy::{
 pub use run::{LOG_SCHEMA_VERSION, RunOptions, RunSummary, Trainer, UpdateStats};
 
 #[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
 mod tests;

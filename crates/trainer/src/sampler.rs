@@ -82,8 +82,9 @@ impl TaskSampler for UniformSampler {
     }
 
     fn update(&mut self, outcome: &EpisodeOutcome) {
-        self.episodes += 1;
-        self.successes += outcome.success as u64;
+        // Saturating: a restored state may hold any count.
+        self.episodes = self.episodes.saturating_add(1);
+        self.successes = self.successes.saturating_add(outcome.success as u64);
     }
 
     fn state(&self) -> serde_json::Value {

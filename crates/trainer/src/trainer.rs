@@ -266,7 +266,7 @@ impl<B: AutodiffBackend> Core<B> {
                 r.episode_return.push(None);
                 r.episode_trains.push(trains);
             }
-            self.env_steps += n as u64;
+            self.env_steps = self.env_steps.saturating_add(n as u64);
         }
         self.bufs
             .fill(self.slots.iter().map(|s| &s.features), &cfg.model);
@@ -502,7 +502,8 @@ impl<B: AutodiffBackend> Core<B> {
             }
         };
         let sum = |k: usize| sums.get(k).copied().unwrap_or(0.0);
-        self.update += 1;
+        // Saturating: a resumed checkpoint may hold any count.
+        self.update = self.update.saturating_add(1);
         let b = batches.max(1) as f64;
         let seconds = t0.elapsed().as_secs_f32();
         Ok(UpdateStats {
@@ -591,27 +592,45 @@ impl<B: AutodiffBackend> Core<B> {
             path: opt_path.clone(),
             source,
         })?;
-        let optim_record = Recorder::<B>::load(&rec, bytes, &core.device).map_err(|e| {
-            envdist_core::FileError::invalid(
-                &opt_path,
-                ".",
-                "a burn optimizer record",
-                e.to_string(),
-            )
-        })?;
-        core.optim = adam().init().load_record(optim_record);
+        let device = core.device.clone();
+        core.optim = burn_load(
+            &opt_path,
+            "a burn optimizer record (the optimizer_file of state.json)",
+            || {
+                let record =
+                    Recorder::<B>::load(&rec, bytes, &device).map_err(|e| e.to_string())?;
+                Ok(adam().init().load_record(record))
+            },
+        )?;
         core.rng = state.rng.clone();
         core.update = state.update;
         core.env_steps = state.env_steps;
         if let Some(sampler) = sampler {
-            sampler.restore(&state.sampler)?;
-            for s in &state.slots {
+            // Both come from state.json: their errors name it and the field.
+            let in_state = |field: String, expected: &str, e: String| {
+                envdist_core::FileError::invalid(dir.join("state.json"), field, expected, e)
+            };
+            sampler.restore(&state.sampler).map_err(|e| {
+                in_state(
+                    "sampler".into(),
+                    "a state of the sampler being resumed",
+                    e.0,
+                )
+            })?;
+            for (i, s) in state.slots.iter().enumerate() {
                 let mut slot = Slot::replay(
                     core.factory.as_ref(),
                     s.task.clone(),
                     &s.actions,
                     &core.cfg.model,
-                )?;
+                )
+                .map_err(|e| {
+                    in_state(
+                        format!("slots[{i}].task"),
+                        "a task of the run's environments",
+                        e.to_string(),
+                    )
+                })?;
                 slot.trains = s.trains;
                 core.slots.push(slot);
             }
@@ -633,6 +652,49 @@ pub(crate) fn read_state(dir: &Path) -> Result<CheckpointState, TrainerError> {
         )),
         other => other,
     })?;
+    let bad = |field: &str, expected: String, found: String| {
+        TrainerError::File(envdist_core::FileError::invalid(
+            &path, field, expected, found,
+        ))
+    };
+    // The record files sit beside state.json (a name is never a path elsewhere) and exist:
+    // state.json is written last, naming the files of a complete checkpoint.
+    let mut sizes = [0u64; 2];
+    for (size, (field, name)) in sizes.iter_mut().zip([
+        ("model_file", &state.model_file),
+        ("optimizer_file", &state.optimizer_file),
+    ]) {
+        let expected = || "a file in the checkpoint directory".to_string();
+        if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+            return Err(bad(field, expected(), format!("{name:?}")));
+        }
+        *size = std::fs::metadata(dir.join(name))
+            .map_err(|e| bad(field, expected(), format!("{name:?} ({e})")))?
+            .len();
+    }
+    if state.slots.len() > state.config.num_envs {
+        return Err(bad(
+            "slots",
+            format!(
+                "at most num_envs = {} episodes in progress",
+                state.config.num_envs
+            ),
+            state.slots.len().to_string(),
+        ));
+    }
+    // The network is built from `config.model` before its record is read: a config declaring
+    // a network larger than the model file could hold is refused before allocating it.
+    let params = state.config.model.num_params().unwrap_or(usize::MAX);
+    if (params as u64).saturating_mul(4) > sizes[0] {
+        return Err(bad(
+            "config.model",
+            format!(
+                "a network the {}-byte {} can hold",
+                sizes[0], state.model_file
+            ),
+            format!("{params} parameters (4 bytes each)"),
+        ));
+    }
     Ok(state)
 }
 
@@ -647,11 +709,66 @@ pub(crate) fn load_model<B: AutodiffBackend>(
         source,
     })?;
     let rec = Recorder_::default();
-    let record = Recorder::<B>::load(&rec, bytes, device).map_err(|e| {
-        envdist_core::FileError::invalid(&path, ".", "a burn model record", e.to_string())
-    })?;
     let net = PolicyNet::<B>::init(&state.config.model, state.config.seed, device);
-    Ok(net.load_record(record))
+    let expected = param_shapes(&net);
+    let loaded = burn_load(
+        &path,
+        "a burn model record (the model_file of state.json)",
+        || {
+            let record = Recorder::<B>::load(&rec, bytes, device).map_err(|e| e.to_string())?;
+            Ok(net.load_record(record))
+        },
+    )?;
+    // burn takes a record's tensors as they come: one of another shape would only fail (and
+    // panic) in the first forward pass.
+    let found = param_shapes(&loaded);
+    if found != expected {
+        return Err(envdist_core::FileError::invalid(
+            &path,
+            ".",
+            format!("parameters of shapes {expected:?} (config.model of state.json)"),
+            format!("{found:?}"),
+        )
+        .into());
+    }
+    Ok(loaded)
+}
+
+/// The shape of every parameter of `net`, in visiting order.
+fn param_shapes<B: Backend, M: Module<B>>(net: &M) -> Vec<Vec<usize>> {
+    struct Shapes(Vec<Vec<usize>>);
+    impl<B: Backend> ModuleVisitor<B> for Shapes {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            self.0.push(param.val().dims().to_vec());
+        }
+    }
+    let mut shapes = Shapes(Vec::new());
+    net.visit(&mut shapes);
+    shapes.0
+}
+
+/// Run one of burn's record loads, whose errors (and panics) are the file's. burn panics on
+/// some malformed records instead of returning an error (an unreadable parameter id:
+/// `ParamId::deserialize` documents it): caught here, at the one place a record enters, and
+/// reported as the file's error like any other.
+fn burn_load<T>(
+    path: &Path,
+    expected: &str,
+    load: impl FnOnce() -> Result<T, String>,
+) -> Result<T, TrainerError> {
+    let found = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(load)) {
+        Ok(Ok(value)) => return Ok(value),
+        Ok(Err(e)) => e,
+        Err(payload) => {
+            let why = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            format!("a record burn cannot load ({why})")
+        }
+    };
+    Err(envdist_core::FileError::invalid(path, ".", expected, found).into())
 }
 
 /// Sum of squared gradient entries over all parameters, then the whole gradient scaled so

@@ -11,6 +11,7 @@ mod curriculum_cli;
 mod curriculum_suite;
 mod envs_cli;
 mod experiment_cli;
+mod fuzz;
 mod layering;
 mod profile_cli;
 mod profile_llm;
@@ -21,6 +22,10 @@ mod train_gradients;
 mod train_learning;
 
 use std::path::PathBuf;
+
+// Fuzz campaigns (`fuzz`) measure each input's largest allocation.
+#[global_allocator]
+static ALLOC: envdist_core::fuzz::TrackingAllocator = envdist_core::fuzz::TrackingAllocator;
 use std::process::{Command, Output};
 
 /// Run the xtask binary with `args`.

@@ -198,18 +198,18 @@ impl Rule for LadderRule {
         if rung != st.top {
             return false;
         }
-        st.top_n += 1;
-        st.top_successes += outcome.success as u32;
+        st.top_n = st.top_n.saturating_add(1);
+        st.top_successes = st.top_successes.saturating_add(outcome.success as u32);
         if st.top_n < self.config.check_episodes {
             return false;
         }
         let accuracy = st.top_successes as f64 / st.top_n as f64;
         st.top_n = 0;
         st.top_successes = 0;
-        st.checks += 1;
+        st.checks = st.checks.saturating_add(1);
         if accuracy >= self.config.threshold as f64 && st.top < last {
-            st.top += 1;
-            st.promotions += 1;
+            st.top = st.top.saturating_add(1);
+            st.promotions = st.promotions.saturating_add(1);
             return true;
         }
         false

@@ -208,7 +208,7 @@ impl Rule for LearnabilityRule {
         let x = if outcome.success { 1.0 } else { 0.0 };
         let s = &mut self.arms[a];
         s.p += self.config.ema_rate * (x - s.p);
-        s.episodes += 1;
+        s.episodes = s.episodes.saturating_add(1);
         true
     }
 

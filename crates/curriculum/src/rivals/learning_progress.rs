@@ -203,9 +203,9 @@ impl Rule for LearningProgressRule {
             return false;
         };
         let s = &mut self.arms[a];
-        s.interval_n += 1;
-        s.interval_successes += outcome.success as u32;
-        self.interval_count += 1;
+        s.interval_n = s.interval_n.saturating_add(1);
+        s.interval_successes = s.interval_successes.saturating_add(outcome.success as u32);
+        self.interval_count = self.interval_count.saturating_add(1);
         if self.interval_count < self.config.update_interval {
             return false;
         }
@@ -215,12 +215,12 @@ impl Rule for LearningProgressRule {
             s.fast = rate * al + s.fast * (1.0 - al);
             s.slow = s.fast * al + s.slow * (1.0 - al);
             s.p_true = rate * al + s.p_true * (1.0 - al);
-            s.measured += 1;
+            s.measured = s.measured.saturating_add(1);
             s.interval_n = 0;
             s.interval_successes = 0;
         }
         self.interval_count = 0;
-        self.intervals += 1;
+        self.intervals = self.intervals.saturating_add(1);
         true
     }
 

@@ -235,7 +235,7 @@ impl PassRateRule {
                 break;
             };
             Self::unfile(&mut self.arms[oldest]);
-            self.recycled += 1;
+            self.recycled = self.recycled.saturating_add(1);
             any = true;
         }
         any
@@ -257,7 +257,7 @@ impl PassRateRule {
         for s in &mut self.arms {
             if s.pool != Pool::Normal && s.filed_at + period <= now {
                 Self::unfile(s);
-                self.reprobed += 1;
+                self.reprobed = self.reprobed.saturating_add(1);
                 any = true;
             }
         }
@@ -339,14 +339,14 @@ impl Rule for PassRateRule {
         };
         let g = self.config.group_size;
         let s = &mut self.arms[a];
-        s.group_n += 1;
-        s.group_successes += outcome.success as u32;
+        s.group_n = s.group_n.saturating_add(1);
+        s.group_successes = s.group_successes.saturating_add(outcome.success as u32);
         if s.group_n < g {
             return reprobed;
         }
         let mean = s.group_successes as f32 / s.group_n as f32;
         s.pass_rate = Some(mean);
-        s.groups += 1;
+        s.groups = s.groups.saturating_add(1);
         s.group_n = 0;
         s.group_successes = 0;
         let class = if mean >= self.config.high {

@@ -399,10 +399,10 @@ impl PlrRule {
         };
         if replay {
             let i = self.draw_replay_slot(draw.rng);
-            self.clock += 1;
+            self.clock = self.clock.saturating_add(1);
             self.levels[i].stamp = self.clock as i64;
-            self.levels[i].replays += 1;
-            self.replays += 1;
+            self.levels[i].replays = self.levels[i].replays.saturating_add(1);
+            self.replays = self.replays.saturating_add(1);
             return self.levels[i].task.clone();
         }
         let (space, rng) = (draw.space, draw.rng);
@@ -417,7 +417,7 @@ impl PlrRule {
             harness,
             scale,
         };
-        self.new_levels += 1;
+        self.new_levels = self.new_levels.saturating_add(1);
         // Bound the pending set: a new level whose outcome never comes back is forgotten
         // after `MAX_PENDING` younger ones.
         if self.pending.len() >= MAX_PENDING
@@ -491,7 +491,7 @@ impl PlrRule {
         let score = self.score_of(self.values[a], outcome.success);
         let x = if outcome.success { 1.0 } else { 0.0 };
         self.values[a] += self.config.value_rate * (x - self.values[a]);
-        self.value_n[a] += 1;
+        self.value_n[a] = self.value_n[a].saturating_add(1);
         let task = &outcome.task;
         if let Some(drawn_at) = self.pending.remove(task) {
             self.pending_order.remove(&drawn_at);
@@ -507,16 +507,16 @@ impl PlrRule {
                 self.levels.push(level);
                 self.slot_of.insert(task.clone(), slot);
                 self.rerank(slot);
-                self.inserted += 1;
+                self.inserted = self.inserted.saturating_add(1);
             } else if self.levels[slot].score <= score {
                 self.unrank(slot);
                 self.slot_of.remove(&self.levels[slot].task);
                 self.levels[slot] = level;
                 self.slot_of.insert(task.clone(), slot);
                 self.rerank(slot);
-                self.inserted += 1;
+                self.inserted = self.inserted.saturating_add(1);
             } else {
-                self.discarded += 1;
+                self.discarded = self.discarded.saturating_add(1);
             }
         } else if let Some(&i) = self.slot_of.get(task) {
             let al = self.config.alpha;

@@ -254,11 +254,13 @@ impl Core {
     fn record(&mut self, outcome: &EpisodeOutcome) -> Located {
         let at = self.space.locate(&outcome.task);
         match at {
-            Located::Unknown => self.unknown += 1,
+            Located::Unknown => self.unknown = self.unknown.saturating_add(1),
             Located::OffArm(e) | Located::Arm(e, _) => {
-                self.updates += 1;
-                self.totals[e].episodes += 1;
-                self.totals[e].successes += outcome.success as u64;
+                self.updates = self.updates.saturating_add(1);
+                self.totals[e].episodes = self.totals[e].episodes.saturating_add(1);
+                self.totals[e].successes = self.totals[e]
+                    .successes
+                    .saturating_add(outcome.success as u64);
             }
         }
         at
@@ -394,7 +396,7 @@ impl<R: Rule> RuleSampler<R> {
 
     /// Draw the next task.
     pub fn sample_task(&mut self) -> Task {
-        self.core.samples += 1;
+        self.core.samples = self.core.samples.saturating_add(1);
         let draw = Draw {
             space: &self.core.space,
             rng: &mut self.core.rng,

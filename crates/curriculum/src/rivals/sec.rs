@@ -232,11 +232,11 @@ impl Rule for SecRule {
         let x = if outcome.success { 1.0 } else { 0.0 };
         let rate = self.config.estimate_rate;
         let s = &mut self.arms[a];
-        s.batch_n += 1;
+        s.batch_n = s.batch_n.saturating_add(1);
         s.batch_abs_adv += adv;
         s.p += rate * (x - s.p);
-        s.episodes += 1;
-        self.batch_count += 1;
+        s.episodes = s.episodes.saturating_add(1);
+        self.batch_count = self.batch_count.saturating_add(1);
         if self.batch_count < self.config.batch_episodes {
             return false;
         }
@@ -244,12 +244,12 @@ impl Rule for SecRule {
         for s in self.arms.iter_mut().filter(|s| s.batch_n > 0) {
             let r = s.batch_abs_adv / s.batch_n as f32;
             s.q = al * r + (1.0 - al) * s.q;
-            s.updates += 1;
+            s.updates = s.updates.saturating_add(1);
             s.batch_n = 0;
             s.batch_abs_adv = 0.0;
         }
         self.batch_count = 0;
-        self.batches += 1;
+        self.batches = self.batches.saturating_add(1);
         true
     }
 

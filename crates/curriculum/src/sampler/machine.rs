@@ -239,7 +239,7 @@ impl HdcSampler {
         let (lo, hi) = self.window(i);
         let scale = self.rng.range_inclusive(lo, hi);
         let seed = self.rng.next_u64();
-        self.samples += 1;
+        self.samples = self.samples.saturating_add(1);
         Task {
             env: self.envs[i].id.clone(),
             seed,
@@ -259,18 +259,18 @@ impl HdcSampler {
     /// the current stage alone.
     pub fn record(&mut self, outcome: &EpisodeOutcome) -> UpdateEffect {
         let Some(&i) = self.index.get(&outcome.task.env) else {
-            self.unknown += 1;
+            self.unknown = self.unknown.saturating_add(1);
             return UpdateEffect::Unknown;
         };
-        self.updates += 1;
+        self.updates = self.updates.saturating_add(1);
         let kind = self.turns.kind_of(i);
-        self.turns.steps[kind] += u64::from(outcome.steps);
+        self.turns.steps[kind] = self.turns.steps[kind].saturating_add(u64::from(outcome.steps));
         let level = self.current_level(i);
         let (lo, hi) = self.window(i);
         let rate = self.config.ema_rate;
         let st = &mut self.per_env[i];
-        st.episodes += 1;
-        st.successes += outcome.success as u64;
+        st.episodes = st.episodes.saturating_add(1);
+        st.successes = st.successes.saturating_add(outcome.success as u64);
         if outcome.task.harness != level || !(lo..=hi).contains(&outcome.task.scale) {
             return UpdateEffect::OffStage;
         }
@@ -323,7 +323,7 @@ impl HdcSampler {
         let moved = matches!(effect, UpdateEffect::WindowUp | UpdateEffect::LevelUp)
             || (!was_ready && st.ready);
         if capped && moved {
-            st.capped_advances += 1;
+            st.capped_advances = st.capped_advances.saturating_add(1);
         }
         effect
     }
@@ -335,8 +335,8 @@ impl HdcSampler {
         let (mut eligible, mut ready) = (0usize, 0usize);
         for (e, st) in self.envs.iter().zip(&self.per_env) {
             if e.weight > 0.0 {
-                eligible += 1;
-                ready += st.ready as usize;
+                eligible = eligible.saturating_add(1);
+                ready = ready.saturating_add(st.ready as usize);
             }
         }
         if (ready as f64) < self.config.global_fraction as f64 * eligible as f64 {

@@ -124,6 +124,8 @@ enum Entry {
     Episode {
         first: StepRecord,
         steps: Vec<(Option<u64>, usize, StepRecord)>,
+        /// The step indices seen, so that a long episode is checked in linear time.
+        seen: std::collections::HashSet<u64>,
     },
     Chat(Vec<ChatRecord>),
 }
@@ -139,10 +141,7 @@ pub fn read_trajectory_log(path: impl AsRef<Path>) -> Result<Vec<Trajectory>, Fi
 /// [`read_trajectory_log`], also saying what it skipped.
 pub fn read_log(path: impl AsRef<Path>) -> Result<LogRead, FileError> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| FileError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = envdist_core::io::read_text(path)?;
     let mut entries: Vec<Entry> = Vec::new();
     let mut episode_index: BTreeMap<(EnvId, String), usize> = BTreeMap::new();
     for (i, raw) in text.lines().enumerate() {
@@ -202,11 +201,11 @@ pub fn read_log(path: impl AsRef<Path>) -> Result<LogRead, FileError> {
         let key = (step.env.clone(), step.episode.as_string());
         match episode_index.get(&key) {
             Some(&k) => {
-                let Entry::Episode { steps, .. } = &mut entries[k] else {
+                let Entry::Episode { steps, seen, .. } = &mut entries[k] else {
                     unreachable!("episode_index only points at episodes");
                 };
                 if let Some(t) = step.t
-                    && steps.iter().any(|(u, _, _)| *u == Some(t))
+                    && !seen.insert(t)
                 {
                     return Err(parse_error(
                         path,
@@ -224,6 +223,7 @@ pub fn read_log(path: impl AsRef<Path>) -> Result<LogRead, FileError> {
                 episode_index.insert(key, entries.len());
                 entries.push(Entry::Episode {
                     first: step.clone(),
+                    seen: step.t.into_iter().collect(),
                     steps: vec![(step.t, line, step)],
                 });
             }
@@ -241,7 +241,9 @@ pub fn read_log(path: impl AsRef<Path>) -> Result<LogRead, FileError> {
                     continue;
                 }
             },
-            Entry::Episode { first, mut steps } => {
+            Entry::Episode {
+                first, mut steps, ..
+            } => {
                 // Steps without `t` keep their line order after those with one.
                 steps.sort_by_key(|(t, line, _)| (t.is_none(), *t, *line));
                 let policy = steps

@@ -1,0 +1,170 @@
+//! A checkpoint of the tiny preset (its `state.json`, model and optimizer records) and the
+//! training log under mutation fuzzing (`envdist_core::fuzz`): each input resumes a run, or
+//! loads a model, that then acts; or is refused with an error naming the file; never a panic,
+//! a huge allocation or a hang. A unit-test module, not a test binary of its own: every test
+//! binary links burn. The long run: `ENVDIST_FUZZ_INPUTS=100000 cargo test -p
+//! envdist-trainer --lib fuzz -- --nocapture` (README.md, "Fuzzing the readers").
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use envdist_core::fuzz::{Fuzz, TrackingAllocator, scratch_dir};
+use envdist_core::{EnvId, HarnessLevel};
+
+use crate::toy::ToyFactory;
+use crate::*;
+
+#[global_allocator]
+static ALLOC: TrackingAllocator = TrackingAllocator;
+
+/// Mutants per campaign in `cargo test` (every accepted input builds a network).
+const INPUTS: usize = 60;
+
+const ENVS: [&str; 2] = ["toy/goal", "toy/goal-mirrored"];
+
+fn sampler() -> UniformSampler {
+    let ids: Vec<EnvId> = ENVS.iter().map(|e| EnvId::new(*e)).collect();
+    UniformSampler::new(&ToyFactory, &ids, HarnessLevel::H0, None, 5).unwrap()
+}
+
+fn tiny() -> TrainConfig {
+    let mut cfg = TrainConfig::preset("tiny").unwrap();
+    cfg.total_env_steps = 10_000;
+    cfg
+}
+
+/// A real checkpoint: the tiny preset after two updates (episodes in progress included),
+/// written into `dir/seed`; returns that directory.
+fn checkpoint(dir: &Path) -> PathBuf {
+    let seed = dir.join("seed");
+    let mut s = sampler();
+    let mut t = Trainer::new(tiny(), Arc::new(ToyFactory), Device::Cpu).unwrap();
+    t.train_update(&mut s).unwrap();
+    t.train_update(&mut s).unwrap();
+    t.save_checkpoint(&seed, &s).unwrap();
+    seed
+}
+
+/// A copy of checkpoint `from` into `to`.
+fn copy_checkpoint(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+fn file_named(dir: &Path, prefix: &str) -> PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
+        })
+        .unwrap_or_else(|| panic!("no {prefix}* in {}", dir.display()))
+}
+
+/// What a loaded model must still do: act greedily for an episode.
+fn act(model: &PolicyModel) -> Result<(), String> {
+    evaluate(
+        model,
+        &ToyFactory,
+        &[EnvId::new(ENVS[0])],
+        &[7],
+        HarnessLevel::H4,
+        ScaleChoice::Min,
+    )
+    .map(drop)
+    .map_err(|e| e.to_string())
+}
+
+/// Resume the run, act with its policy and train once more (the resumed episodes, counters,
+/// random stream, optimizer and sampler all take part in an update). The update only runs when
+/// it costs no more than a few of the seed's: what a resumed config asks for (a mutated
+/// `rollout_len` of 65535 is a 500k-step rollout) is the config's cost, not the reader's.
+fn resume(dir: &Path) -> Result<(), String> {
+    let mut s = sampler();
+    let mut t = Trainer::resume(dir, Arc::new(ToyFactory), Device::Cpu, &mut s)
+        .map_err(|e| e.to_string())?;
+    act(&t.policy())?;
+    let cost = |c: &TrainConfig| c.batch_size() * c.epochs;
+    if cost(t.config()) > 4 * cost(&tiny()) {
+        return Ok(());
+    }
+    t.train_update(&mut s).map(drop).map_err(|e| e.to_string())
+}
+
+#[test]
+fn the_parameter_count_is_known_before_building() {
+    for p in ["tiny", "cpu", "gpu"] {
+        let cfg = TrainConfig::preset(p).unwrap().model;
+        let net = PolicyModel::new(&cfg, 0, Device::Cpu).unwrap();
+        assert_eq!(cfg.num_params(), Some(net.num_params()), "{p}");
+    }
+}
+
+/// A campaign on one file of a real checkpoint: the checkpoint is copied into a work
+/// directory whose file named `prefix...` each input replaces; `read` gets that directory.
+fn fuzz_checkpoint_file(reader: &'static str, prefix: &str, read: fn(&Path) -> Result<(), String>) {
+    let dir = scratch_dir(reader);
+    let seed = checkpoint(&dir);
+    let work = dir.join("work");
+    copy_checkpoint(&seed, &work);
+    let file = file_named(&work, prefix);
+    Fuzz::new(reader)
+        .seed("tiny after 2 updates", std::fs::read(&file).unwrap())
+        .regressions(env!("CARGO_MANIFEST_DIR"))
+        .default_inputs(INPUTS)
+        .run_on_file(&file, |_| read(&work))
+        .assert_clean();
+}
+
+#[test]
+fn fuzz_checkpoint_state() {
+    fuzz_checkpoint_file("checkpoint-state", "state.json", resume);
+}
+
+#[test]
+fn fuzz_checkpoint_model() {
+    fuzz_checkpoint_file("checkpoint-model", "model-", |dir| {
+        act(&PolicyModel::load(dir, Device::Cpu).map_err(|e| e.to_string())?)
+    });
+}
+
+/// The optimizer's moments are used by the update after the resume.
+#[test]
+fn fuzz_checkpoint_optimizer() {
+    fuzz_checkpoint_file("checkpoint-optimizer", "optimizer-", resume);
+}
+
+#[test]
+fn fuzz_train_log() {
+    let dir = scratch_dir("train-log");
+    let out = dir.join("run");
+    let mut s = sampler();
+    let mut t = Trainer::new(tiny(), Arc::new(ToyFactory), Device::Cpu).unwrap();
+    let first = RunOptions {
+        out_dir: Some(out.clone()),
+        checkpoint_every: 0,
+        stop_at: Some(256),
+    };
+    t.run(&mut s, &first, &mut |_| {}).unwrap();
+    let log = out.join("train_log.jsonl");
+    // A resumed run reads the log and keeps its earlier lines; stopping at once keeps the
+    // check to the reading (and the rewrite).
+    let again = RunOptions {
+        stop_at: Some(0),
+        ..first
+    };
+    Fuzz::new("train-log")
+        .seed("tiny, 2 updates", std::fs::read(&log).unwrap())
+        .regressions(env!("CARGO_MANIFEST_DIR"))
+        .default_inputs(INPUTS * 2)
+        .run_on_file(&log, |_| {
+            t.run(&mut s, &again, &mut |_| {})
+                .map(drop)
+                .map_err(|e| e.to_string())
+        })
+        .assert_clean();
+}
