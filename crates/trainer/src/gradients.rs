@@ -569,14 +569,7 @@ pub(crate) fn answer_every_way(
                     unreachable!("made above")
                 };
                 let spec = env.spec();
-                if !spec.scale.contains(task.scale) {
-                    return Err(TrainerError::ScaleOutOfRange {
-                        env: task.env.to_string(),
-                        scale: task.scale,
-                        min: spec.scale.min,
-                        max: spec.scale.max,
-                    });
-                }
+                crate::play::check_scale(spec, task)?;
                 let one_step = spec.max_steps <= 1;
                 let obs = env.reset(task);
                 let legal = env.legal_actions();

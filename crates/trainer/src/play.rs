@@ -6,7 +6,7 @@ use burn::tensor::Tensor;
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use envdist_core::InvalidValue;
 use envdist_core::env::EnvFactory;
-use envdist_core::{ActionId, Env, EpisodeOutcome, NUM_ACTIONS, Observation, Rng, Task};
+use envdist_core::{ActionId, Env, EnvSpec, EpisodeOutcome, NUM_ACTIONS, Observation, Rng, Task};
 use rayon::prelude::*;
 
 use crate::TrainerError;
@@ -71,14 +71,7 @@ impl Slot {
                 .map_err(|e| TrainerError::UnknownEnv(e.0))?;
         }
         let spec = self.env.spec();
-        if !spec.scale.contains(task.scale) {
-            return Err(TrainerError::ScaleOutOfRange {
-                env: task.env.to_string(),
-                scale: task.scale,
-                min: spec.scale.min,
-                max: spec.scale.max,
-            });
-        }
+        check_scale(spec, &task)?;
         self.max_steps = spec.max_steps.max(1);
         let obs = self.env.reset(&task);
         self.features = encode(&obs, self.env.legal_actions(), cfg);
@@ -118,6 +111,19 @@ pub(crate) struct StepResult {
     /// Ended by the rules (not a time limit): no value bootstrap.
     pub terminal: bool,
     pub success: bool,
+}
+
+/// `task`'s scale is one its environment has, or the error naming both.
+pub(crate) fn check_scale(spec: &EnvSpec, task: &Task) -> Result<(), TrainerError> {
+    if spec.scale.contains(task.scale) {
+        return Ok(());
+    }
+    Err(TrainerError::ScaleOutOfRange {
+        env: task.env.to_string(),
+        scale: task.scale,
+        min: spec.scale.min,
+        max: spec.scale.max,
+    })
 }
 
 /// Step every slot with its action in parallel; slots whose episode ended keep their old
