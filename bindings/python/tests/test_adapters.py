@@ -23,6 +23,7 @@ def test_adapters_are_imported_only_when_used():
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.integration
 def test_syllabus_curriculum_drives_tickets_through_syllabus_wrappers():
     from syllabus.core import Curriculum, GymnasiumSyncWrapper, make_multiprocessing_curriculum
 
@@ -62,6 +63,7 @@ def test_syllabus_curriculum_drives_tickets_through_syllabus_wrappers():
     curriculum.update_on_episode(1.0, 3, played[0].ticket_id, True)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("kind", envdist.sampler_kinds())
 def test_syllabus_serves_every_sampler_kind(kind):
     from envdist.adapters.syllabus import EnvdistCurriculum, EnvdistTaskWrapper

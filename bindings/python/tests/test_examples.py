@@ -17,8 +17,8 @@ def load(name):
     return module
 
 
+@pytest.mark.integration
 def test_sb3_maskable_ppo_with_hdc_example(tmp_path, capsys):
-    pytest.importorskip("sb3_contrib")
     example = load("sb3_maskable_hdc")
     # A competence bar of 0.01: one success in a stage (after its minimum episodes) masters it,
     # so within this budget HDC moves levels and windows, which shows it drives what is played.

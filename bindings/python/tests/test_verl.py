@@ -1,4 +1,4 @@
-"""The verl adapter against the real verl package (the version pinned in requirements-test.txt),
+"""The verl adapter against the real verl package (the version pinned in requirements-integration.lock),
 on the CPU, with no model: verl's own Hydra config and CLI-style overrides, verl's dataset
 (RLHFDataset over a parquet file) and dataloader (RayPPOTrainer._create_dataloader:
 StatefulDataLoader and verl's collate_fn) with envdist's sampler, DataProto batches with
@@ -20,8 +20,13 @@ import pytest  # noqa: E402
 import envdist  # noqa: E402
 from envdist import Curriculum  # noqa: E402
 
-verl = pytest.importorskip("verl")
-torch = pytest.importorskip("torch")
+from tier import require_integration  # noqa: E402
+
+require_integration()
+pytestmark = pytest.mark.integration
+
+import torch  # noqa: E402
+import verl  # noqa: E402
 
 from kinds import CONFIGS, ENVS  # noqa: E402
 
@@ -260,7 +265,7 @@ def _remote_loop(folder, path, steps):
 
 
 def test_the_loop_runs_in_a_ray_actor_like_verls_task_runner(folder):
-    ray = pytest.importorskip("ray")
+    import ray
     path, _ = write_dataset(folder)
     local = _remote_loop(folder + "/local", path, 6)
     started = not ray.is_initialized()

@@ -55,13 +55,29 @@ fn the_test_command_does_its_own_python_set_up() {
     );
     assert!(
         code.iter()
-            .any(|l| l.contains("pip install") && l.contains("-r \"$reqs\"")),
+            .any(|l| l.starts_with("pip_install()")
+                && l.contains("$venv/bin/python\" -m pip install")),
+        "test.sh must install with its virtualenv's pip"
+    );
+    assert!(
+        code.iter()
+            .any(|l| l.starts_with("pip_install") && l.contains("-r \"$reqs\"")),
         "test.sh must pip install requirements-test.txt into its virtualenv"
+    );
+    assert!(
+        code.iter()
+            .any(|l| l.starts_with("pip_install --no-deps -r") && l.contains("\"$lock\"")),
+        "test.sh must install the integration tier from its lock, without resolving"
     );
     assert!(
         code.iter()
             .any(|l| l.contains("reqs=") && l.contains("requirements-test.txt")),
         "test.sh must read bindings/python/requirements-test.txt"
+    );
+    assert!(
+        code.iter()
+            .any(|l| l.contains("lock=") && l.contains("requirements-integration.lock")),
+        "test.sh must read bindings/python/requirements-integration.lock"
     );
     let ci = std::fs::read_to_string(repo_root().join(".ci/run")).unwrap();
     assert!(
@@ -69,21 +85,49 @@ fn the_test_command_does_its_own_python_set_up() {
             .any(|l| !l.trim_start().starts_with('#') && l.contains("pip install")),
         ".ci/run must not install Python packages itself: the README's test command does"
     );
-    let reqs =
-        std::fs::read_to_string(repo_root().join("bindings/python/requirements-test.txt")).unwrap();
+    let python = repo_root().join("bindings/python");
+    let read = |name: &str| std::fs::read_to_string(python.join(name)).unwrap();
+    let pinned = |text: &str, pkg: &str| text.lines().any(|l| l.trim_start().starts_with(pkg));
+    let core = read("requirements-test.txt");
+    for pkg in ["maturin", "numpy", "gymnasium", "pytest"] {
+        assert!(pinned(&core, pkg), "requirements-test.txt must name {pkg}");
+    }
+    let integration = read("requirements-integration.txt");
+    for pkg in ["syllabus-rl", "stable-baselines3", "sb3-contrib", "verl=="] {
+        assert!(
+            pinned(&integration, pkg),
+            "requirements-integration.txt must name {pkg}"
+        );
+    }
+    // The lock pins every package of both tiers (so --no-deps installs a whole set), and leaves
+    // triton out on purpose (1 GB that nothing here uses).
+    let lock = read("requirements-integration.lock");
     for pkg in [
-        "maturin",
-        "numpy",
-        "gymnasium",
-        "syllabus-rl",
-        "pytest",
-        "stable-baselines3",
-        "sb3-contrib",
+        "maturin==",
+        "numpy==",
+        "gymnasium==",
+        "pytest==",
+        "matplotlib==",
+        "torch==",
+        "stable_baselines3==",
+        "sb3_contrib==",
+        "Syllabus-RL==",
         "verl==",
+        "ray==",
     ] {
         assert!(
-            reqs.lines().any(|l| l.trim_start().starts_with(pkg)),
-            "requirements-test.txt must pin {pkg}"
+            pinned(&lock, pkg),
+            "requirements-integration.lock must pin {pkg}"
+        );
+    }
+    assert!(!pinned(&lock, "triton"), "the lock must leave triton out");
+    for line in lock
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    {
+        assert!(
+            line.contains("=="),
+            "requirements-integration.lock: `{line}` is not pinned"
         );
     }
 }
