@@ -29,7 +29,8 @@ pub struct BenchTrainArgs {
     /// Network and RL preset: `cpu`, `gpu` or `tiny` (default: `cpu` on the CPU, `gpu` on CUDA).
     #[arg(long)]
     pub preset: Option<TrainPreset>,
-    /// `cpu` or `cuda` (`cuda:N`); cuda needs `--features cuda`.
+    /// `cpu` (flex), `libtorch` (the CPU through LibTorch; needs `--features tch`) or `cuda`
+    /// (`cuda:N`; needs `--features cuda`).
     #[arg(long, default_value = "cpu")]
     pub device: Device,
     /// Passes over each rollout (default: the preset's).
@@ -78,7 +79,7 @@ pub fn run(args: BenchTrainArgs) -> anyhow::Result<()> {
     }
     let device = args.device;
     let preset = args.preset.unwrap_or(match device {
-        Device::Cpu => TrainPreset::Cpu,
+        Device::Cpu | Device::LibTorch => TrainPreset::Cpu,
         Device::Cuda(_) => TrainPreset::Gpu,
     });
     let mut cfg = TrainConfig::of(preset);

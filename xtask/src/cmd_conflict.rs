@@ -70,7 +70,7 @@ pub struct ConflictArgs {
     /// left out as unknown) or `keep` (seen as conflict-free).
     #[arg(long, value_enum, default_value = "exclude")]
     zero_gradient: ZeroGradient,
-    /// `cpu` or `cuda` (`cuda:N`); cuda needs `--features cuda`.
+    /// `cpu` (flex), `libtorch` (needs `--features tch`) or `cuda` (`cuda:N`; needs `--features cuda`).
     #[arg(long, default_value = "cpu")]
     device: Device,
     /// Write the measurements as JSON here.

@@ -22,7 +22,8 @@ pub struct ExperimentArgs {
     /// Training seeds per arm (overrides the preset).
     #[arg(long)]
     seeds: Option<u32>,
-    /// `cpu` or `cuda` (overrides the preset; `cuda` needs `--features cuda`).
+    /// `cpu`, `libtorch` (needs `--features tch`) or `cuda` (needs `--features cuda`); overrides
+    /// the preset.
     #[arg(long)]
     device: Option<Device>,
     /// A JSON file whose fields override the preset's (any field of `config.json`; sections

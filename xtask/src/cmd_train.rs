@@ -36,7 +36,7 @@ pub struct TrainArgs {
     /// Output directory (training log, checkpoint, evaluation).
     #[arg(long, default_value = "runs/train")]
     pub out: PathBuf,
-    /// `cpu` or `cuda` (`cuda:N`); cuda needs `--features cuda`.
+    /// `cpu` (flex), `libtorch` (needs `--features tch`) or `cuda` (`cuda:N`; needs `--features cuda`).
     #[arg(long, default_value = "cpu")]
     pub device: Device,
     /// Network and RL preset: `cpu`, `gpu` or `tiny` (default: the device's).
@@ -192,7 +192,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     };
     let scale = args.scale.0;
     let preset = args.preset.unwrap_or(match device {
-        Device::Cpu => TrainPreset::Cpu,
+        Device::Cpu | Device::LibTorch => TrainPreset::Cpu,
         Device::Cuda(_) => TrainPreset::Gpu,
     });
     let mut cfg = TrainConfig::of(preset);

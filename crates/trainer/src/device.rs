@@ -5,8 +5,8 @@ use burn::backend::{Autodiff, Flex};
 
 use crate::TrainerError;
 
-/// Where tensors live. Parsed from `cpu`, `cuda` or `cuda:N`, and written the same way in
-/// configuration files.
+/// Where tensors live. Parsed from `cpu`, `libtorch`, `cuda` or `cuda:N`, and written the same
+/// way in configuration files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Device {
     /// burn's `flex` CPU backend.
@@ -14,6 +14,9 @@ pub enum Device {
     Cpu,
     /// burn's CUDA backend on GPU `N` (needs the `cuda` feature).
     Cuda(usize),
+    /// The CPU through burn's LibTorch backend (`burn-tch`; needs the `tch` feature and a
+    /// PyTorch install at build and run time: docs/libtorch.md).
+    LibTorch,
 }
 
 impl std::fmt::Display for Device {
@@ -21,6 +24,7 @@ impl std::fmt::Display for Device {
         match self {
             Device::Cpu => f.write_str("cpu"),
             Device::Cuda(i) => write!(f, "cuda:{i}"),
+            Device::LibTorch => f.write_str("libtorch"),
         }
     }
 }
@@ -30,10 +34,11 @@ impl std::str::FromStr for Device {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let bad = || TrainerError::Device {
             device: s.to_string(),
-            reason: "expected cpu, cuda or cuda:N".into(),
+            reason: "expected cpu, libtorch, cuda or cuda:N".into(),
         };
         match s.trim() {
             "cpu" => Ok(Device::Cpu),
+            "libtorch" => Ok(Device::LibTorch),
             "cuda" => Ok(Device::Cuda(0)),
             t => t
                 .strip_prefix("cuda:")
@@ -45,11 +50,13 @@ impl std::str::FromStr for Device {
 }
 
 impl Device {
-    /// Whether this build can use the device (`cuda` needs the `cuda` feature).
+    /// Whether this build can use the device (`cuda` needs the `cuda` feature, `libtorch` the
+    /// `tch` feature).
     pub fn is_available(self) -> bool {
         match self {
             Device::Cpu => true,
             Device::Cuda(_) => cfg!(feature = "cuda"),
+            Device::LibTorch => cfg!(feature = "tch"),
         }
     }
 }
@@ -63,11 +70,22 @@ pub(crate) fn cuda_device(i: usize) -> burn::backend::cuda::CudaDevice {
     burn::backend::cuda::CudaDevice::new(i)
 }
 
-#[cfg(not(feature = "cuda"))]
+#[cfg(feature = "tch")]
+pub(crate) type TchB = Autodiff<burn::backend::LibTorch<f32>>;
+
+/// The error for a device this build has no backend for.
+#[cfg(any(not(feature = "cuda"), not(feature = "tch")))]
 pub(crate) fn unavailable(device: Device) -> TrainerError {
+    let reason = match device {
+        Device::LibTorch => {
+            "this build has no LibTorch backend: rebuild with `--features tch` against a \
+             PyTorch install (docs/libtorch.md)"
+        }
+        _ => "this build has no CUDA backend: rebuild with `--features cuda`",
+    };
     TrainerError::Device {
         device: device.to_string(),
-        reason: "this build has no CUDA backend: rebuild with `--features cuda`".into(),
+        reason: reason.into(),
     }
 }
 

@@ -65,6 +65,8 @@ macro_rules! dispatch {
             $ty::Cpu($x) => $body,
             #[cfg(feature = "cuda")]
             $ty::Cuda($x) => $body,
+            #[cfg(feature = "tch")]
+            $ty::LibTorch($x) => $body,
         }
     };
 }
@@ -79,6 +81,11 @@ macro_rules! with_model {
             #[cfg(feature = "cuda")]
             $crate::policy::ModelInner::Cuda($net, d) => {
                 let $dev = d.clone();
+                $body
+            }
+            #[cfg(feature = "tch")]
+            $crate::policy::ModelInner::LibTorch($net) => {
+                let $dev = burn::backend::libtorch::LibTorchDevice::Cpu;
                 $body
             }
         }

@@ -7,7 +7,9 @@ use envdist_core::env::EnvFactory;
 use envdist_core::{EnvId, GradientSet, HarnessLevel};
 
 use crate::device::CpuB;
-#[cfg(not(feature = "cuda"))]
+#[cfg(feature = "tch")]
+use crate::device::TchB;
+#[cfg(any(not(feature = "cuda"), not(feature = "tch")))]
 use crate::device::unavailable;
 #[cfg(feature = "cuda")]
 use crate::device::{CudaB, cuda_device};
@@ -24,6 +26,8 @@ pub(crate) enum ModelInner {
     Cpu(PolicyNet<CpuB>),
     #[cfg(feature = "cuda")]
     Cuda(PolicyNet<CudaB>, burn::backend::cuda::CudaDevice),
+    #[cfg(feature = "tch")]
+    LibTorch(PolicyNet<TchB>),
 }
 
 /// A policy network on a device: what evaluation and gradient extraction take.
@@ -53,6 +57,12 @@ impl PolicyModel {
             }
             #[cfg(not(feature = "cuda"))]
             d @ Device::Cuda(_) => return Err(unavailable(d)),
+            #[cfg(feature = "tch")]
+            Device::LibTorch => {
+                ModelInner::LibTorch(PolicyNet::init(cfg, seed, &Default::default()))
+            }
+            #[cfg(not(feature = "tch"))]
+            d @ Device::LibTorch => return Err(unavailable(d)),
         };
         Ok(Self {
             cfg: cfg.clone(),
@@ -76,6 +86,14 @@ impl PolicyModel {
             }
             #[cfg(not(feature = "cuda"))]
             d @ Device::Cuda(_) => return Err(unavailable(d)),
+            #[cfg(feature = "tch")]
+            Device::LibTorch => ModelInner::LibTorch(trainer::load_model::<TchB>(
+                dir,
+                &state,
+                &Default::default(),
+            )?),
+            #[cfg(not(feature = "tch"))]
+            d @ Device::LibTorch => return Err(unavailable(d)),
         };
         Ok(Self {
             cfg: state.config.model,

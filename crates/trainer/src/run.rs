@@ -11,7 +11,9 @@ use envdist_core::{InvalidValue, TaskSampler};
 use serde::{Deserialize, Serialize};
 
 use crate::device::CpuB;
-#[cfg(not(feature = "cuda"))]
+#[cfg(feature = "tch")]
+use crate::device::TchB;
+#[cfg(any(not(feature = "cuda"), not(feature = "tch")))]
 use crate::device::unavailable;
 #[cfg(feature = "cuda")]
 use crate::device::{CudaB, cuda_device};
@@ -119,6 +121,8 @@ enum TrainerInner {
     Cpu(Box<Core<CpuB>>),
     #[cfg(feature = "cuda")]
     Cuda(Box<Core<CudaB>>),
+    #[cfg(feature = "tch")]
+    LibTorch(Box<Core<TchB>>),
 }
 
 /// A training run: model, optimizer, RNG and env slots on one device.
@@ -151,6 +155,12 @@ impl Trainer {
             }
             #[cfg(not(feature = "cuda"))]
             d @ Device::Cuda(_) => return Err(unavailable(d)),
+            #[cfg(feature = "tch")]
+            Device::LibTorch => {
+                TrainerInner::LibTorch(Box::new(Core::new(cfg, factory, Default::default())))
+            }
+            #[cfg(not(feature = "tch"))]
+            d @ Device::LibTorch => return Err(unavailable(d)),
         };
         Ok(Self { inner })
     }
@@ -179,6 +189,15 @@ impl Trainer {
             )?)),
             #[cfg(not(feature = "cuda"))]
             d @ Device::Cuda(_) => return Err(unavailable(d)),
+            #[cfg(feature = "tch")]
+            Device::LibTorch => TrainerInner::LibTorch(Box::new(Core::load(
+                dir,
+                factory,
+                Default::default(),
+                Some(sampler),
+            )?)),
+            #[cfg(not(feature = "tch"))]
+            d @ Device::LibTorch => return Err(unavailable(d)),
         };
         Ok(Self { inner })
     }
@@ -235,6 +254,8 @@ impl Trainer {
             TrainerInner::Cpu(c) => ModelInner::Cpu(c.model.clone()),
             #[cfg(feature = "cuda")]
             TrainerInner::Cuda(c) => ModelInner::Cuda(c.model.clone(), c.device.clone()),
+            #[cfg(feature = "tch")]
+            TrainerInner::LibTorch(c) => ModelInner::LibTorch(c.model.clone()),
         };
         PolicyModel { cfg, inner }
     }
@@ -338,6 +359,12 @@ impl Trainer {
                 let mut core = Core::new(cfg, factory, device.clone());
                 core.start_from(net.clone());
                 TrainerInner::Cuda(Box::new(core))
+            }
+            #[cfg(feature = "tch")]
+            ModelInner::LibTorch(net) => {
+                let mut core = Core::new(cfg, factory, Default::default());
+                core.start_from(net.clone());
+                TrainerInner::LibTorch(Box::new(core))
             }
         };
         Ok(Self { inner })

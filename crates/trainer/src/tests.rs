@@ -219,6 +219,64 @@ fn bad_inputs_are_errors_not_panics() {
             .to_string();
         assert!(e.contains("--features cuda"), "{e}");
     }
+    assert_eq!("libtorch".parse::<Device>().unwrap(), Device::LibTorch);
+    assert_eq!(Device::LibTorch.to_string(), "libtorch");
+    if !Device::LibTorch.is_available() {
+        let e = PolicyModel::new(&ModelConfig::tiny(), 0, Device::LibTorch)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--features tch") && e.contains("docs/libtorch.md"),
+            "{e}"
+        );
+    }
+}
+
+/// LibTorch and flex train the same network from the same seed to the same place: the first
+/// update's statistics agree to float tolerance, and both learn the toy grid. Runs only with
+/// `--features tch` (docs/libtorch.md), never in CI.
+#[cfg(feature = "tch")]
+#[test]
+fn libtorch_trains_like_flex() {
+    let factory = Arc::new(ToyFactory);
+    let run = |device| {
+        let mut s = sampler(&["toy/goal"], HarnessLevel::H0);
+        let mut t = Trainer::new(tiny(6_000), factory.clone(), device).unwrap();
+        let mut log = Vec::new();
+        t.run(&mut s, &RunOptions::default(), &mut |u| log.push(u.clone()))
+            .unwrap();
+        let seeds: Vec<u64> = (1000..1040).collect();
+        let ids = [EnvId::new("toy/goal")];
+        let eval = evaluate(
+            &t.policy(),
+            factory.as_ref(),
+            &ids,
+            &seeds,
+            HarnessLevel::H0,
+            ScaleChoice::Fixed(3),
+        )
+        .unwrap();
+        (log, eval.mean)
+    };
+    let (flex, flex_success) = run(Device::Cpu);
+    let (tch, tch_success) = run(Device::LibTorch);
+    // Same initial weights and the same first rollout: the first update sees the same data.
+    assert_eq!(flex[0].episodes, tch[0].episodes);
+    assert_eq!(flex[0].success_rate, tch[0].success_rate);
+    for (name, a, b) in [
+        ("policy_loss", flex[0].policy_loss, tch[0].policy_loss),
+        ("value_loss", flex[0].value_loss, tch[0].value_loss),
+        ("entropy", flex[0].entropy, tch[0].entropy),
+    ] {
+        assert!(
+            (a - b).abs() <= 1e-3 * (1.0 + a.abs()),
+            "{name}: flex {a} libtorch {b}"
+        );
+    }
+    assert!(
+        flex_success >= 0.8 && tch_success >= 0.8,
+        "flex {flex_success} libtorch {tch_success}"
+    );
 }
 
 #[test]

@@ -847,11 +847,17 @@ impl<B: AutodiffBackend> ModuleVisitor<B> for ScaleBy<'_> {
     }
 }
 
-/// Whether reading a tensor back to the host is free: true for burn's CPU backend, whose
-/// tensors already live in host memory and whose operations run synchronously. A device
-/// backend instead queues work, and every read waits for the queue to drain.
+/// Whether reading a tensor back to the host is free: true for burn's CPU backends (flex, and
+/// LibTorch on the CPU, the only device this crate gives it), whose tensors already live in host
+/// memory and whose operations run synchronously. A device backend instead queues work, and
+/// every read waits for the queue to drain.
 pub(crate) fn host_reads_are_free<IB: Backend>() -> bool {
-    std::any::TypeId::of::<IB>() == std::any::TypeId::of::<burn::backend::Flex>()
+    let id = std::any::TypeId::of::<IB>();
+    #[cfg(feature = "tch")]
+    if id == std::any::TypeId::of::<burn::backend::LibTorch<f32>>() {
+        return true;
+    }
+    id == std::any::TypeId::of::<burn::backend::Flex>()
 }
 
 /// Every parameter's gradient, flattened in the module's visiting order (zeros for parameters

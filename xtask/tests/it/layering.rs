@@ -233,7 +233,13 @@ fn the_study_is_a_library_of_every_library_that_xtask_wraps() {
 }
 
 #[test]
-fn cuda_is_never_on_by_default() {
+fn cuda_and_libtorch_are_never_on_by_default() {
+    // Neither backend builds on a bare machine (CUDA needs no GPU to build but is slow; LibTorch
+    // needs PyTorch installed), so no default feature and no dependency edge may turn one on.
+    let backend = |f: &str| {
+        let name = f.rsplit('/').next().unwrap_or(f);
+        name.contains("cuda") || name == "tch"
+    };
     let g = Graph::load();
     for p in g.metadata["packages"].as_array().unwrap() {
         if !g.members.iter().any(|m| m == p["id"].as_str().unwrap()) {
@@ -244,10 +250,8 @@ fn cuda_is_never_on_by_default() {
             .cloned()
             .unwrap_or_default();
         assert!(
-            default
-                .iter()
-                .all(|f| !f.as_str().unwrap().contains("cuda")),
-            "{} enables cuda by default",
+            default.iter().all(|f| !backend(f.as_str().unwrap())),
+            "{} enables cuda or tch by default",
             p["name"]
         );
         for dep in p["dependencies"].as_array().unwrap() {
@@ -258,11 +262,12 @@ fn cuda_is_never_on_by_default() {
                 .map(|f| f.as_str().unwrap())
                 .collect();
             assert!(
-                !feats.iter().any(|f| f.contains("cuda")),
-                "{} turns on cuda in {}",
+                !feats.iter().any(|f| backend(f)),
+                "{} turns on cuda or tch in {}",
                 p["name"],
                 dep["name"]
             );
         }
     }
+    assert!(backend("burn/tch") && backend("cuda") && !backend("dispatch"));
 }
