@@ -39,20 +39,32 @@ pip_install() { "$venv/bin/python" -m pip install --quiet --disable-pip-version-
 free_gib() { df -Pk "$1" | awk 'NR == 2 { printf "%d", $4 / 1048576 }'; }
 
 # The core tier (numpy, gymnasium, pytest, matplotlib, maturin), at the lock's versions.
-stamp="$(hash_of "$reqs" "$lock")"
-if [ "$(cat "$venv/.envdist-requirements" 2>/dev/null)" != "$stamp" ]; then
-  say "installing $(basename "$reqs") into the venv (the core tier, about 250 MB)"
-  pip_install -r "$reqs" -c "$lock"
-  echo "$stamp" > "$venv/.envdist-requirements"
-  say "core tier installed"
-fi
+install_core() {
+  local stamp
+  stamp="$(hash_of "$reqs" "$lock")"
+  if [ "$(cat "$venv/.envdist-requirements" 2>/dev/null)" != "$stamp" ]; then
+    say "installing $(basename "$reqs") into the venv (the core tier, about 250 MB)"
+    pip_install -r "$reqs" -c "$lock"
+    echo "$stamp" > "$venv/.envdist-requirements"
+    say "core tier installed"
+  fi
+}
+install_core
 
 # The integration tier (torch, SB3, sb3-contrib, Syllabus, verl, ray): the lock, without
 # resolving (--no-deps: so triton, 1 GB that nothing here uses, stays out). The big wheels go
 # one pip call each so that the disk never holds more than one of them unpacked beside the
-# installed ones; without a pip cache, so nothing is kept twice.
+# installed ones; without a pip cache, so nothing is kept twice. Returns non-zero on the first
+# failure (it runs under `if`, where `set -e` does not stop it).
+install_integration() {
+  local big req
+  big="$(grep -E '^(torch|nvidia-[a-z0-9-]+|cuda-[a-z-]+)==' "$lock" || true)"
+  for req in $big; do pip_install --no-deps "$req" || return 1; done
+  pip_install --no-deps -r <(grep -vxF -f <(printf '%s\n' $big) "$lock") || return 1
+  echo "$istamp" > "$venv/.envdist-integration"
+}
 # ENVDIST_TEST_INTEGRATION: auto (default: install and run it where the disk has room, else
-# skip it and say so), 1 (required: no room is an error), 0 (skip it).
+# skip it and say so), 1 (required: no room or a failed install is an error), 0 (skip it).
 tier="${ENVDIST_TEST_INTEGRATION:-auto}"
 need_gib=8  # measured peak 5.7 GiB (5.5 GB installed, one wheel in flight) + margin
 why=""
@@ -64,17 +76,25 @@ case "$tier" in
       free="$(free_gib "$(dirname "$venv")")"
       if [ "$free" -lt "$need_gib" ]; then
         why="${free} GiB free where the venv is ($(dirname "$venv")), the tier needs ${need_gib} GiB"
-        if [ "$tier" = 1 ]; then
-          echo "error: ENVDIST_TEST_INTEGRATION=1 but $why" >&2
-          exit 1
-        fi
       else
         say "installing $(basename "$lock") into the venv (the integration tier: torch with PyPI's CUDA libraries, ray, verl, SB3; about 2.9 GB of wheels, 5.5 GB installed; ${free} GiB free)"
-        big="$(grep -E '^(torch|nvidia-[a-z0-9-]+|cuda-[a-z-]+)==' "$lock" || true)"
-        for req in $big; do pip_install --no-deps "$req"; done
-        pip_install --no-deps -r <(grep -vxF -f <(printf '%s\n' $big) "$lock")
-        echo "$istamp" > "$venv/.envdist-integration"
-        say "integration tier installed ($(free_gib "$(dirname "$venv")") GiB free now)"
+        if install_integration; then
+          say "integration tier installed ($(free_gib "$(dirname "$venv")") GiB free now)"
+        else
+          why="its install failed (pip's error above; $(free_gib "$(dirname "$venv")") GiB free now)"
+          if [ "$tier" = auto ]; then
+            # A half-installed tier would be worse than none (torch without its libraries):
+            # the venv is made again with the core tier alone, which also gives the disk back.
+            rm -rf "$venv"
+            "$py" -m venv "$venv"
+            echo "$want" > "$venv/.envdist-python"
+            install_core
+          fi
+        fi
+      fi
+      if [ -n "$why" ] && [ "$tier" = 1 ]; then
+        echo "error: ENVDIST_TEST_INTEGRATION=1 but $why" >&2
+        exit 1
       fi
     fi ;;
   *) echo "error: ENVDIST_TEST_INTEGRATION must be auto, 1 or 0, got '$tier'" >&2; exit 1 ;;
