@@ -56,6 +56,31 @@ fn numbers(r: &Results) -> serde_json::Value {
     })
 }
 
+/// The JSON path of the first place where `a` and `b` differ, with both values there.
+fn first_difference(a: &serde_json::Value, b: &serde_json::Value, at: String) -> Option<String> {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => x
+            .keys()
+            .chain(y.keys().filter(|k| !x.contains_key(*k)))
+            .find_map(|k| {
+                let (u, v) = (x.get(k), y.get(k));
+                let here = format!("{at}.{k}");
+                match (u, v) {
+                    (Some(u), Some(v)) => first_difference(u, v, here),
+                    _ => Some(format!("{here}: record {u:?}, this run {v:?}")),
+                }
+            }),
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (u, v))| first_difference(u, v, format!("{at}[{i}]"))),
+        _ if a == b => None,
+        _ => Some(format!("{at}: record {a}, this run {b}")),
+    }
+}
+
 fn stage_output<T: serde::de::DeserializeOwned>(layout: &RunLayout, stage: Stage) -> T {
     let v: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(layout.stage_dir(stage).join("stage.json")).unwrap(),
@@ -131,10 +156,14 @@ fn smoke_study_matches_its_record_resumes_and_recomputes_exactly_what_changed() 
             .expect("docs/experiments/smoke/results.json"),
     )
     .unwrap();
+    let (want, got) = (numbers(&record), numbers(&results));
     assert!(
-        numbers(&record) == numbers(&results),
-        "the smoke study no longer reproduces docs/experiments/smoke: if the change is meant to \
-         move the numbers, regenerate the record with `{COMMAND}`"
+        want == got,
+        "the smoke study no longer reproduces docs/experiments/smoke (first difference: {}; this \
+         run's output is in {}): if the change is meant to move the numbers, regenerate the \
+         record with `{COMMAND}`",
+        first_difference(&want, &got, String::new()).unwrap_or_default(),
+        dir.display()
     );
 
     // The record ships the selection's inputs, so that `envdist.select` (Python) and
@@ -381,4 +410,15 @@ fn batched_evaluation_equals_one_environment_at_a_time() {
         let alone = evaluate(&eval, &suite, std::slice::from_ref(e), &model).unwrap();
         assert_eq!(alone.per_env[e], together.per_env[e], "{e}");
     }
+}
+
+#[test]
+fn first_difference_names_the_path_and_both_values() {
+    let a = serde_json::json!({"runs": [{"arm": "aes", "per_env": {"maze": [0.5, 0.25]}}]});
+    let b = serde_json::json!({"runs": [{"arm": "aes", "per_env": {"maze": [0.5, 0.75]}}]});
+    assert_eq!(
+        first_difference(&a, &b, String::new()).unwrap(),
+        ".runs[0].per_env.maze[1]: record 0.25, this run 0.75"
+    );
+    assert_eq!(first_difference(&a, &a, String::new()), None);
 }
