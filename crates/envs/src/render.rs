@@ -460,7 +460,11 @@ impl Renderer {
         self.ensure(cs);
         let ox = (img.width as usize).saturating_sub(cs * vw) / 2;
         let oy = (img.height as usize).saturating_sub(cs * vh) / 2;
-        if ox > 0 || oy > 0 {
+        // Whatever the cells leave uncovered (a margin, or a strip of less than one cell when the
+        // canvas is not a multiple of the cell size) is painted too: left as it was, it would keep
+        // the pixels of an earlier frame (another scale's grid, the noise variants' per-step
+        // noise), so a reset would depend on what the env played before.
+        if cs * vw < img.width as usize || cs * vh < img.height as usize {
             img.fill(theme.bg);
         }
         let width = img.width as usize;
