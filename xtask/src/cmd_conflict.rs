@@ -11,8 +11,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use envdist_study::config::{GradientsConfig, SelectionConfig, ZeroGradient};
 use envdist_study::conflict::{ConflictStudy, DEFAULT_ESTIMATES, Estimate, run as measure, table};
+use envdist_study::presets::{study_gradients, study_selection};
 use envdist_study::{ExperimentConfig, Preset};
 use envdist_trainer::Device;
 
@@ -40,11 +40,11 @@ pub struct ConflictArgs {
     /// `seed<N>` (e.g. `head+ep32`), or `noise` alone.
     #[arg(long, value_delimiter = ',', default_value = DEFAULT_ESTIMATES)]
     estimates: Vec<Estimate>,
-    /// Episodes per environment of the reference (the study's `gradients.episodes`).
-    #[arg(long, default_value_t = GradientsConfig::default().episodes)]
-    episodes: u32,
+    /// Episodes per environment of the reference (the study's `gradients.rollouts_per_env`).
+    #[arg(long, default_value_t = study_gradients().rollouts_per_env)]
+    episodes: usize,
     /// Projection dimension of the reference (the study's `gradients.dim`).
-    #[arg(long, default_value_t = GradientsConfig::default().dim)]
+    #[arg(long, default_value_t = study_gradients().dim)]
     dim: usize,
     /// The study's master seed (default: the `cpu` preset's); the gradient seed derives from
     /// it as in the gradients stage.
@@ -66,10 +66,11 @@ pub struct ConflictArgs {
     /// the reference.
     #[arg(long, default_value = "seed1")]
     replicate: String,
-    /// Zero-gradient environments in the AES selections: `exclude` (the study's default:
-    /// left out as unknown) or `keep` (seen as conflict-free).
-    #[arg(long, value_enum, default_value = "exclude")]
-    zero_gradient: ZeroGradient,
+    /// Keep zero-gradient environments in the AES selections (seen as conflict-free, the
+    /// paper's literal objective) instead of leaving them out as unknown (the study's
+    /// `selection.exclude_zero_gradient`).
+    #[arg(long)]
+    keep_zero_gradient: bool,
     /// `cpu` (flex), `libtorch` (needs `--features tch`) or `cuda` (`cuda:N`; needs `--features cuda`).
     #[arg(long, default_value = "cpu")]
     device: Device,
@@ -95,15 +96,15 @@ pub fn run(args: ConflictArgs) -> anyhow::Result<()> {
         envs: args.envs,
         sample: args.sample,
         estimates: args.estimates,
-        reference: GradientsConfig {
-            episodes: args.episodes,
+        reference: envdist_trainer::GradientConfig {
+            rollouts_per_env: args.episodes,
             dim: args.dim,
-            ..GradientsConfig::default()
+            ..study_gradients()
         },
         seed: args.seed,
-        selection: SelectionConfig {
-            k: args.k,
-            zero_gradient: args.zero_gradient,
+        selection: envdist_selection::SelectConfig {
+            exclude_zero_gradient: !args.keep_zero_gradient,
+            ..study_selection(args.k, args.seed)
         },
         conflict_fraction: args.conflict_fraction,
         min_overlap: args.min_overlap,

@@ -8,7 +8,8 @@ use std::time::Instant;
 use anyhow::Context;
 use envdist_core::{EnvId, EnvSpec, ScaleRange};
 use envdist_curriculum::{
-    CurriculumSampler, LearnerParams, SamplerConfig, SimulateOptions, SyntheticLearner,
+    CurriculumSampler, LearnerParams, SamplerConfig, SimulateOptions, SimulationFiles,
+    SyntheticLearner,
 };
 use envdist_study::figures::{
     RIVAL_TRACE_SCHEMA_VERSION, RivalTraceLine, curriculum_trace_grid, rival_trace_grid,
@@ -154,9 +155,8 @@ fn simulate(a: SimulateArgs, config: SamplerConfig) -> anyhow::Result<()> {
     bar.finish_and_clear();
     let sim_secs = start.elapsed().as_secs_f64();
 
-    let trace_path = out.join("trace.jsonl");
-    let state_path = out.join("state.json");
-    let plot_path = out.join("curriculum.png");
+    let files = SimulationFiles::new(&out);
+    let (trace_path, state_path, plot_path) = (files.trace(), files.state(), files.plot());
     let t_write = Instant::now();
     // The first `--plot-envs` environments, each with its scale range.
     let shown: Vec<(EnvId, ScaleRange)> = specs
@@ -323,13 +323,14 @@ mod tests {
             ));
             let config = choose(Some(kind), None).unwrap();
             simulate(args(kind, &d), config.clone()).unwrap();
-            let png = std::fs::read(d.join("curriculum.png")).unwrap();
+            let files = SimulationFiles::new(&d);
+            let png = std::fs::read(files.plot()).unwrap();
             assert!(png.starts_with(b"\x89PNG"), "{kind}");
-            let lines = std::fs::read_to_string(d.join("trace.jsonl")).unwrap();
+            let lines = std::fs::read_to_string(files.trace()).unwrap();
             // 201 snapshots (step 0, then every 15 of 3000) x 2 environments.
             assert_eq!(lines.lines().count(), 201 * 2, "{kind}");
             let mut s = config.build(&synthetic_specs(2), 99).unwrap();
-            s.load_state_file(&d.join("state.json")).unwrap();
+            s.load_state_file(&files.state()).unwrap();
             assert_eq!(s.samples(), 3000, "{kind}");
             let _ = std::fs::remove_dir_all(&d);
         }

@@ -12,7 +12,8 @@ use envdist_curriculum::{HdcConfig, HdcSampler};
 use envdist_envs::Suite;
 use envdist_trainer::{
     AdvantageKind, Baseline, Device, GradientConfig, GradientParams, PolicyModel, ProjectionKind,
-    RunOptions, ScaleChoice, SingleTurn, TrainConfig, TrainPreset, Trainer, UniformSampler,
+    RunFiles, RunOptions, ScaleChoice, SingleTurn, TrainConfig, TrainPreset, Trainer,
+    UniformSampler,
 };
 
 /// Arguments of `cargo xtask train`.
@@ -232,8 +233,9 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
             args.seed,
         )?)
     };
-    let ckpt = args.out.join("checkpoint");
-    let mut trainer = if args.resume && ckpt.join("state.json").exists() {
+    let files = RunFiles::new(&args.out);
+    let ckpt = files.checkpoint();
+    let mut trainer = if args.resume && files.has_checkpoint() {
         let t = Trainer::resume(&ckpt, factory.clone(), device, sampler.as_mut())
             .with_context(|| format!("resuming from {}", ckpt.display()))?;
         if args.steps.is_some_and(|s| s > t.config().total_env_steps) {
@@ -355,9 +357,15 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         }
         envdist_core::io::write_json_atomic(args.out.join("eval.json"), &reports)?;
     }
+    let name = |p: PathBuf| {
+        p.file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    };
     println!(
-        "wrote {} (train_log.jsonl, checkpoint/{}) in {:.1} s",
+        "wrote {} ({}, {}/{}) in {:.1} s",
         args.out.display(),
+        name(files.train_log()),
+        name(files.checkpoint()),
         if args.eval_seeds > 0 {
             ", eval.json"
         } else {

@@ -130,8 +130,8 @@ pub use sampler::{
 };
 pub use shared::SharedSampler;
 pub use synthetic::{
-    LearnerParams, SimulateOptions, Simulation, SyntheticLearner, simulate, staggered_ranges,
-    synthetic_specs,
+    LearnerParams, SimulateOptions, Simulation, SimulationFiles, SyntheticLearner, simulate,
+    staggered_ranges, synthetic_specs,
 };
 pub use traced::Traced;
 

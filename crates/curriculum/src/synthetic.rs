@@ -149,6 +149,35 @@ impl SyntheticLearner {
     }
 }
 
+/// The files a simulation writes into its output directory (`xtask curriculum simulate`),
+/// named here so that the command and its tests do not spell them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimulationFiles {
+    dir: std::path::PathBuf,
+}
+
+impl SimulationFiles {
+    /// The files of a simulation writing into `dir`.
+    pub fn new(dir: impl Into<std::path::PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    /// One JSON line per trace event (HDC) or per snapshot (the rivals).
+    pub fn trace(&self) -> std::path::PathBuf {
+        self.dir.join("trace.jsonl")
+    }
+
+    /// The sampler's final state ([`CurriculumSampler::save_state_file`]).
+    pub fn state(&self) -> std::path::PathBuf {
+        self.dir.join("state.json")
+    }
+
+    /// The plot of the trace.
+    pub fn plot(&self) -> std::path::PathBuf {
+        self.dir.join("curriculum.png")
+    }
+}
+
 /// How [`simulate`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SimulateOptions {

@@ -45,7 +45,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Checked;
+use crate::config::CheckedSelectConfig;
 use crate::problem::Problem;
 
 /// Evaluate the bound at every prefix while (cost of one prefix)·(prefixes) stays below this.
@@ -81,7 +81,7 @@ pub enum BoundKind {
 
 impl BoundKind {
     /// The bound that holds for a checked config.
-    pub fn of(checked: &Checked) -> Self {
+    pub fn of(checked: &CheckedSelectConfig) -> Self {
         let (_, w_r, w_x) = checked.effective_weights();
         if w_x != 0.0 {
             if checked.config.clamp_conflict {
@@ -233,7 +233,7 @@ fn top_desc(v: &mut [f64], r: usize) -> &[f64] {
 /// `value` is the ranking's objective. Cost: see the module docs.
 pub(crate) fn certify(
     problem: &Problem,
-    checked: &Checked,
+    checked: &CheckedSelectConfig,
     ranking: &[usize],
     value: f32,
     tracked: Option<TrackedBound>,
@@ -251,7 +251,7 @@ pub(crate) fn certify(
 
 fn certify_with_budget(
     problem: &Problem,
-    checked: &Checked,
+    checked: &CheckedSelectConfig,
     ranking: &[usize],
     value: f32,
     every_prefix_budget: usize,

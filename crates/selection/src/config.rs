@@ -270,35 +270,47 @@ impl SelectConfig {
         self.terms.conflict && self.weights.conflict != 0.0
     }
 
-    /// Check the config against a problem once; optimizers only ever see checked configs.
-    pub fn validate(&self, problem: &Problem) -> Result<Checked, SelectError> {
-        let bad = |field: &str, expected: &str, found: String| {
-            SelectError::invalid("config", field, expected, found)
-        };
-        let n = problem.n_envs();
+    /// The checks that need no problem (weights, budget, optimizer): what a configuration
+    /// file can be refused for before any pool exists. [`SelectConfig::validate`] runs them
+    /// first.
+    pub fn validate_fields(&self) -> Result<(), InvalidValue> {
         for (name, w) in [
             ("weights.coverage", self.weights.coverage),
             ("weights.redundancy", self.weights.redundancy),
             ("weights.conflict", self.weights.conflict),
         ] {
             if !w.is_finite() || w < 0.0 {
-                return Err(bad(name, "a finite non-negative weight", w.to_string()));
+                return Err(InvalidValue::new(name, "a finite non-negative weight", w));
             }
         }
-        if self.k == 0 || self.k > n {
-            return Err(bad(
-                "k",
-                &format!("1..={n} (the pool has {n} environments)"),
-                self.k.to_string(),
-            ));
+        if self.k == 0 {
+            return Err(InvalidValue::new("k", "at least 1", 0));
         }
         if let Optimizer::Stochastic { epsilon, .. } = self.optimizer
             && !(epsilon > 0.0 && epsilon < 1.0)
         {
-            return Err(bad(
+            return Err(InvalidValue::new(
                 "optimizer.epsilon",
                 "a value in (0, 1)",
-                epsilon.to_string(),
+                epsilon,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Check the config against a problem once; optimizers only ever see checked configs.
+    pub fn validate(&self, problem: &Problem) -> Result<CheckedSelectConfig, SelectError> {
+        let bad = |field: &str, expected: &str, found: String| {
+            SelectError::invalid("config", field, expected, found)
+        };
+        let n = problem.n_envs();
+        self.validate_fields()
+            .map_err(|v| SelectError::invalid("config", v.field, v.expected, v.found))?;
+        if self.k > n {
+            return Err(bad(
+                "k",
+                &format!("1..={n} (the pool has {n} environments)"),
+                self.k.to_string(),
             ));
         }
         if self.conflict_active() && problem.gradients().is_none() {
@@ -374,7 +386,7 @@ impl SelectConfig {
         }
         let ability_weights = ability_weights(problem, self.ability_weighting);
         let on = |flag: bool, w: f32| if flag { w } else { 0.0 };
-        Ok(Checked {
+        Ok(CheckedSelectConfig {
             config: self.clone(),
             n_envs: n,
             include,
@@ -414,7 +426,7 @@ fn ability_weights(problem: &Problem, weighting: AbilityWeighting) -> Vec<f32> {
 /// switched-off terms at zero, ability weights computed. Only [`SelectConfig::validate`]
 /// makes one, so optimizers never see unchecked input.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Checked {
+pub struct CheckedSelectConfig {
     pub(crate) config: SelectConfig,
     pub(crate) n_envs: usize,
     pub(crate) include: Vec<usize>,
@@ -425,7 +437,7 @@ pub struct Checked {
     pub(crate) w_conflict: f32,
 }
 
-impl Checked {
+impl CheckedSelectConfig {
     /// The config as given.
     pub fn config(&self) -> &SelectConfig {
         &self.config

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Aggregation, Checked, SelectConfig};
+use crate::config::{Aggregation, CheckedSelectConfig, SelectConfig};
 use crate::error::SelectError;
 use crate::problem::Problem;
 
@@ -464,7 +464,11 @@ pub fn solve_exact(
     Ok(solve_checked(problem, &checked, limits))
 }
 
-fn solve_checked(problem: &Problem, checked: &Checked, limits: &ExactLimits) -> ExactSolution {
+fn solve_checked(
+    problem: &Problem,
+    checked: &CheckedSelectConfig,
+    limits: &ExactLimits,
+) -> ExactSolution {
     let start = Instant::now();
     let n = problem.n_envs();
     let words = problem.n_abilities().div_ceil(64).max(1);

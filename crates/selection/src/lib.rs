@@ -58,7 +58,8 @@ pub mod synthetic;
 pub use baselines::{Baseline, baseline};
 pub use certificate::{BoundKind, Certificate};
 pub use config::{
-    AbilityWeighting, Aggregation, Checked, Optimizer, SelectConfig, Terms, TieBreak, Weights,
+    AbilityWeighting, Aggregation, CheckedSelectConfig, Optimizer, SelectConfig, Terms, TieBreak,
+    Weights,
 };
 pub use error::SelectError;
 pub use exact::{EXACT_MAX_ENVS, ExactLimits, ExactSolution, ExactStatus, solve_exact};

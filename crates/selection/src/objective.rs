@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Aggregation, Checked};
+use crate::config::{Aggregation, CheckedSelectConfig};
 use crate::error::SelectError;
 use crate::problem::Problem;
 
@@ -133,7 +133,7 @@ pub struct StepTrace {
 /// validating against this `problem`; indices must be in range and distinct.
 pub fn evaluate_ranking(
     problem: &Problem,
-    checked: &Checked,
+    checked: &CheckedSelectConfig,
     ranking: &[usize],
 ) -> Result<Vec<StepTrace>, SelectError> {
     if checked.n_envs != problem.n_envs() || checked.ability_weights.len() != problem.n_abilities()

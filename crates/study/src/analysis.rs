@@ -12,234 +12,20 @@
 use std::collections::BTreeMap;
 
 use envdist_core::EnvId;
-use serde::{Deserialize, Serialize};
 
-use crate::config::Arm;
-use crate::results::{ArmRun, Results, relative_gain};
-use crate::stages::transfer::Relation;
-use crate::stats::{Interval, Verdict, bootstrap, mean_of, paired_difference};
+use crate::model::{
+    Analysis, Arm, ArmRun, ArmSummary, CONTROL_PAIRS, Claim, ClaimId, Comparison, FLAGSHIP,
+    HINT_PAIR, Interval, ONLINE_PAIR, Relation, Results, SCALING_ARMS, TransferAnalysis,
+    TransferSplit, Verdict,
+};
+use crate::results::relative_gain;
+use crate::stats::{bootstrap, mean_of, paired_difference};
 
 /// Points per unit of success rate.
 const PTS: f64 = 100.0;
 
-/// One arm's scores and gains.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ArmSummary {
-    /// The arm.
-    pub arm: Arm,
-    /// Seeds run.
-    pub seeds: usize,
-    /// ST (ID), MT (ID), ST (OOD), MT (OOD) in points, `None` where a column is empty.
-    pub columns: [Option<Interval>; 4],
-    /// Whole-pool ID score, points.
-    pub id: Interval,
-    /// Held-out score, points.
-    pub ood: Option<Interval>,
-    /// Score on the environments the arm trained on, points (mean over seeds).
-    pub trained_id: Option<f64>,
-    /// Where the arm's gain over the base comes from: on its trained environments, on the
-    /// untrained environments of its trained families, on the pool's untrained families and
-    /// on the held-out set (points, two-level bootstrap over seeds and each seed's set).
-    #[serde(default)]
-    pub transfer: Option<TransferSplit>,
-    /// Whole-pool ID minus base, points.
-    pub delta_id: Option<Interval>,
-    /// Held-out minus base, points.
-    pub delta_ood: Option<Interval>,
-    /// Pooled relative gain on the pool: mean(arm) / mean(base) - 1, percent.
-    pub pooled_gain_id: Option<Interval>,
-    /// Pooled relative gain on the held-out set, percent.
-    pub pooled_gain_ood: Option<Interval>,
-    /// The paper's statistic: mean over the four columns of (arm - base) / base, skipping
-    /// columns where the base scores 0; mean over seeds, percent.
-    pub paper_gain: Option<f64>,
-}
-
-/// The paper's claims the study tests, by name (`analysis.primary` in the configuration
-/// names the primary ones, fixed before the run; the rest are exploratory).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ClaimId {
-    /// AES + HDC beats random-k + HDC.
-    AesHdcOverRandomKHdc,
-    /// HDC helps AES.
-    HdcHelpsAes,
-    /// HDC helps a random selection.
-    HdcHelpsRandomK,
-    /// AES beats random-k.
-    AesOverRandomK,
-    /// AES beats all pool environments.
-    AesOverAllPool,
-    /// RL on random-k beats the base.
-    RandomKOverBase,
-    /// RL on all environments beats the base.
-    AllPoolOverBase,
-    /// The conflict term matters.
-    ConflictMatters,
-    /// Harness weakening + scale progression beat harness weakening alone.
-    FullOverHarnessOnly,
-    /// Harness weakening + scale progression beat scale progression alone.
-    FullOverScaleOnly,
-    /// OOD gains are smaller than ID gains.
-    OodSmaller,
-    /// More environments can hurt.
-    MoreEnvsHurt,
-}
-
-impl ClaimId {
-    /// The paper's statement, and the arms compared (`a − b`) where it is a pair of arms.
-    pub fn statement(self) -> (&'static str, Option<(Arm, Arm)>) {
-        use Arm as A;
-        match self {
-            ClaimId::AesHdcOverRandomKHdc => (
-                "AES + HDC beats random-k + HDC",
-                Some((A::AesHdc, A::RandomKHdc)),
-            ),
-            ClaimId::HdcHelpsAes => ("HDC helps AES", Some((A::AesHdc, A::Aes))),
-            ClaimId::HdcHelpsRandomK => (
-                "HDC helps a random selection",
-                Some((A::RandomKHdc, A::RandomK)),
-            ),
-            ClaimId::AesOverRandomK => ("AES beats random-k", Some((A::Aes, A::RandomK))),
-            ClaimId::AesOverAllPool => (
-                "AES beats all pool environments",
-                Some((A::Aes, A::AllPool)),
-            ),
-            ClaimId::RandomKOverBase => {
-                ("RL on random-k beats the base", Some((A::RandomK, A::Base)))
-            }
-            ClaimId::AllPoolOverBase => (
-                "RL on all environments beats the base",
-                Some((A::AllPool, A::Base)),
-            ),
-            ClaimId::ConflictMatters => (
-                "the conflict term matters (removing it loses most of AES's gain)",
-                Some((A::Aes, A::AesNoConflict)),
-            ),
-            ClaimId::FullOverHarnessOnly => (
-                "harness weakening + scale progression beat harness weakening alone",
-                Some((A::AesHdc, A::AesHarnessOnly)),
-            ),
-            ClaimId::FullOverScaleOnly => (
-                "harness weakening + scale progression beat scale progression alone",
-                Some((A::AesHdc, A::AesScaleOnly)),
-            ),
-            ClaimId::OodSmaller => ("OOD gains are smaller than ID gains", None),
-            ClaimId::MoreEnvsHurt => (
-                "more environments can hurt (a larger random pool scores below a smaller one)",
-                None,
-            ),
-        }
-    }
-
-    /// The primary claims of the `cpu` preset: the paper's central comparisons that its arms
-    /// can make.
-    pub fn central() -> Vec<ClaimId> {
-        vec![
-            ClaimId::AesHdcOverRandomKHdc,
-            ClaimId::HdcHelpsAes,
-            ClaimId::HdcHelpsRandomK,
-            ClaimId::AesOverRandomK,
-            ClaimId::AesOverAllPool,
-            ClaimId::ConflictMatters,
-        ]
-    }
-}
-
-/// An arm's gain over the base, split by how far each environment is from what it trained on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TransferSplit {
-    /// (a) On the environments it trained on.
-    pub trained: Option<Interval>,
-    /// (b) On untrained pool environments of the families it trained on.
-    pub same_family: Option<Interval>,
-    /// (c) On pool environments of families it did not train on.
-    pub other_families: Option<Interval>,
-    /// (d) On the held-out (OOD) environments.
-    pub ood: Option<Interval>,
-}
-
-/// One claim of the paper, as tested.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Claim {
-    /// Which claim.
-    pub id: ClaimId,
-    /// Primary (named before the run, family-wise error controlled by Holm's method) or
-    /// exploratory (its own 95% interval; a verdict to read as a lead, not a finding).
-    #[serde(default)]
-    pub primary: bool,
-    /// Holm-adjusted p-value over the primary claims (primary claims only).
-    #[serde(default)]
-    pub p_holm: Option<f64>,
-    /// The paper's statement.
-    pub statement: String,
-    /// What was compared (`a − b` on the whole pool, unless said otherwise).
-    pub comparison: String,
-    /// The difference in points with its interval (positive = the paper's direction).
-    pub difference: Interval,
-    /// What the run says.
-    pub verdict: Verdict,
-    /// The smallest true difference the run would detect (points).
-    pub mde: f64,
-}
-
-/// A difference in points between two things, for the comparison tables.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
-    /// What is compared.
-    pub label: String,
-    /// Difference in points.
-    pub difference: Interval,
-    /// Verdict on "positive".
-    pub verdict: Verdict,
-}
-
-/// Everything the report prints beyond raw scores.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Analysis {
-    /// Per arm.
-    pub arms: Vec<ArmSummary>,
-    /// The paper's claims.
-    pub claims: Vec<Claim>,
-    /// Every trained arm ranked by its whole-pool gain over the base.
-    pub ranking: Vec<(Arm, Interval)>,
-    /// Each rival and AES variant against AES+HDC.
-    pub versus_aes_hdc: Vec<Comparison>,
-    /// AES minus random-k on the main pool and on the control pool, and the difference.
-    pub control: Vec<Comparison>,
-    /// Hint styles: the study's style minus the other, both AES+HDC, at H4.
-    pub hints: Option<Comparison>,
-    /// Online re-selection minus one-shot AES+HDC.
-    pub online: Option<Comparison>,
-    /// Pool size -> whole-pool score (points) with interval.
-    pub scaling: Vec<(usize, Interval)>,
-    /// Base above the constant-answer baseline on single-turn pool environments (points).
-    pub base_over_constant: Option<Interval>,
-    /// The measured-transfer stage: transfer by relation, and how well the base's gradient
-    /// cosines predict it.
-    #[serde(default)]
-    pub transfer: Option<TransferAnalysis>,
-}
-
-/// What the measured-transfer stage says (points; intervals over the probes).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TransferAnalysis {
-    /// Probes (fine-tunes) measured.
-    pub probes: usize,
-    /// Mean transfer to each relation (`itself`: what fine-tuning did to its own source).
-    pub by_relation: Vec<(Relation, Interval)>,
-    /// Transfer to the twin minus transfer to the same-family non-twin, paired by probe: the
-    /// designed conflict's interference (negative = twins interfere).
-    pub twin_minus_same_family: Option<Interval>,
-    /// Spearman rank correlation, over every (source, other target) pair, of the base's
-    /// gradient cosine with the measured transfer (positive = the cosine predicts transfer).
-    pub rank_correlation: Option<Interval>,
-    /// Pairs in the correlation.
-    pub pairs: usize,
-}
-
 /// The transfer analysis of `t`.
-fn transfer_analysis(t: &crate::results::TransferRuns, b: u32, seed: u64) -> TransferAnalysis {
+fn transfer_analysis(t: &crate::model::TransferRuns, b: u32, seed: u64) -> TransferAnalysis {
     let n = t.runs.len();
     // transfer[probe][relation]
     let mut by: std::collections::BTreeMap<Relation, Vec<Option<f64>>> = Default::default();
@@ -330,7 +116,7 @@ struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     fn runs(&self, arm: Arm) -> Option<Vec<&'a ArmRun>> {
         let runs = self.results.arm_runs(arm);
-        if arm == Arm::Base || runs.is_empty() {
+        if arm.is_base() || runs.is_empty() {
             return None;
         }
         by_seed(&runs, self.seeds)
@@ -379,7 +165,7 @@ impl<'a> Ctx<'a> {
     fn arms_diff(&self, a: Arm, b: Arm) -> Option<Interval> {
         let pool = &self.results.envs.pool;
         let x = matrix(&self.runs(a)?, pool);
-        let y = if b == Arm::Base {
+        let y = if b.is_base() {
             self.base_matrix(pool)
         } else {
             matrix(&self.runs(b)?, pool)
@@ -403,12 +189,12 @@ impl<'a> Ctx<'a> {
 
     fn summary(&self, arm: Arm) -> Option<ArmSummary> {
         let sets = &self.results.envs;
-        let runs = if arm == Arm::Base {
+        let runs = if arm.is_base() {
             vec![self.base]
         } else {
             self.runs(arm)?
         };
-        let trained = (arm != Arm::Base).then(|| {
+        let trained = (!arm.is_base()).then(|| {
             let per_seed: Vec<f64> = runs
                 .iter()
                 .map(|r| {
@@ -424,7 +210,7 @@ impl<'a> Ctx<'a> {
             PTS * per_seed.iter().sum::<f64>() / per_seed.len().max(1) as f64
         });
         let delta = |envs: &[EnvId]| -> Option<Interval> {
-            (arm != Arm::Base && !envs.is_empty())
+            (!arm.is_base() && !envs.is_empty())
                 .then(|| self.diff(&matrix(&runs, envs), &self.base_matrix(envs)))
         };
         let paper: Vec<f32> = runs
@@ -438,16 +224,16 @@ impl<'a> Ctx<'a> {
             id: self.score(&runs, &sets.pool)?,
             ood: self.score(&runs, &sets.ood),
             trained_id: trained,
-            transfer: (arm != Arm::Base).then(|| self.transfer(&runs)),
+            transfer: (!arm.is_base()).then(|| self.transfer(&runs)),
             delta_id: delta(&sets.pool),
             delta_ood: delta(&sets.ood),
-            pooled_gain_id: (arm != Arm::Base)
+            pooled_gain_id: (!arm.is_base())
                 .then(|| self.pooled_gain(&runs, &sets.pool))
                 .flatten(),
-            pooled_gain_ood: (arm != Arm::Base)
+            pooled_gain_ood: (!arm.is_base())
                 .then(|| self.pooled_gain(&runs, &sets.ood))
                 .flatten(),
-            paper_gain: (arm != Arm::Base && !paper.is_empty())
+            paper_gain: (!arm.is_base() && !paper.is_empty())
                 .then(|| PTS * paper.iter().map(|g| *g as f64).sum::<f64>() / paper.len() as f64),
         })
     }
@@ -579,12 +365,13 @@ impl<'a> Ctx<'a> {
                 out.push((size, matrix(&runs, pool)));
             }
         }
+        // The arms give the points at k random envs and at the whole pool.
+        let [at_k, whole] = SCALING_ARMS;
         let k = self.results.config.selection.k;
-        if let Some(r) = self.runs(Arm::RandomK) {
-            out.push((k, matrix(&r, pool)));
-        }
-        if let Some(r) = self.runs(Arm::AllPool) {
-            out.push((pool.len(), matrix(&r, pool)));
+        for (n, arm) in [(k, at_k), (pool.len(), whole)] {
+            if let Some(r) = self.runs(arm) {
+                out.push((n, matrix(&r, pool)));
+            }
         }
         out.sort_by_key(|(n, _)| *n);
         out.dedup_by_key(|(n, _)| *n);
@@ -608,22 +395,12 @@ pub fn analyse(results: &Results) -> Option<Analysis> {
         .iter()
         .filter_map(|&a| ctx.summary(a))
         .collect();
-    let mut claims: Vec<Claim> = [
-        ClaimId::AesHdcOverRandomKHdc,
-        ClaimId::HdcHelpsAes,
-        ClaimId::HdcHelpsRandomK,
-        ClaimId::AesOverRandomK,
-        ClaimId::AesOverAllPool,
-        ClaimId::RandomKOverBase,
-        ClaimId::AllPoolOverBase,
-        ClaimId::ConflictMatters,
-        ClaimId::FullOverHarnessOnly,
-        ClaimId::FullOverScaleOnly,
-    ]
-    .iter()
-    .filter_map(|id| ctx.claim(*id))
-    .collect();
-    claims.extend(ctx.ood_smaller(Arm::AesHdc));
+    // The claims of two arms, then the two that are not a pair of arms.
+    let mut claims: Vec<Claim> = ClaimId::ALL
+        .iter()
+        .filter_map(|id| ctx.claim(*id))
+        .collect();
+    claims.extend(ctx.ood_smaller(ClaimId::OOD_ARM));
     // "More environments can hurt": some larger pool scores below a smaller one.
     let scaling_data = ctx.scaling();
     let scaling: Vec<(usize, Interval)> = scaling_data
@@ -686,48 +463,36 @@ pub fn analyse(results: &Results) -> Option<Analysis> {
         .filter_map(|s| s.delta_id.map(|d| (s.arm, d)))
         .collect();
     ranking.sort_by(|a, b| b.1.estimate.total_cmp(&a.1.estimate));
-    let versus_aes_hdc = [
-        Arm::PassRate,
-        Arm::LearningProgress,
-        Arm::Sec,
-        Arm::Ladder,
-        Arm::Plr,
-        Arm::AllPool,
-        Arm::Aes,
-        Arm::RandomKHdc,
-    ]
-    .iter()
-    .filter_map(|&a| {
-        let d = ctx.arms_diff(Arm::AesHdc, a)?;
-        Some(Comparison {
-            label: format!("aes+hdc − {}", a.name()),
-            verdict: Verdict::of(&d),
-            difference: d,
+    let versus_aes_hdc = Arm::versus_flagship()
+        .into_iter()
+        .filter_map(|a| {
+            let d = ctx.arms_diff(FLAGSHIP, a)?;
+            Some(Comparison {
+                label: format!("{} − {}", FLAGSHIP.name(), a.name()),
+                verdict: Verdict::of(&d),
+                difference: d,
+            })
         })
-    })
-    .collect();
+        .collect();
     let mut control = Vec::new();
-    let main = ctx.arms_diff(Arm::Aes, Arm::RandomK);
-    let ctrl = ctx.arms_diff(Arm::ControlAes, Arm::ControlRandomK);
-    if let Some(d) = main {
-        control.push(Comparison {
-            label: "main pool: aes − random-k".into(),
-            verdict: Verdict::of(&d),
-            difference: d,
-        });
-    }
-    if let Some(d) = ctrl {
-        control.push(Comparison {
-            label: "control pool: control-aes − control-random-k".into(),
-            verdict: Verdict::of(&d),
-            difference: d,
-        });
+    let [(main_a, main_b), (ctrl_a, ctrl_b)] = CONTROL_PAIRS;
+    for (where_, (a, b)) in [
+        ("main pool", (main_a, main_b)),
+        ("control pool", (ctrl_a, ctrl_b)),
+    ] {
+        if let Some(d) = ctx.arms_diff(a, b) {
+            control.push(Comparison {
+                label: format!("{where_}: {} − {}", a.name(), b.name()),
+                verdict: Verdict::of(&d),
+                difference: d,
+            });
+        }
     }
     if let (Some(a), Some(r), Some(ca), Some(cr)) = (
-        ctx.runs(Arm::Aes),
-        ctx.runs(Arm::RandomK),
-        ctx.runs(Arm::ControlAes),
-        ctx.runs(Arm::ControlRandomK),
+        ctx.runs(main_a),
+        ctx.runs(main_b),
+        ctx.runs(ctrl_a),
+        ctx.runs(ctrl_b),
     ) {
         let pool = &results.envs.pool;
         let (a, r, ca, cr) = (
@@ -747,21 +512,25 @@ pub fn analyse(results: &Results) -> Option<Analysis> {
             difference: d,
         });
     }
-    let hints = ctx
-        .arms_diff(Arm::AesHdc, Arm::AesHdcOtherHints)
+    let hints = ctx.arms_diff(HINT_PAIR.0, HINT_PAIR.1).map(|d| Comparison {
+        label: format!(
+            "{} ({} hints) − {} ({} hints)",
+            HINT_PAIR.0.name(),
+            results.config.suite.hint_style,
+            HINT_PAIR.0.name(),
+            results.config.other_hint_style()
+        ),
+        verdict: Verdict::of(&d),
+        difference: d,
+    });
+    let online = ctx
+        .arms_diff(ONLINE_PAIR.0, ONLINE_PAIR.1)
         .map(|d| Comparison {
             label: format!(
-                "aes+hdc ({} hints) − aes+hdc ({} hints)",
-                results.config.suite.hint_style,
-                results.config.other_hint_style()
+                "{} − {} (one-shot)",
+                ONLINE_PAIR.0.name(),
+                ONLINE_PAIR.1.name()
             ),
-            verdict: Verdict::of(&d),
-            difference: d,
-        });
-    let online = ctx
-        .arms_diff(Arm::AesHdcOnline, Arm::AesHdc)
-        .map(|d| Comparison {
-            label: "aes+hdc-online − aes+hdc (one-shot)".into(),
             verdict: Verdict::of(&d),
             difference: d,
         });
@@ -826,7 +595,7 @@ pub fn base_vs_constant_by_family(results: &Results) -> BTreeMap<String, (f64, f
 mod tests {
     use super::*;
     use crate::config::{ExperimentConfig, Preset};
-    use crate::results::{CodeInfo, EnvSets, SplitScores};
+    use crate::model::{CodeInfo, EnvSets, SplitScores};
 
     fn run(arm: Arm, seed: u32, envs: &[EnvId], score: impl Fn(usize) -> f32) -> ArmRun {
         ArmRun {
@@ -889,7 +658,7 @@ mod tests {
         let claim = a
             .claims
             .iter()
-            .find(|c| c.comparison == "aes − random-k")
+            .find(|c| c.comparison == format!("{} − {}", Arm::Aes.name(), Arm::RandomK.name()))
             .unwrap();
         assert!((claim.difference.estimate - 10.0).abs() < 1e-4);
     }

@@ -33,14 +33,13 @@ use std::time::Instant;
 
 use envdist_core::{CosineAgreement, EnvId, GradientSet, HarnessLevel, ProfileSet, Rng, Turn};
 use envdist_envs::Suite;
-use envdist_selection::Selection;
+use envdist_selection::{SelectConfig, Selection};
 use envdist_trainer::{
-    Baseline, Device, GradientConfig, GradientCost, GradientParams, GradientReport, PolicyModel,
-    SingleTurn, per_env_gradients_report,
+    Device, GradientConfig, GradientCost, GradientParams, GradientReport, PolicyModel,
+    per_env_gradients_report,
 };
 use serde::Serialize;
 
-use crate::config::{GradientsConfig, SelectionConfig};
 use crate::error::{Context, Result, io_error};
 use crate::observer::Observer;
 use crate::stages::gradients::gradient_config;
@@ -66,13 +65,12 @@ pub struct ConflictStudy {
     pub sample: Option<usize>,
     /// The estimates to measure.
     pub estimates: Vec<Estimate>,
-    /// The reference: episodes per environment and projection dimension (the study's
-    /// `gradients` section).
-    pub reference: GradientsConfig,
+    /// The reference: the study's `gradients` section.
+    pub reference: GradientConfig,
     /// The study's master seed (the gradient seed derives from it as in the gradients stage).
     pub seed: u64,
-    /// AES budget and zero-gradient handling (the study's `selection` section).
-    pub selection: SelectionConfig,
+    /// The study's AES (its `selection` section).
+    pub selection: SelectConfig,
     /// Fraction of all pairs counted as the most conflicting (for the recall).
     pub conflict_fraction: f32,
     /// An estimate is stable when its AES overlap is at least this...
@@ -90,19 +88,17 @@ pub struct ConflictStudy {
     pub own_replicates: bool,
 }
 
-/// One estimate: the reference config with some changes.
+/// One estimate: the reference config with some changes, kept as an overlay of the
+/// reference ([`crate::config::overlay`], the study's one override mechanism) and a seed
+/// offset.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Estimate {
     /// As written (`head+ep32`).
     pub name: String,
-    params: Option<GradientParams>,
-    single_turn: Option<SingleTurn>,
-    baseline: Option<Baseline>,
-    lambda: Option<f32>,
-    episodes: Option<usize>,
-    dim: Option<usize>,
-    max_steps: Option<u32>,
-    seed_offset: Option<u64>,
+    /// The changes to the reference's `GradientConfig`, as a JSON object of its fields.
+    patch: serde_json::Map<String, serde_json::Value>,
+    /// Added to the reference's gradient seed (other episodes, another projection).
+    seed_offset: u64,
     /// Random rows instead of gradients.
     noise: bool,
 }
@@ -113,17 +109,12 @@ impl std::str::FromStr for Estimate {
     /// `head`, `all`, `ep<N>`, `d<N>`, `t<N>`, `exact`, `sampled`, `mean`, `value`, `lam<N>`,
     /// `seed<N>` joined by `+` (e.g. `head+ep32`), or `noise`.
     fn from_str(spec: &str) -> Result<Self> {
+        use serde_json::json;
         let name = spec.trim().to_string();
         let mut e = Estimate {
             name: name.clone(),
-            params: None,
-            single_turn: None,
-            baseline: None,
-            lambda: None,
-            episodes: None,
-            dim: None,
-            max_steps: None,
-            seed_offset: None,
+            patch: serde_json::Map::new(),
+            seed_offset: 0,
             noise: false,
         };
         let number = |part: &str, prefix: &str| -> Result<usize> {
@@ -136,41 +127,44 @@ impl std::str::FromStr for Estimate {
             Ok(n)
         };
         for part in name.split('+').map(str::trim) {
-            if part == "noise" {
-                e.noise = true;
-            } else if part == "head" {
-                e.params = Some(GradientParams::PolicyHead);
-            } else if part == "all" {
-                e.params = Some(GradientParams::All);
-            } else if part == "exact" {
-                e.single_turn = Some(SingleTurn::Exact);
-            } else if part == "sampled" {
-                e.single_turn = Some(SingleTurn::Sampled);
-            } else if part == "mean" {
-                e.baseline = Some(Baseline::Mean);
-            } else if part == "value" {
-                e.baseline = Some(Baseline::Value);
-            } else if let Some(n) = part.strip_prefix("lam") {
-                let l: u32 = n.parse().ok().filter(|l| *l <= 100).ok_or_else(|| {
-                    crate::StudyError::msg(format!(
-                        "estimate {name:?}: expected lam<N> with N in 0..=100 (lambda N/100), found {part:?}"
-                    ))
-                })?;
-                e.lambda = Some(l as f32 / 100.0);
-            } else if part.starts_with("seed") {
-                e.seed_offset = Some(number(part, "seed")? as u64);
-            } else if part.starts_with("ep") {
-                e.episodes = Some(number(part, "ep")?);
-            } else if part.starts_with('d') {
-                e.dim = Some(number(part, "d")?);
-            } else if part.starts_with('t') {
-                e.max_steps = Some(u32::try_from(number(part, "t")?).map_err(|_| {
-                    crate::StudyError::msg(format!("estimate {name:?}: {part:?} is too large"))
-                })?);
-            } else {
-                crate::bail!(
+            let change = match part {
+                "noise" => {
+                    e.noise = true;
+                    continue;
+                }
+                "head" => json!({ "params": "policy_head" }),
+                "all" => json!({ "params": "all" }),
+                "exact" => json!({ "single_turn": "exact" }),
+                "sampled" => json!({ "single_turn": "sampled" }),
+                // Lambda belongs to the value baseline: back to 1 with the mean one.
+                "mean" => json!({ "baseline": "mean", "lambda": 1.0 }),
+                "value" => json!({ "baseline": "value" }),
+                _ if part.starts_with("lam") => {
+                    let l: u32 = part[3..].parse().ok().filter(|l| *l <= 100).ok_or_else(|| {
+                        crate::StudyError::msg(format!(
+                            "estimate {name:?}: expected lam<N> with N in 0..=100 (lambda N/100), found {part:?}"
+                        ))
+                    })?;
+                    json!({ "lambda": l as f32 / 100.0 })
+                }
+                _ if part.starts_with("seed") => {
+                    e.seed_offset = number(part, "seed")? as u64;
+                    continue;
+                }
+                _ if part.starts_with("ep") => json!({ "rollouts_per_env": number(part, "ep")? }),
+                _ if part.starts_with('d') => json!({ "dim": number(part, "d")? }),
+                _ if part.starts_with('t') => {
+                    let t = u32::try_from(number(part, "t")?).map_err(|_| {
+                        crate::StudyError::msg(format!("estimate {name:?}: {part:?} is too large"))
+                    })?;
+                    json!({ "max_episode_steps": t })
+                }
+                _ => crate::bail!(
                     "estimate {name:?}: unknown part {part:?} (expected head, all, ep<N>, d<N>, t<N>, exact, sampled, mean, value, lam<N> or seed<N>, joined by +, or noise)"
-                );
+                ),
+            };
+            if let serde_json::Value::Object(fields) = change {
+                e.patch.extend(fields);
             }
         }
         crate::ensure!(
@@ -183,37 +177,12 @@ impl std::str::FromStr for Estimate {
 
 impl Estimate {
     /// The reference config with this estimate's changes.
-    pub fn config(&self, reference: &GradientConfig) -> GradientConfig {
-        let mut c = reference.clone();
-        if let Some(p) = self.params {
-            c.params = p;
-        }
-        if let Some(s) = self.single_turn {
-            c.single_turn = s;
-        }
-        if let Some(b) = self.baseline {
-            c.baseline = b;
-            // Lambda belongs to the value baseline: back to 1 with the mean one.
-            if b == Baseline::Mean {
-                c.lambda = 1.0;
-            }
-        }
-        if let Some(l) = self.lambda {
-            c.lambda = l;
-        }
-        if let Some(n) = self.episodes {
-            c.rollouts_per_env = n;
-        }
-        if let Some(d) = self.dim {
-            c.dim = d;
-        }
-        if self.max_steps.is_some() {
-            c.max_episode_steps = self.max_steps;
-        }
-        if let Some(o) = self.seed_offset {
-            c.seed = c.seed.wrapping_add(o);
-        }
-        c
+    pub fn config(&self, reference: &GradientConfig) -> Result<GradientConfig> {
+        let patch = serde_json::Value::Object(self.patch.clone());
+        let mut c =
+            crate::config::overlay(reference, &patch, &format!("estimate {:?}", self.name))?;
+        c.seed = c.seed.wrapping_add(self.seed_offset);
+        Ok(c)
     }
 }
 
@@ -530,7 +499,7 @@ pub fn run(study: &ConflictStudy, observer: &dyn Observer) -> Result<Report> {
                   cost: GradientCost,
                   set: GradientSet|
      -> Result<(Measured, GradientSet, Selection)> {
-        let selection = study_aes(&args.selection, args.seed, &profiles, &set, &envs)?;
+        let selection = study_aes(&args.selection, &profiles, &set, &envs)?;
         if let Some(r) = &selection.relaxation {
             observer.note(&format!("  {name}: {r}"));
         }
@@ -609,7 +578,7 @@ pub fn run(study: &ConflictStudy, observer: &dyn Observer) -> Result<Report> {
         measured.push(if e.noise {
             noise(&e.name)?
         } else {
-            measure(&e.name, &e.config(&reference_cfg))?
+            measure(&e.name, &e.config(&reference_cfg)?)?
         });
     }
     let compare_sets = |a: &(Measured, GradientSet, Selection),
@@ -703,12 +672,13 @@ pub fn run(study: &ConflictStudy, observer: &dyn Observer) -> Result<Report> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use envdist_trainer::{Baseline, SingleTurn};
 
     #[test]
     fn estimator_parts_change_the_reference_config() {
         let reference = GradientConfig::default();
         let e: Estimate = "sampled+value+lam50+ep512".parse().unwrap();
-        let c = e.config(&reference);
+        let c = e.config(&reference).unwrap();
         assert_eq!(c.single_turn, SingleTurn::Sampled);
         assert_eq!((c.baseline, c.lambda), (Baseline::Value, 0.5));
         assert_eq!(c.rollouts_per_env, 512);
@@ -718,7 +688,11 @@ mod tests {
             lambda: 0.9,
             ..reference.clone()
         };
-        let c = "mean+exact+all".parse::<Estimate>().unwrap().config(&value);
+        let c = "mean+exact+all"
+            .parse::<Estimate>()
+            .unwrap()
+            .config(&value)
+            .unwrap();
         assert_eq!((c.baseline, c.lambda), (Baseline::Mean, 1.0));
         assert_eq!(c.single_turn, SingleTurn::Exact);
         assert_eq!(c.params, GradientParams::All);
@@ -726,5 +700,12 @@ mod tests {
             let e = bad.parse::<Estimate>().unwrap_err().to_string();
             assert!(e.contains("lam<N>"), "{e}");
         }
+        // A seed offset moves the gradient seed; a plain estimate keeps it.
+        let c = "seed1+d256"
+            .parse::<Estimate>()
+            .unwrap()
+            .config(&reference)
+            .unwrap();
+        assert_eq!((c.seed, c.dim), (reference.seed + 1, 256));
     }
 }

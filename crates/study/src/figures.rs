@@ -10,27 +10,34 @@ use envdist_core::{EnvId, GradientSet, HarnessLevel, ProfileSet, ScaleRange};
 use envdist_curriculum::{EnvSnapshot, TraceEvent};
 use envdist_envs::Suite;
 
-use crate::config::Arm;
 use crate::layout::{RunLayout, Stage};
+use crate::model::Arm;
+use crate::model::Results;
 use crate::observer::Observer;
 use crate::plot::{Heatmap, Legend, LineChart, Series, heatmap, line_chart, line_chart_grid};
-use crate::results::Results;
 use serde::{Deserialize, Serialize};
 
 /// Training success rate over env steps, seed 0 of each trained arm (rolling mean of 5 updates).
 pub fn learning_curves(path: &Path, results: &Results) -> crate::Result<()> {
+    let series = learning_curve_series(results);
+    crate::ensure!(!series.is_empty(), "no learning curve to plot");
+    let chart = LineChart {
+        title: "Training success (sampled actions, the arm's own tasks; seed 0)".into(),
+        x_label: "environment steps".into(),
+        y_label: "episode success rate".into(),
+        series,
+        y_range: Some((0.0, 1.0)),
+        legend: Legend::LowerRight,
+    };
+    line_chart(path, &chart, (1000, 620))
+}
+
+/// The lines of [`learning_curves`], one per plotted arm with a curve, labelled by arm name.
+pub fn learning_curve_series(results: &Results) -> Vec<Series> {
     let mut series = Vec::new();
-    // The paper's main arms and three rivals: more lines would not be readable.
-    for arm in [
-        Arm::AllPool,
-        Arm::RandomK,
-        Arm::Aes,
-        Arm::AesHdc,
-        Arm::RandomKHdc,
-        Arm::PassRate,
-        Arm::Sec,
-        Arm::Plr,
-    ] {
+    // The arms whose cards say so (the paper's main arms and three rivals): more lines
+    // would not be readable.
+    for arm in Arm::ALL.into_iter().filter(|a| a.plotted()) {
         let Some(run) = results.arm_runs(arm).into_iter().find(|r| r.seed == 0) else {
             continue;
         };
@@ -51,16 +58,7 @@ pub fn learning_curves(path: &Path, results: &Results) -> crate::Result<()> {
             step: false,
         });
     }
-    crate::ensure!(!series.is_empty(), "no learning curve to plot");
-    let chart = LineChart {
-        title: "Training success (sampled actions, the arm's own tasks; seed 0)".into(),
-        x_label: "environment steps".into(),
-        y_label: "episode success rate".into(),
-        series,
-        y_range: Some((0.0, 1.0)),
-        legend: Legend::LowerRight,
-    };
-    line_chart(path, &chart, (1000, 620))
+    series
 }
 
 /// Pairwise cosine of per-env gradients, envs ordered by family.
@@ -333,7 +331,7 @@ pub fn curriculum_trace(
         .take(shown)
         .filter_map(|(id, _)| suite.spec(id).map(|s| (id.clone(), s.scale)))
         .collect();
-    curriculum_trace_grid(path, trace, &envs, "aes+hdc")
+    curriculum_trace_grid(path, trace, &envs, crate::model::FLAGSHIP.name())
 }
 
 /// Whole-pool score against the number of random pool environments trained on (the random-k
@@ -346,7 +344,7 @@ pub fn scaling(path: &Path, results: &Results) -> crate::Result<()> {
         .unwrap_or_default();
     crate::ensure!(points.len() >= 2, "fewer than two pool sizes in this run");
     let x: Vec<f32> = points.iter().map(|(n, _)| *n as f32).collect();
-    let pick = |f: fn(&crate::stats::Interval) -> f64| -> Vec<f32> {
+    let pick = |f: fn(&crate::model::Interval) -> f64| -> Vec<f32> {
         points.iter().map(|(_, i)| f(i) as f32).collect()
     };
     let chart = LineChart {
@@ -418,11 +416,11 @@ pub fn draw_all(
     }
     if let Ok(profiles) = envdist_core::ProfileSet::read(layout.profiles_file()) {
         for s in &results.selections {
-            use crate::results::SelectionId;
-            if matches!(
-                s.name,
-                SelectionId::Aes | SelectionId::AesNoConflict | SelectionId::RandomK(0)
-            ) {
+            // AES, its ablation and the first random draw: one figure each.
+            use crate::model::EnvSource as E;
+            if matches!(s.name.source, E::Aes | E::AesNoConflict | E::RandomK)
+                && s.name.seed.unwrap_or(0) == 0
+            {
                 let name = s.name.to_string();
                 let file = format!("coverage_{}.png", name.replace('/', "-"));
                 attempt(&format!("Ability coverage: {name}"), &file, &|p| {
@@ -432,14 +430,17 @@ pub fn draw_all(
         }
     }
     let trace_path = layout
-        .arm_files(Stage::Arm(Arm::AesHdc, 0))
+        .arm_files(Stage::Arm(crate::model::FLAGSHIP, 0))
         .curriculum_trace();
     if let Ok(trace) =
         envdist_core::io::read_jsonl::<envdist_curriculum::TraceEvent>(&trace_path, None)
     {
         let suite = envdist_envs::Suite::default();
         attempt(
-            "Curriculum trace (aes+hdc, seed 0)",
+            &format!(
+                "Curriculum trace ({}, seed 0)",
+                crate::model::FLAGSHIP.name()
+            ),
             "curriculum_trace.png",
             &|p| curriculum_trace(p, &trace, &suite, 3),
         );

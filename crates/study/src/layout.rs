@@ -5,7 +5,7 @@
 //! <run>/config.json  results.json  REPORT.md  figures/
 //!       pool/  profiles/profiles.json  base/checkpoint/  constant-baseline/
 //!       gradients/gradients.safetensors  gradients-h0/  selections/
-//!       arms/base/  arms/<arm>/seed<i>/{checkpoint/, train_log.jsonl, progress.json, ...}
+//!       arms/base/  arms/<arm>/seed<i>/{the trainer's RunFiles, progress.json, ...}
 //!       scaling/n<size>/seed<i>/
 //! ```
 
@@ -13,9 +13,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use envdist_core::HarnessLevel;
+use envdist_trainer::RunFiles;
 
-use crate::config::Arm;
 use crate::error::{Result, io_error};
+use crate::model::Arm;
 
 /// A stage of the study, as its directory names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +59,7 @@ impl fmt::Display for Stage {
             Stage::Gradients(h) => write!(f, "gradients-{}", h.to_string().to_lowercase()),
             Stage::GradientsRerun => f.write_str("gradients-rerun"),
             Stage::Selections => f.write_str("selections"),
-            Stage::BaseEval => f.write_str("arms/base"),
+            Stage::BaseEval => write!(f, "arms/{}", Arm::base().name()),
             Stage::Arm(arm, seed) => write!(f, "arms/{}/seed{seed}", arm.name()),
             Stage::Scaling(size, seed) => write!(f, "scaling/n{size}/seed{seed}"),
             Stage::TransferBase => f.write_str("transfer/base"),
@@ -135,14 +136,12 @@ impl RunLayout {
 
     /// The base model's checkpoint.
     pub fn base_checkpoint(&self) -> PathBuf {
-        self.stage_dir(Stage::Base).join("checkpoint")
+        RunFiles::new(self.stage_dir(Stage::Base)).checkpoint()
     }
 
     /// The files of a training stage ([`Stage::Arm`] or [`Stage::Scaling`]).
     pub fn arm_files(&self, stage: Stage) -> ArmFiles {
-        ArmFiles {
-            dir: self.stage_dir(stage),
-        }
+        ArmFiles::in_dir(self.stage_dir(stage))
     }
 }
 
@@ -277,62 +276,65 @@ impl RunLayout {
     }
 }
 
-/// The files a training stage keeps in its directory.
+/// The files a training stage keeps in its directory: the trainer's own ([`RunFiles`]: log
+/// and checkpoint, named by the trainer) and the study's beside them.
 #[derive(Debug, Clone)]
 pub struct ArmFiles {
-    dir: PathBuf,
+    run: RunFiles,
 }
 
 impl ArmFiles {
     /// The files of a training stage whose directory is `dir`.
     pub fn in_dir(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+        Self {
+            run: RunFiles::new(dir),
+        }
     }
 
     /// The stage directory.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.run.dir()
+    }
+
+    /// The trainer's files in it.
+    pub fn run(&self) -> &RunFiles {
+        &self.run
     }
 
     /// The latest checkpoint (model, optimizer, sampler state).
     pub fn checkpoint(&self) -> PathBuf {
-        self.dir.join("checkpoint")
+        self.run.checkpoint()
     }
 
     /// Whether a checkpoint was written.
     pub fn has_checkpoint(&self) -> bool {
-        self.checkpoint().join("state.json").exists()
+        self.run.has_checkpoint()
     }
 
     /// The hash of the inputs the checkpoint was trained under.
     pub fn progress(&self) -> PathBuf {
-        self.dir.join("progress.json")
+        self.dir().join("progress.json")
     }
 
     /// The online arm's selections so far.
     pub fn online(&self) -> PathBuf {
-        self.dir.join("online.json")
-    }
-
-    /// One line of statistics per update.
-    pub fn train_log(&self) -> PathBuf {
-        self.dir.join("train_log.jsonl")
+        self.dir().join("online.json")
     }
 
     /// The curriculum's trace (HDC arms).
     pub fn curriculum_trace(&self) -> PathBuf {
-        self.dir.join("curriculum_trace.jsonl")
+        self.dir().join("curriculum_trace.jsonl")
     }
 
     /// Where the curriculum ended (HDC arms).
     pub fn curriculum_status(&self) -> PathBuf {
-        self.dir.join("curriculum_status.json")
+        self.dir().join("curriculum_status.json")
     }
 
     /// Everything a fresh start removes, so nothing of an earlier run with other inputs leaks
     /// in.
     pub fn stale(&self) -> [PathBuf; 3] {
-        [self.checkpoint(), self.train_log(), self.online()]
+        [self.checkpoint(), self.run.train_log(), self.online()]
     }
 }
 
@@ -426,7 +428,10 @@ mod tests {
             (Stage::Gradients(HarnessLevel::H4), "gradients"),
             (Stage::Gradients(HarnessLevel::H0), "gradients-h0"),
             (Stage::BaseEval, "arms/base"),
-            (Stage::Arm(Arm::AesHdc, 3), "arms/aes+hdc/seed3"),
+            (
+                Stage::Arm(Arm::AesHdc, 3),
+                &*format!("arms/{}/seed3", Arm::AesHdc.name()),
+            ),
             (Stage::Scaling(10, 1), "scaling/n10/seed1"),
         ] {
             assert_eq!(l.stage_dir(stage), Path::new("/run").join(name));

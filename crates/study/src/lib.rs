@@ -31,17 +31,20 @@
 #![warn(missing_docs)]
 
 pub mod analysis;
-pub mod arm;
 pub mod cache;
+#[cfg(test)]
+mod card_tests;
 pub mod code;
 pub mod config;
 pub mod conflict;
 pub mod error;
 pub mod figures;
 pub mod layout;
+pub mod model;
 pub mod observer;
 pub mod pipeline;
 pub mod plot;
+pub mod presets;
 pub mod profile;
 pub mod report;
 pub mod results;
@@ -55,9 +58,9 @@ use std::path::Path;
 pub use config::{CheckedConfig, ExperimentConfig, Preset};
 pub use error::{Result, StudyError};
 pub use layout::{RunLayout, Stage};
+pub use model::Results;
 pub use observer::{Observer, Progress, Silent};
 pub use pipeline::{run_experiment, run_experiment_with};
-pub use results::Results;
 
 /// Run the study into `out` and write `results.json`, `REPORT.md` and the figures; `command`
 /// is the command line the report names as the one that made it.

@@ -13,11 +13,12 @@ use serde::de::DeserializeOwned;
 
 use crate::cache::{StageInfo, StageKey, cached};
 use crate::code::CodeVersion;
-use crate::config::{Arm, CheckedConfig, ExperimentConfig};
+use crate::config::{CheckedConfig, ExperimentConfig};
 use crate::error::Result;
 use crate::layout::{RunLayout, Stage};
+use crate::model::{Arm, SCALING_RECIPE};
+use crate::model::{ArmRun, EnvSets, Results, ScalingPoint, TransferRuns};
 use crate::observer::Observer;
-use crate::results::{ArmRun, EnvSets, Results, ScalingPoint, TransferRuns};
 use crate::stages::arms::{self, ArmInputs, ArmJob, ArmPlan, OnlineInputs};
 use crate::stages::pool::PoolStage;
 use crate::stages::selections::SelectionSet;
@@ -176,9 +177,14 @@ pub fn run_experiment_with(
             )
         })?;
         let rerun = GradientSet::read(rerun_layout.gradients_file(HarnessLevel::H4))?;
-        let again =
-            selections::study_aes(&cfg.selection, cfg.seed, &profile_set, &rerun, &pool.pool)?;
-        let first = &sels.get(crate::results::SelectionId::Aes)?.envs;
+        let again = selections::study_aes(&cfg.selection, &profile_set, &rerun, &pool.pool)?;
+        let first = &sels
+            .get(
+                crate::model::EnvSource::Aes
+                    .at_seed(0)
+                    .expect("a selection"),
+            )?
+            .envs;
         s.results.facts.aes_rerun_kept =
             Some(again.env_ids.iter().filter(|e| first.contains(e)).count());
     }
@@ -222,7 +228,7 @@ pub fn run_experiment_with(
         eval::evaluate(&cfg.eval, &suite, &all, &base_model)
     })?;
     s.results.runs.push(ArmRun {
-        arm: Arm::Base,
+        arm: Arm::base(),
         seed: 0,
         train_envs: vec![],
         scores: base_eval.splits(&suite),
@@ -261,7 +267,7 @@ pub fn run_experiment_with(
         })
     };
     for seed in 0..cfg.seeds {
-        for &arm in cfg.arms.iter().filter(|a| **a != Arm::Base) {
+        for &arm in cfg.arms.iter().filter(|a| !a.is_base()) {
             let plan = arms::plan(arm, seed, cfg, &pool, &sels)?;
             let run = train(&mut s, Stage::Arm(arm, seed), arm.name(), arm, seed, &plan)?;
             s.results.runs.push(run);
@@ -270,7 +276,7 @@ pub fn run_experiment_with(
             let plan = arms::scaling_plan(size, seed, cfg, &pool);
             let label = format!("scaling n={size}");
             let stage = Stage::Scaling(size, seed);
-            let run = train(&mut s, stage, &label, Arm::RandomK, seed, &plan)?;
+            let run = train(&mut s, stage, &label, SCALING_RECIPE, seed, &plan)?;
             s.results.scaling.push(ScalingPoint {
                 pool_size: size,
                 seed,
@@ -283,7 +289,7 @@ pub fn run_experiment_with(
     let trained: Vec<f32> = results
         .runs
         .iter()
-        .filter(|r| r.arm != Arm::Base)
+        .filter(|r| !r.arm.is_base())
         .map(|r| r.env_steps_per_s)
         .filter(|v| *v > 0.0)
         .collect();

@@ -3,10 +3,11 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::{Comparison, base_vs_constant_by_family};
-use crate::config::Arm;
-use crate::results::{Results, paper_gain};
-use crate::stats::Interval;
+use crate::analysis::base_vs_constant_by_family;
+use crate::model::Arm;
+use crate::model::Comparison;
+use crate::model::Interval;
+use crate::model::Results;
 
 fn ci(i: &Interval) -> String {
     format!("{:.1} [{:.1}, {:.1}]", i.estimate, i.lo, i.hi)
@@ -38,7 +39,7 @@ fn comparisons(r: &mut String, rows: &[Comparison]) {
 }
 
 /// "Where the gains come from": each arm's gain split by distance from what it trained on.
-fn where_gains_come_from(r: &mut String, a: &crate::analysis::Analysis) {
+fn where_gains_come_from(r: &mut String, a: &crate::model::Analysis) {
     let rows: Vec<_> = a
         .arms
         .iter()
@@ -79,9 +80,9 @@ fn rl_phase(r: &mut String, results: &Results) {
         .arms
         .iter()
         .copied()
-        .filter(|a| *a != Arm::Base)
+        .filter(|a| !a.is_base())
         .collect();
-    let rows: Vec<(Arm, Vec<&crate::results::ArmRun>)> = arms
+    let rows: Vec<(Arm, Vec<&crate::model::ArmRun>)> = arms
         .iter()
         .map(|a| (*a, results.arm_runs(*a)))
         .filter(|(_, runs)| runs.iter().any(|x| !x.diagnostics.is_empty()))
@@ -90,7 +91,7 @@ fn rl_phase(r: &mut String, results: &Results) {
         return;
     }
     let c = &results.config;
-    let t = c.rl.train_config(c.model, 0);
+    let t = &c.rl;
     let _ = writeln!(r, "## The RL phase\n");
     let _ = writeln!(
         r,
@@ -98,7 +99,7 @@ fn rl_phase(r: &mut String, results: &Results) {
          epochs of {}-sample minibatches, lr {} ({:?}), {} value-only warm-up updates): \
          about {:.2} in Adam steps x learning rate. The base's critic was warmed for {} \
          value-only updates on its own rollouts before any arm started.\n",
-        c.rl.steps,
+        c.rl.total_env_steps,
         t.num_envs,
         t.rollout_len,
         t.epochs,
@@ -106,7 +107,7 @@ fn rl_phase(r: &mut String, results: &Results) {
         t.lr,
         t.lr_schedule,
         c.rl.value_warmup_updates,
-        c.rl.optimisation(c.model),
+        c.optimisation(),
         c.base.critic_warmup_updates
     );
     let _ = writeln!(
@@ -121,7 +122,7 @@ fn rl_phase(r: &mut String, results: &Results) {
         }
     };
     for (arm, runs) in rows {
-        let first = |f: &dyn Fn(&crate::results::Diagnostic) -> Option<f32>| {
+        let first = |f: &dyn Fn(&crate::model::Diagnostic) -> Option<f32>| {
             mean(
                 runs.iter()
                     .filter_map(|x| {
@@ -132,7 +133,7 @@ fn rl_phase(r: &mut String, results: &Results) {
                     .collect(),
             )
         };
-        let last = |f: &dyn Fn(&crate::results::Diagnostic) -> Option<f32>| {
+        let last = |f: &dyn Fn(&crate::model::Diagnostic) -> Option<f32>| {
             mean(
                 runs.iter()
                     .filter_map(|x| x.diagnostics.iter().rev().find_map(f))
@@ -177,7 +178,7 @@ fn rl_phase(r: &mut String, results: &Results) {
 
 /// "Measured transfer": does fine-tuning on one environment help or hurt the others, and do
 /// the base's gradient cosines predict it.
-fn measured_transfer(r: &mut String, results: &Results, a: &crate::analysis::Analysis) {
+fn measured_transfer(r: &mut String, results: &Results, a: &crate::model::Analysis) {
     let Some(t) = &a.transfer else {
         return;
     };
@@ -283,7 +284,7 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
          ({} replicates); \"smallest detectable\" is the true difference the run would detect \
          four times in five (2.8 standard errors).\n",
         c.base.samples,
-        c.rl.steps,
+        c.rl.total_env_steps,
         c.seeds,
         c.eval.episodes,
         c.eval
@@ -306,7 +307,7 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
         r,
         "| claim | comparison (whole pool unless said) | difference, points [95% CI] | smallest detectable | p (Holm-adjusted for primary claims) | | verdict |\n|---|---|---|---|---|---|---|"
     );
-    let mut ordered: Vec<&crate::analysis::Claim> = a.claims.iter().filter(|c| c.primary).collect();
+    let mut ordered: Vec<&crate::model::Claim> = a.claims.iter().filter(|c| c.primary).collect();
     ordered.extend(a.claims.iter().filter(|c| !c.primary));
     for cl in ordered {
         let _ = writeln!(
@@ -381,7 +382,7 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
                 i.estimate, i.lo, i.hi
             )),
             s.paper_gain.map_or("–".into(), |g| format!("{g:+.1}%")),
-            paper_gain(s.arm).unwrap_or(""),
+            s.arm.card().paper_gain.unwrap_or(""),
         );
     }
     let _ = writeln!(
@@ -444,15 +445,9 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
         r,
         "| arm | episodes at H0 / H1 / H2 / H3 / H4 (share) | final level H0..H4 (envs) | envs at H4 at the end | half the envs at H4 after | capped / all stage advances |\n|---|---|---|---|---|---|"
     );
-    for arm in [
-        Arm::AesHdc,
-        Arm::RandomKHdc,
-        Arm::AesHarnessOnly,
-        Arm::AesHdcOnline,
-        Arm::AesHdcOtherHints,
-    ] {
+    for arm in Arm::ALL.into_iter().filter(|a| a.has_hdc()) {
         let runs = results.arm_runs(arm);
-        let sums: Vec<&super::results::CurriculumSummary> =
+        let sums: Vec<&crate::model::CurriculumSummary> =
             runs.iter().filter_map(|x| x.curriculum.as_ref()).collect();
         if sums.is_empty() {
             continue;
@@ -529,10 +524,11 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
         comparisons(&mut r, &extra);
         let _ = writeln!(
             r,
-            "\nHints: the study trains with `{}` hints; `aes+hdc-other-hints` uses `{}` hints \
+            "\nHints: the study trains with `{}` hints; `{}` uses `{}` hints \
              (action: the solver's next action; subgoal: what to reach or look at, never the \
              action). Evaluation has no hints (H4): the difference is the transfer.\n",
             c.suite.hint_style,
+            crate::model::HINT_PAIR.1.name(),
             c.other_hint_style()
         );
     }
@@ -578,10 +574,10 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
         r,
         "\nAES enforces full ability coverage, breaks ties between equal-scoring environments \
          in a seeded random order, and {} environments whose gradient is exactly zero.\n",
-        match c.selection.zero_gradient {
-            super::config::ZeroGradient::Exclude => "excludes (as unknown)",
-            super::config::ZeroGradient::Keep =>
-                "keeps (as conflict-free, the paper's literal objective)",
+        if c.selection.exclude_zero_gradient {
+            "excludes (as unknown)"
+        } else {
+            "keeps (as conflict-free, the paper's literal objective)"
         }
     );
 
@@ -601,7 +597,7 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
     let train: f64 = results
         .runs
         .iter()
-        .filter(|x| x.arm != Arm::Base)
+        .filter(|x| !x.arm.is_base())
         .map(|x| x.wall_seconds)
         .sum::<f64>()
         + results

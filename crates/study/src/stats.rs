@@ -9,97 +9,8 @@
 //! of a paired comparison), and recomputes the statistic.
 
 use envdist_core::Rng;
-use serde::{Deserialize, Serialize};
 
-/// z for a two-sided 95% interval plus z for 80% power: a true difference of `MDE_Z x SE`
-/// would be detected four times in five.
-pub const MDE_Z: f64 = 1.96 + 0.8416;
-
-/// A statistic with its 95% percentile-bootstrap interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Interval {
-    /// The statistic on the data as observed.
-    pub estimate: f64,
-    /// 2.5th percentile of the replicates.
-    pub lo: f64,
-    /// 97.5th percentile of the replicates.
-    pub hi: f64,
-    /// Standard deviation of the replicates (the statistic's standard error).
-    pub se: f64,
-    /// Two-sided bootstrap p-value of "the statistic is zero": twice the smaller share of
-    /// replicates on either side of zero (at least one replicate's worth).
-    #[serde(default = "one")]
-    pub p: f64,
-}
-
-fn one() -> f64 {
-    1.0
-}
-
-impl Interval {
-    /// The smallest true difference this run would detect with 80% power at the 5% level.
-    pub fn mde(&self) -> f64 {
-        MDE_Z * self.se
-    }
-
-    /// The interval scaled (e.g. to percentage points).
-    pub fn scaled(&self, k: f64) -> Self {
-        let (a, b) = (self.lo * k, self.hi * k);
-        Self {
-            estimate: self.estimate * k,
-            lo: a.min(b),
-            hi: a.max(b),
-            se: self.se * k.abs(),
-            p: self.p,
-        }
-    }
-}
-
-/// What a run says of a claim "the difference is positive".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// The whole interval is above zero.
-    Supported,
-    /// The whole interval is below zero.
-    Refuted,
-    /// The interval contains zero: within noise.
-    Inconclusive,
-}
-
-impl Verdict {
-    /// The verdict on "positive" from an interval.
-    pub fn of(i: &Interval) -> Self {
-        if i.lo > 0.0 {
-            Verdict::Supported
-        } else if i.hi < 0.0 {
-            Verdict::Refuted
-        } else {
-            Verdict::Inconclusive
-        }
-    }
-
-    /// The verdict on "positive" from a (multiplicity-adjusted) p-value and the estimate's
-    /// sign, at the 5% level.
-    pub fn of_p(estimate: f64, p: f64) -> Self {
-        if p >= 0.05 {
-            Verdict::Inconclusive
-        } else if estimate > 0.0 {
-            Verdict::Supported
-        } else {
-            Verdict::Refuted
-        }
-    }
-
-    /// The word in tables.
-    pub fn word(self) -> &'static str {
-        match self {
-            Verdict::Supported => "supported",
-            Verdict::Refuted => "refuted",
-            Verdict::Inconclusive => "inconclusive (within noise)",
-        }
-    }
-}
+pub use crate::model::{Interval, MDE_Z, Verdict};
 
 /// Bootstrap `stat` over `n_seeds` seeds and unit groups of sizes `groups` (e.g. the ID and
 /// OOD environments). `stat(seeds, units)` gets the resampled seed indices and, per group, the
@@ -249,6 +160,29 @@ mod tests {
         let same = paired_difference(&base, &base, 1000, 1);
         assert_eq!(same.p, 1.0);
         assert_eq!(Verdict::of_p(same.estimate, same.p), Verdict::Inconclusive);
+    }
+
+    /// The worked example of Holm's method in Holm (1979)'s textbook form (as in, e.g., the
+    /// Wikipedia article "Holm–Bonferroni method"): four hypotheses with raw p-values 0.01,
+    /// 0.04, 0.03 and 0.005 at α = 0.05. Sorted, 0.005 ≤ 0.05/4 and 0.01 ≤ 0.05/3 are
+    /// rejected; 0.03 > 0.05/2 stops the procedure, so 0.03 and 0.04 are retained although
+    /// 0.04 alone is below α. Adjusted: max over the steps so far of (m − rank) · p.
+    #[test]
+    fn holm_reproduces_the_textbook_example() {
+        let raw = [0.01, 0.04, 0.03, 0.005];
+        let adj = holm(&raw);
+        let expect = [0.03, 0.06, 0.06, 0.02];
+        for (a, e) in adj.iter().zip(expect) {
+            assert!((a - e).abs() < 1e-12, "{adj:?}");
+        }
+        let rejected: Vec<bool> = adj.iter().map(|p| *p < 0.05).collect();
+        assert_eq!(rejected, [true, false, false, true]);
+        // Bonferroni alone would also retain 0.03 and 0.04; unadjusted testing would reject all
+        // four: Holm sits between them.
+        assert!(raw.iter().all(|p| *p < 0.05));
+        // One hypothesis: no adjustment; none: nothing.
+        assert_eq!(holm(&[0.2]), vec![0.2]);
+        assert!(holm(&[]).is_empty());
     }
 
     #[test]

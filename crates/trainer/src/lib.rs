@@ -115,7 +115,10 @@ pub use policy::{
     GradientReport, PolicyModel, evaluate, full_gradients, per_env_gradients,
     per_env_gradients_report, play_greedy,
 };
-pub use run::{LOG_SCHEMA_VERSION, RunOptions, RunSummary, Trainer, UpdateStats};
+pub use run::{
+    CHECKPOINT_STATE_FILE, LOG_SCHEMA_VERSION, RunFiles, RunOptions, RunSummary, Trainer,
+    UpdateStats,
+};
 
 #[cfg(test)]
 mod fuzz_tests;

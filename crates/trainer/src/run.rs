@@ -84,10 +84,68 @@ struct LogLine {
     stats: UpdateStats,
 }
 
+/// The file a checkpoint directory writes last, naming the files of a complete checkpoint:
+/// a directory without it holds no checkpoint.
+pub const CHECKPOINT_STATE_FILE: &str = "state.json";
+
+/// The files a training run keeps in its output directory, named here and nowhere else: the
+/// study's run layout and `xtask train` compose it rather than spell the names.
+///
+/// ```text
+/// <dir>/train_log.jsonl      one line of UpdateStats per update (schema_version'd)
+/// <dir>/checkpoint/          model, optimizer and state.json (written last)
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunFiles {
+    dir: PathBuf,
+}
+
+impl RunFiles {
+    /// The files of a run writing into `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    /// The run's output directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The latest checkpoint (model, optimizer, sampler state): what [`Trainer::resume`] and
+    /// [`crate::PolicyModel::load`] read.
+    pub fn checkpoint(&self) -> PathBuf {
+        self.dir.join("checkpoint")
+    }
+
+    /// Whether a complete checkpoint was written (its state file exists).
+    pub fn has_checkpoint(&self) -> bool {
+        self.checkpoint().join(CHECKPOINT_STATE_FILE).exists()
+    }
+
+    /// One line of statistics per update.
+    pub fn train_log(&self) -> PathBuf {
+        self.dir.join("train_log.jsonl")
+    }
+
+    /// The run's statistics so far (empty when no log was written).
+    pub fn read_log(&self) -> Result<Vec<UpdateStats>, TrainerError> {
+        let path = self.train_log();
+        if !path.exists() {
+            return Ok(Vec::new());
+        }
+        Ok(
+            envdist_core::io::read_jsonl::<LogLine>(&path, Some(LOG_SCHEMA_VERSION))?
+                .into_iter()
+                .map(|l| l.stats)
+                .collect(),
+        )
+    }
+}
+
 /// Where and how often [`Trainer::run`] writes.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
-    /// Output directory: `train_log.jsonl` and `checkpoint/`. Nothing is written when `None`.
+    /// Output directory, laid out as [`RunFiles`]. Nothing is written when `None`.
     pub out_dir: Option<PathBuf>,
     /// Save a checkpoint every this many updates (0: only at the end).
     pub checkpoint_every: u64,
@@ -238,7 +296,8 @@ impl Trainer {
         dispatch!(&mut self.inner, TrainerInner, c => c.clone_behaviour(sampler, cfg, on_step))
     }
 
-    /// Save a checkpoint into `dir` (created if missing); `state.json` is written last.
+    /// Save a checkpoint into `dir` (created if missing); [`CHECKPOINT_STATE_FILE`] is written
+    /// last.
     pub fn save_checkpoint(
         &self,
         dir: &Path,
@@ -261,8 +320,8 @@ impl Trainer {
     }
 
     /// Train until `config().total_env_steps`, calling `on_update` after each update. With
-    /// an output directory, keeps `train_log.jsonl` (rewritten atomically, earlier lines of a
-    /// resumed run kept) and `checkpoint/` up to date.
+    /// an output directory, keeps its [`RunFiles`] up to date: the training log (rewritten
+    /// atomically, earlier lines of a resumed run kept) and the checkpoint.
     pub fn run(
         &mut self,
         sampler: &mut dyn TaskSampler,
@@ -272,7 +331,8 @@ impl Trainer {
         let t0 = Instant::now();
         let start_steps = self.env_steps();
         let start_updates = self.updates();
-        let log_path = opts.out_dir.as_ref().map(|d| d.join("train_log.jsonl"));
+        let files = opts.out_dir.as_ref().map(RunFiles::new);
+        let log_path = files.as_ref().map(RunFiles::train_log);
         let mut log: Vec<LogLine> = match &log_path {
             Some(p) if p.exists() => {
                 envdist_core::io::read_jsonl::<LogLine>(p, Some(LOG_SCHEMA_VERSION))?
@@ -286,9 +346,9 @@ impl Trainer {
         let (mut rollout_s, mut learn_s) = (0.0f64, 0.0f64);
         let save =
             |t: &Self, log: &[LogLine], sampler: &dyn TaskSampler| -> Result<(), TrainerError> {
-                if let (Some(dir), Some(lp)) = (&opts.out_dir, &log_path) {
+                if let (Some(files), Some(lp)) = (&files, &log_path) {
                     envdist_core::io::write_jsonl_atomic(lp, log)?;
-                    t.save_checkpoint(&dir.join("checkpoint"), sampler)?;
+                    t.save_checkpoint(&files.checkpoint(), sampler)?;
                 }
                 Ok(())
             };

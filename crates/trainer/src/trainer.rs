@@ -561,7 +561,7 @@ impl<B: AutodiffBackend> Core<B> {
         };
         // state.json is written last and atomically: it names the files of a complete
         // checkpoint, so a crash mid-save leaves the previous checkpoint usable.
-        envdist_core::io::write_json_atomic(dir.join("state.json"), &state)?;
+        envdist_core::io::write_json_atomic(dir.join(crate::run::CHECKPOINT_STATE_FILE), &state)?;
         if let Ok(entries) = std::fs::read_dir(dir) {
             for e in entries.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
@@ -608,7 +608,12 @@ impl<B: AutodiffBackend> Core<B> {
         if let Some(sampler) = sampler {
             // Both come from state.json: their errors name it and the field.
             let in_state = |field: String, expected: &str, e: String| {
-                envdist_core::FileError::invalid(dir.join("state.json"), field, expected, e)
+                envdist_core::FileError::invalid(
+                    dir.join(crate::run::CHECKPOINT_STATE_FILE),
+                    field,
+                    expected,
+                    e,
+                )
             };
             sampler.restore(&state.sampler).map_err(|e| {
                 in_state(
@@ -640,7 +645,7 @@ impl<B: AutodiffBackend> Core<B> {
 }
 
 pub(crate) fn read_state(dir: &Path) -> Result<CheckpointState, TrainerError> {
-    let path = dir.join("state.json");
+    let path = dir.join(crate::run::CHECKPOINT_STATE_FILE);
     let state: CheckpointState =
         envdist_core::io::read_json(&path, Some(CHECKPOINT_SCHEMA_VERSION))?;
     state.config.validate().map_err(|e| match e {

@@ -6,7 +6,7 @@ use std::collections::BinaryHeap;
 
 use rayon::prelude::*;
 
-use crate::config::{Aggregation, Checked};
+use crate::config::{Aggregation, CheckedSelectConfig};
 use crate::objective::{PickReason, StepTrace};
 use crate::problem::{Problem, UnitGradients, dot};
 
@@ -93,7 +93,7 @@ impl Cache {
 /// State shared by all candidates (read-only during an evaluation sweep).
 pub(super) struct Shared<'a> {
     pub(super) p: &'a Problem,
-    pub(super) c: &'a Checked,
+    pub(super) c: &'a CheckedSelectConfig,
     pub(super) grads: Option<&'a UnitGradients>,
     pub(super) covered: Vec<bool>,
     pub(super) selected: Vec<bool>,
@@ -220,7 +220,7 @@ pub(crate) struct Engine<'a> {
 }
 
 impl<'a> Engine<'a> {
-    pub(crate) fn new(p: &'a Problem, c: &'a Checked) -> Self {
+    pub(crate) fn new(p: &'a Problem, c: &'a CheckedSelectConfig) -> Self {
         let coverable = coverable_mask(p, &c.excluded);
         Self {
             s: Shared {

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use envdist_core::{EnvId, FileError, Rng};
 
 use crate::certificate::{Certificate, TrackedBound, certify};
-use crate::config::{Aggregation, Checked, Optimizer, SelectConfig, TieBreak};
+use crate::config::{Aggregation, CheckedSelectConfig, Optimizer, SelectConfig, TieBreak};
 use crate::error::SelectError;
 use crate::objective::StepTrace;
 use crate::problem::Problem;
@@ -243,7 +243,10 @@ pub fn select(problem: &Problem, config: &SelectConfig) -> Result<Selection, Sel
 }
 
 /// [`select`] for an already checked config (no relaxation: the config was checked as it is).
-pub fn select_checked(problem: &Problem, checked: &Checked) -> Result<Selection, SelectError> {
+pub fn select_checked(
+    problem: &Problem,
+    checked: &CheckedSelectConfig,
+) -> Result<Selection, SelectError> {
     match checked.config.tie_break {
         TieBreak::LowestIndex => run_checked(problem, checked),
         seeded => in_tie_order(problem, seeded, |shuffled| {
@@ -252,7 +255,7 @@ pub fn select_checked(problem: &Problem, checked: &Checked) -> Result<Selection,
     }
 }
 
-fn run_checked(problem: &Problem, checked: &Checked) -> Result<Selection, SelectError> {
+fn run_checked(problem: &Problem, checked: &CheckedSelectConfig) -> Result<Selection, SelectError> {
     if checked.n_envs != problem.n_envs() || checked.ability_weights.len() != problem.n_abilities()
     {
         return Err(SelectError::invalid(
@@ -330,7 +333,7 @@ fn run_checked(problem: &Problem, checked: &Checked) -> Result<Selection, Select
 pub(crate) fn certified(
     mut selection: Selection,
     problem: &Problem,
-    checked: &Checked,
+    checked: &CheckedSelectConfig,
     tracked: Option<TrackedBound>,
 ) -> Selection {
     if checked.config.certify {
@@ -348,7 +351,7 @@ pub(crate) fn certified(
 /// Assemble a [`Selection`] from a trace.
 pub(crate) fn finish(
     problem: &Problem,
-    checked: &Checked,
+    checked: &CheckedSelectConfig,
     method: &str,
     steps: Vec<StepTrace>,
     evaluations: u64,

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use envdist_core::Rng;
 
 use crate::certificate::{TrackedBound, top_sum_at_least};
-use crate::config::Checked;
+use crate::config::CheckedSelectConfig;
 use crate::error::SelectError;
 use crate::objective::{PickReason, StepTrace};
 use crate::problem::Problem;
@@ -311,7 +311,11 @@ fn coverage_greedy(
     track.then_some(tracked)
 }
 
-pub(super) fn run(problem: &Problem, checked: &Checked, mode: Mode) -> Result<RunOut, RunError> {
+pub(super) fn run(
+    problem: &Problem,
+    checked: &CheckedSelectConfig,
+    mode: Mode,
+) -> Result<RunOut, RunError> {
     let k = checked.config.k;
     let mut eng = Engine::new(problem, checked);
     let mut steps = Vec::with_capacity(k);

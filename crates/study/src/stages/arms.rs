@@ -24,14 +24,15 @@ use super::eval::evaluate;
 use super::pool::PoolStage;
 use super::selections::{SelectionSet, study_aes};
 use super::specs_of;
-use crate::arm::{EnvSource, Ordering, Recipe};
 use crate::cache::StageKey;
 use crate::code::{CodeVersion, Crate};
-use crate::config::{Arm, ExperimentConfig, OnlineConfig};
+use crate::config::{ExperimentConfig, OnlineConfig};
 use crate::error::{Context, Result};
 use crate::layout::ArmFiles;
+use crate::model::Arm;
+use crate::model::{ArmRun, CurriculumSummary, Diagnostic};
+use crate::model::{Ordering, Recipe};
 use crate::observer::Observer;
-use crate::results::{ArmRun, CurriculumSummary, Diagnostic, SelectionId};
 
 /// What one arm trains with at one seed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -73,24 +74,19 @@ pub fn plan(
     else {
         crate::bail!("the base arm is not trained");
     };
-    let selection = |id: SelectionId| -> Result<Vec<EnvId>> { Ok(sels.get(id)?.envs.clone()) };
     Ok(ArmPlan {
-        envs: match envs {
-            EnvSource::Pool => pool.pool.clone(),
-            EnvSource::Aes => selection(SelectionId::Aes)?,
-            EnvSource::AesNoConflict => selection(SelectionId::AesNoConflict)?,
-            EnvSource::RandomK => selection(SelectionId::RandomK(seed))?,
-            EnvSource::ControlAes => selection(SelectionId::ControlAes)?,
-            EnvSource::ControlRandomK => selection(SelectionId::ControlRandomK(seed))?,
+        envs: match envs.at_seed(seed) {
+            None => pool.pool.clone(),
+            Some(id) => sels.get(id)?.envs.clone(),
         },
         sampler: match ordering {
-            Ordering::UniformH4 => uniform_h4(cfg.rl.balance_turns),
+            Ordering::UniformH4 => uniform_h4(cfg.balance_turns),
             Ordering::Hdc(mode) => SamplerConfig::Hdc(HdcConfig {
                 mode,
-                balance_turns: cfg.rl.balance_turns,
+                balance_turns: cfg.balance_turns,
                 ..cfg.hdc.clone()
             }),
-            Ordering::Rival(r) => r.config(),
+            Ordering::Rival(kind) => SamplerConfig::default_for(kind)?,
         },
         hint_style: if other_hints {
             cfg.other_hint_style()
@@ -110,7 +106,7 @@ pub fn scaling_plan(size: usize, seed: u32, cfg: &ExperimentConfig, pool: &PoolS
     ids.sort();
     ArmPlan {
         envs: ids,
-        sampler: uniform_h4(cfg.rl.balance_turns),
+        sampler: uniform_h4(cfg.balance_turns),
         hint_style: cfg.suite.hint_style,
         online: None,
     }
@@ -264,7 +260,7 @@ pub fn train_arm(
         if job.plan.online.is_some() {
             envdist_core::io::write_json_atomic(files.online(), &online_state)?;
         }
-        Trainer::from_policy(cfg.rl.train_config(cfg.model, stream), factory, inputs.base)?
+        Trainer::from_policy(cfg.train_config(stream), factory, inputs.base)?
     };
     let budget = trainer.config().total_env_steps;
     let progress = observer.progress(&format!("{} seed {}", job.label, job.seed), budget);
@@ -340,7 +336,7 @@ pub fn train_arm(
     let eval_start = Instant::now();
     let evaluation = evaluate(&cfg.eval, inputs.suite, &inputs.pool.evaluated(), &model)?;
     let eval_seconds = eval_start.elapsed().as_secs_f64();
-    let log: Vec<UpdateStats> = read_log(&files.train_log())?;
+    let log: Vec<UpdateStats> = files.run().read_log()?;
     Ok(ArmRun {
         arm: job.arm,
         seed: job.seed,
@@ -397,21 +393,6 @@ fn diagnostics(log: &[UpdateStats], suite: &Suite) -> Vec<Diagnostic> {
         .collect()
 }
 
-fn read_log(path: &std::path::Path) -> Result<Vec<UpdateStats>> {
-    #[derive(Deserialize)]
-    struct Line {
-        #[serde(flatten)]
-        stats: UpdateStats,
-    }
-    if !path.exists() {
-        return Ok(vec![]);
-    }
-    Ok(envdist_core::io::read_jsonl::<Line>(path, None)?
-        .into_iter()
-        .map(|l| l.stats)
-        .collect())
-}
-
 /// Cheap gradients of the current policy and a fresh AES selection from them.
 fn reselect_now(
     cfg: &ExperimentConfig,
@@ -429,7 +410,7 @@ fn reselect_now(
         ..GradientConfig::default()
     };
     let grads: GradientSet = envdist_trainer::per_env_gradients(policy, suite, &pool.pool, &gcfg)?;
-    Ok(study_aes(&cfg.selection, cfg.seed, profiles, &grads, &pool.pool)?.env_ids)
+    Ok(study_aes(&cfg.selection, profiles, &grads, &pool.pool)?.env_ids)
 }
 
 /// Episodes per level, final levels, time to half at H4 and forced advances of a traced HDC
@@ -478,7 +459,7 @@ fn curriculum_summary(t: &dyn CurriculumSampler) -> CurriculumSummary {
 mod tests {
     use super::*;
     use crate::config::Preset;
-    use crate::results::SelectionSummary;
+    use crate::model::{EnvSource, SelectionId, SelectionSummary};
 
     fn ids(names: &[&str]) -> Vec<EnvId> {
         names.iter().map(|n| EnvId::new(*n)).collect()
@@ -507,12 +488,15 @@ mod tests {
             control: ids(&["a/1", "b/1"]),
         };
         let sels = SelectionSet::from_summaries([
-            selection(SelectionId::Aes, &["a/1", "b/2"]),
-            selection(SelectionId::AesNoConflict, &["a/2", "b/2"]),
-            selection(SelectionId::RandomK(0), &["a/2", "b/1"]),
-            selection(SelectionId::RandomK(1), &["a/1", "a/2"]),
-            selection(SelectionId::ControlAes, &["a/1"]),
-            selection(SelectionId::ControlRandomK(1), &["b/1"]),
+            selection(EnvSource::Aes.at_seed(0).unwrap(), &["a/1", "b/2"]),
+            selection(
+                EnvSource::AesNoConflict.at_seed(0).unwrap(),
+                &["a/2", "b/2"],
+            ),
+            selection(EnvSource::RandomK.at_seed(0).unwrap(), &["a/2", "b/1"]),
+            selection(EnvSource::RandomK.at_seed(1).unwrap(), &["a/1", "a/2"]),
+            selection(EnvSource::ControlAes.at_seed(0).unwrap(), &["a/1"]),
+            selection(EnvSource::ControlRandomK.at_seed(1).unwrap(), &["b/1"]),
         ]);
         let cfg = ExperimentConfig::preset(Preset::Smoke);
         let plan_of = |arm, seed| plan(arm, seed, &cfg, &pool, &sels).unwrap();
@@ -593,7 +577,7 @@ mod tests {
             }
         }
         let mut unbalanced = cfg.clone();
-        unbalanced.rl.balance_turns = false;
+        unbalanced.balance_turns = false;
         match plan(Arm::Aes, 0, &unbalanced, &pool, &sels)
             .unwrap()
             .sampler
@@ -615,7 +599,8 @@ mod tests {
             conflict_pairs: vec![],
             control: ids(&["a/1"]),
         };
-        let sels = SelectionSet::from_summaries([selection(SelectionId::Aes, &["a/1"])]);
+        let sels =
+            SelectionSet::from_summaries([selection(EnvSource::Aes.at_seed(0).unwrap(), &["a/1"])]);
         let code = CodeVersion::current();
         let up = StageKey::new(&code, &[]).unwrap();
         let hash = |cfg: &ExperimentConfig, arm: Arm| {
@@ -635,7 +620,7 @@ mod tests {
             hash(&other, Arm::AesHdcOnline)
         );
         let mut budget = cfg.clone();
-        budget.rl.steps += 1;
+        budget.rl.total_env_steps += 1;
         assert_ne!(hash(&cfg, Arm::AllPool), hash(&budget, Arm::AllPool));
     }
 }

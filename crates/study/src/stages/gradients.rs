@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::pool::PoolStage;
 use crate::cache::StageKey;
 use crate::code::{CodeVersion, Crate};
-use crate::config::{ExperimentConfig, GradientsConfig};
+use crate::config::ExperimentConfig;
 use crate::error::Result;
 use crate::layout::RunLayout;
 use crate::observer::Observer;
@@ -32,25 +32,17 @@ pub fn key(
         .with("gradients", &cfg.gradients)
 }
 
-/// The gradient config of `section` at `harness`: the trainer's defaults but for episodes,
-/// dimension, harness level, parameters, step cut, estimators (single-turn, baseline, lambda)
-/// and a seed derived from the master seed.
+/// The gradient config of `section` at `harness`: the section with a seed derived from the
+/// master seed and the stage's harness level.
 pub fn gradient_config(
-    section: &GradientsConfig,
+    section: &GradientConfig,
     seed: u64,
     harness: HarnessLevel,
 ) -> GradientConfig {
     GradientConfig {
-        rollouts_per_env: section.episodes as usize,
-        dim: section.dim,
         seed: seed ^ 0x4752_4144,
         harness,
-        params: section.params,
-        max_episode_steps: section.max_episode_steps,
-        single_turn: section.single_turn,
-        baseline: section.baseline,
-        lambda: section.lambda,
-        ..GradientConfig::default()
+        ..section.clone()
     }
 }
 

@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 use super::pool::PoolStage;
 use crate::cache::StageKey;
 use crate::code::{CodeVersion, Crate};
-use crate::config::{ExperimentConfig, SelectionConfig, ZeroGradient};
+use crate::config::ExperimentConfig;
 use crate::error::{Context, Result};
-use crate::results::{SelectionId, SelectionSummary};
+use crate::model::{EnvSource, SelectionId, SelectionSummary};
 
 /// Every selection the arms train on, by name.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -57,23 +57,13 @@ pub fn key(
         .with("selection", &cfg.selection)
 }
 
-/// The study's AES over a pool of `pool_size` environments: budget `k` (at most the pool),
-/// full ability coverage, ties broken in the order seeded by `seed`, zero-gradient
-/// environments excluded when the section says so, and each constraint given up only where
-/// it makes the selection infeasible.
-pub fn study_aes_config(
-    section: &SelectionConfig,
-    seed: u64,
-    pool_size: usize,
-    certify: bool,
-) -> SelectConfig {
+/// The study's AES over a pool of `pool_size` environments: the `selection` section with its
+/// budget capped at the pool (the section's other choices: [`crate::presets::study_selection`]).
+pub fn study_aes_config(section: &SelectConfig, pool_size: usize, certify: bool) -> SelectConfig {
     SelectConfig {
-        require_full_coverage: true,
+        k: section.k.min(pool_size),
         certify,
-        tie_break: TieBreak::Seeded(seed),
-        exclude_zero_gradient: section.zero_gradient == ZeroGradient::Exclude,
-        relax: true,
-        ..SelectConfig::aes(section.k.min(pool_size))
+        ..section.clone()
     }
 }
 
@@ -111,14 +101,15 @@ pub fn run(
     let mut out = Vec::new();
     for (envs, control) in [(&pool.pool, false), (&pool.control, true)] {
         let problem = problem(profiles, grads, envs)?;
-        let sc = study_aes_config(&cfg.selection, cfg.seed, envs.len(), true);
+        let sc = study_aes_config(&cfg.selection, envs.len(), true);
         let aes = select(&problem, &sc)?;
-        let id = if control {
-            SelectionId::ControlAes
+        let (aes_source, random_source) = if control {
+            (EnvSource::ControlAes, EnvSource::ControlRandomK)
         } else {
-            SelectionId::Aes
+            (EnvSource::Aes, EnvSource::RandomK)
         };
-        out.push(summarise(id, &aes, grads));
+        let fixed = |source: EnvSource| SelectionId { source, seed: None };
+        out.push(summarise(fixed(aes_source), &aes, grads));
         if !control {
             // The ablations share AES's constraints as AES could keep them.
             let shared = SelectConfig {
@@ -126,11 +117,12 @@ pub fn run(
                 exclude_zero_gradient: sc.exclude_zero_gradient && aes.relaxation.is_none(),
                 ..sc.clone()
             };
-            for (id, which) in [
-                (SelectionId::AesNoConflict, Baseline::NoConflict),
-                (SelectionId::CoverageOnly, Baseline::CoverageOnly),
+            for (source, which) in [
+                (EnvSource::AesNoConflict, Baseline::NoConflict),
+                (EnvSource::CoverageOnly, Baseline::CoverageOnly),
             ] {
-                out.push(summarise(id, &baseline(&problem, &shared, which)?, grads));
+                let s = baseline(&problem, &shared, which)?;
+                out.push(summarise(fixed(source), &s, grads));
             }
         }
         // Random draws ignore coverage and gradients: the paper's random-k baseline.
@@ -147,10 +139,9 @@ pub fn run(
                     seed: cfg.seed ^ (0x52_4e44 + seed as u64) ^ (control as u64) << 40,
                 },
             )?;
-            let id = if control {
-                SelectionId::ControlRandomK(seed)
-            } else {
-                SelectionId::RandomK(seed)
+            let id = SelectionId {
+                source: random_source,
+                seed: Some(seed),
             };
             out.push(summarise(id, &s, grads));
         }
@@ -161,8 +152,7 @@ pub fn run(
 /// The study's AES selection over `envs` with these gradients (no certificate), as the
 /// selections stage makes it: the online arm's re-selections and `conflict-estimates` use it.
 pub fn study_aes(
-    section: &SelectionConfig,
-    seed: u64,
+    section: &SelectConfig,
     profiles: &ProfileSet,
     grads: &GradientSet,
     envs: &[EnvId],
@@ -170,6 +160,6 @@ pub fn study_aes(
     let problem = problem(profiles, grads, envs)?;
     Ok(select(
         &problem,
-        &study_aes_config(section, seed, envs.len(), false),
+        &study_aes_config(section, envs.len(), false),
     )?)
 }

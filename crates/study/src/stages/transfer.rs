@@ -11,8 +11,7 @@ use std::sync::Arc;
 
 use envdist_core::{EnvFactory, EnvId, Rng};
 use envdist_envs::Suite;
-use envdist_trainer::{PolicyModel, RunOptions, Trainer};
-use serde::{Deserialize, Serialize};
+use envdist_trainer::{PolicyModel, RunOptions, TrainConfig, Trainer};
 
 use super::arms::uniform_h4;
 use super::eval::evaluate;
@@ -22,46 +21,8 @@ use crate::cache::StageKey;
 use crate::code::{CodeVersion, Crate};
 use crate::config::{EvalConfig, ExperimentConfig, TransferConfig};
 use crate::error::Result;
+use crate::model::{Probe, ProbeRun, Relation};
 use crate::observer::Observer;
-
-/// How a target relates to its source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Relation {
-    /// The source itself (what fine-tuning on it did to it).
-    Itself,
-    /// Its designed conflict twin (the rule inverted: mirrored controls, negated goal).
-    Twin,
-    /// Another variant of the same family (a theme, an observation change).
-    SameFamily,
-    /// An environment of another family.
-    OtherFamily,
-}
-
-impl Relation {
-    /// The relations between distinct environments, in report order.
-    pub const BETWEEN: [Relation; 3] =
-        [Relation::Twin, Relation::SameFamily, Relation::OtherFamily];
-
-    /// The word in tables.
-    pub fn name(self) -> &'static str {
-        match self {
-            Relation::Itself => "itself",
-            Relation::Twin => "twin",
-            Relation::SameFamily => "same family",
-            Relation::OtherFamily => "other family",
-        }
-    }
-}
-
-/// One fine-tune: its source and the targets it is measured on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Probe {
-    /// The environment fine-tuned on.
-    pub source: EnvId,
-    /// `(target, relation)`, the source itself first.
-    pub targets: Vec<(EnvId, Relation)>,
-}
 
 /// The probes of a pool: one per designed conflict pair (its first member the source), up to
 /// `max`. The same-family target is the source family's first other variant (by id) that is
@@ -148,18 +109,6 @@ pub fn probe_key(
         .with("probe", probe)
 }
 
-/// One fine-tune's scores on its targets.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProbeRun {
-    /// The probe.
-    pub probe: Probe,
-    /// Success on each target after fine-tuning (mean over the evaluated scales and
-    /// instances), in the probe's target order.
-    pub after: Vec<f32>,
-    /// Training success of the last update that ended episodes.
-    pub final_train_success: Option<f32>,
-}
-
 /// Fine-tune `base` on the probe's source and evaluate it on its targets.
 pub fn run_probe(
     cfg: &ExperimentConfig,
@@ -170,12 +119,17 @@ pub fn run_probe(
     observer: &dyn Observer,
 ) -> Result<ProbeRun> {
     let stream = cfg.seed ^ probe.source.stable_hash() ^ 0x5452_4e53;
-    let mut rl = cfg.rl.clone();
-    rl.steps = t.steps;
     let specs = specs_of(suite, std::slice::from_ref(&probe.source))?;
     let mut sampler = uniform_h4(false).build(&specs, stream)?;
     let factory: Arc<dyn EnvFactory> = suite.clone();
-    let mut trainer = Trainer::from_policy(rl.train_config(cfg.model, stream), factory, base)?;
+    let mut trainer = Trainer::from_policy(
+        TrainConfig {
+            total_env_steps: t.steps,
+            ..cfg.train_config(stream)
+        },
+        factory,
+        base,
+    )?;
     let progress = observer.progress(&format!("transfer from {}", probe.source), t.steps);
     let mut last = None;
     trainer.run(sampler.as_mut(), &RunOptions::default(), &mut |s| {

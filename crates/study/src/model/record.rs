@@ -1,0 +1,674 @@
+//! The study's records: everything `results.json` holds (the runs, the selections, the
+//! measured transfer, the facts) and the analysis computed from it (intervals, claims,
+//! verdicts), as plain data. The analysis, the report and the figures read these types; the
+//! stages write them.
+
+use std::collections::BTreeMap;
+
+use envdist_core::{EnvId, PairSummary};
+use serde::{Deserialize, Serialize};
+
+use super::arms::{Arm, ClaimId, SelectionId};
+pub use envdist_trainer::SplitScores;
+
+/// Schema version of `results.json` (the study's files share the configuration's).
+pub use crate::config::EXPERIMENT_SCHEMA_VERSION;
+use crate::config::ExperimentConfig;
+
+/// Where an HDC arm's curriculum went.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CurriculumSummary {
+    /// Training episodes played at each harness level H0..H4.
+    pub episodes_per_level: [u64; 5],
+    /// Environments whose current level at the end is H0..H4.
+    pub final_levels: [u32; 5],
+    /// Share of the environments at H4 at the end.
+    pub share_at_h4: f32,
+    /// Share of the budget (in episodes) spent when the first half of the environments
+    /// reached H4 (`None` if half never did).
+    pub half_at_h4_after: Option<f32>,
+    /// Stage advances forced by the per-stage episode cap (not earned by competence).
+    pub capped_advances: u32,
+    /// Stage advances in all.
+    pub advances: u32,
+}
+
+/// One training arm at one seed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArmRun {
+    /// The arm.
+    pub arm: Arm,
+    /// Training seed index.
+    pub seed: u32,
+    /// The environments trained on (the last selection for the online arm).
+    pub train_envs: Vec<EnvId>,
+    /// Success per evaluated environment (ID and OOD), per evaluated scale, at H4.
+    pub per_env: BTreeMap<EnvId, Vec<f32>>,
+    /// The paper's four columns.
+    pub scores: SplitScores,
+    /// Environment steps of training (equal for every arm but base).
+    pub env_steps: u64,
+    /// Wall time of training + evaluation in seconds (of the invocation that computed it).
+    pub wall_seconds: f64,
+    /// Learning curve: (env steps, training success rate of the update's episodes).
+    pub curve: Vec<(u64, f32)>,
+    /// The RL's diagnostics over training (every update, or a subsample of at most 128).
+    #[serde(default)]
+    pub diagnostics: Vec<Diagnostic>,
+    /// HDC arms: where the curriculum went.
+    pub curriculum: Option<CurriculumSummary>,
+    /// Online arm: the selections in order (the first is the one-shot AES).
+    #[serde(default)]
+    pub reselections: Vec<Vec<EnvId>>,
+    /// Training throughput, env steps/s, learning included.
+    #[serde(default)]
+    pub env_steps_per_s: f32,
+    /// Seconds of the final evaluation (part of `wall_seconds`).
+    #[serde(default)]
+    pub eval_seconds: f64,
+}
+
+impl ArmRun {
+    /// Success of `env` averaged over the evaluated scales.
+    pub fn success(&self, env: &EnvId) -> Option<f32> {
+        self.per_env
+            .get(env)
+            .map(|v| v.iter().sum::<f32>() / v.len().max(1) as f32)
+    }
+}
+
+/// One update's diagnostics of an arm's RL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// Environment steps so far.
+    pub env_steps: u64,
+    /// Training success (sampled actions) of the single-turn episodes that ended in the update.
+    pub success_single: Option<f32>,
+    /// The same for the multi-turn episodes.
+    pub success_multi: Option<f32>,
+    /// Mean value loss.
+    pub value_loss: f32,
+    /// Mean policy entropy (nats).
+    pub entropy: f32,
+    /// KL divergence from the base to the current policy on the update's states.
+    pub kl_to_base: Option<f32>,
+    /// A critic warm-up update (the policy did not move).
+    pub value_only: bool,
+}
+
+/// One point of the pool-size scaling study.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScalingPoint {
+    /// Number of random pool environments trained on.
+    pub pool_size: usize,
+    /// Seed index.
+    pub seed: u32,
+    /// The run (arm `random-k` at this size).
+    pub run: ArmRun,
+}
+
+/// Summary of one selection (for the report).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SelectionSummary {
+    /// Which selection.
+    pub name: SelectionId,
+    /// Chosen env ids in pick order.
+    pub envs: Vec<EnvId>,
+    /// Abilities covered.
+    pub covered: usize,
+    /// Abilities the allowed pool covers.
+    pub coverable: usize,
+    /// Mean pairwise gradient cosine inside the selection.
+    pub mean_pairwise_cosine: Option<f32>,
+    /// Number of pairs with cosine below -0.1 inside the selection.
+    pub conflicting_pairs: usize,
+    /// Certified gap to the optimum of the objective, where a bound holds.
+    #[serde(default)]
+    pub certificate_gap: Option<f32>,
+    /// Anything the selection had to give up (e.g. the zero-gradient exclusion).
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// What the stages measured besides the arms' scores; the report prints each as a row.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Facts {
+    /// Pool environments used.
+    pub pool_envs: usize,
+    /// Families among them.
+    pub pool_families: usize,
+    /// Held-out (OOD) environments evaluated.
+    pub ood_envs: usize,
+    /// Conflict pairs with both members in the pool.
+    pub conflict_pairs: usize,
+    /// Environments of the control pool.
+    pub control_envs: usize,
+    /// Atomic abilities seen by profiling.
+    pub atomic_abilities: usize,
+    /// Meta-abilities after clustering.
+    pub meta_abilities: usize,
+    /// Mean coverage cosine of the conflict twins' profiles.
+    pub twin_profile_cosine: Option<f32>,
+    /// Behaviour cloning: final accuracy on the solver's actions.
+    pub base_clone_accuracy: f32,
+    /// Training throughput of the arms, env steps/s, learning included (mean over arms).
+    pub train_env_steps_per_s: f32,
+    /// Pairwise cosines of the base model's per-env gradients at H4.
+    pub gradients: Option<PairSummary>,
+    /// The same at H0 (all text), for the polarisation comparison.
+    pub gradients_h0: Option<PairSummary>,
+    /// Mean split-half cosine of the per-env gradients with signal (reliability).
+    pub gradient_split_half: Option<f32>,
+    /// The AES picks a rerun of the gradients stage (other episodes and projection) keeps.
+    #[serde(default)]
+    pub aes_rerun_kept: Option<usize>,
+    /// Environments whose gradient is exactly zero (never solved by the base).
+    pub zero_gradient_envs: usize,
+}
+
+impl Facts {
+    /// The rows of the report's facts table, in a fixed order.
+    pub fn rows(&self) -> Vec<(&'static str, String)> {
+        let opt = |x: Option<f32>| x.map_or("–".into(), |c| format!("{c:.3}"));
+        let mut r = vec![
+            ("pool environments", self.pool_envs.to_string()),
+            ("pool families", self.pool_families.to_string()),
+            ("held-out (OOD) environments", self.ood_envs.to_string()),
+            ("conflict pairs in pool", self.conflict_pairs.to_string()),
+            (
+                "control pool (no rule-inverted twins)",
+                self.control_envs.to_string(),
+            ),
+            ("atomic abilities", self.atomic_abilities.to_string()),
+            ("meta-abilities", self.meta_abilities.to_string()),
+            (
+                "profile cosine of conflict twins",
+                opt(self.twin_profile_cosine),
+            ),
+            (
+                "base: behaviour-cloning accuracy on the solver's actions",
+                format!("{:.3}", self.base_clone_accuracy),
+            ),
+            (
+                "training throughput of the arms (env steps/s, learning included)",
+                format!("{:.0}", self.train_env_steps_per_s),
+            ),
+        ];
+        for (h, g) in [("H4", &self.gradients), ("H0", &self.gradients_h0)] {
+            let Some(g) = g else { continue };
+            let label = |what: &'static str| -> &'static str {
+                match (h, what) {
+                    ("H4", "twin") => "gradient cosine of conflict twins at H4 (mean)",
+                    ("H0", "twin") => "gradient cosine of conflict twins at H0 (mean)",
+                    ("H4", "fam") => "gradient cosine of same-family non-twins at H4 (mean)",
+                    ("H0", "fam") => "gradient cosine of same-family non-twins at H0 (mean)",
+                    ("H4", "all") => "gradient cosine over all pairs at H4 (mean ± sd)",
+                    ("H0", "all") => "gradient cosine over all pairs at H0 (mean ± sd)",
+                    ("H4", _) => "pairs with gradient cosine < -0.1 at H4",
+                    _ => "pairs with gradient cosine < -0.1 at H0",
+                }
+            };
+            r.push((label("twin"), opt(g.twin_mean)));
+            r.push((label("fam"), opt(g.same_family_mean)));
+            r.push((
+                label("all"),
+                format!("{:.3} ± {:.3}", g.all_pairs_mean, g.all_pairs_std),
+            ));
+            r.push((label("neg"), format!("{:.1}%", 100.0 * g.negative_fraction)));
+        }
+        r.push((
+            "per-env gradient split-half cosine (mean over envs with signal)",
+            opt(self.gradient_split_half),
+        ));
+        r.push((
+            "per-env gradient reliability (Spearman-Brown of the mean split-half cosine)",
+            opt(self.gradient_split_half.map(|c| 2.0 * c / (1.0 + c))),
+        ));
+        r.push((
+            "AES picks kept when the gradients stage is rerun (other episodes and projection)",
+            self.aes_rerun_kept.map_or("–".into(), |k| k.to_string()),
+        ));
+        r.push((
+            "envs with an exactly zero gradient (never solved by the base)",
+            self.zero_gradient_envs.to_string(),
+        ));
+        r
+    }
+}
+
+/// What the code was when the results were computed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CodeInfo {
+    /// `git rev-parse HEAD` at build time (`+dirty` when the tree had changes), or `unknown`.
+    pub commit: String,
+    /// A hash of every source file the results depend on.
+    pub source_hash: String,
+}
+
+/// The machine the numbers were computed on, as far as it decides them: the CPU, the SIMD
+/// instructions its kernels may use, the L1 data cache (`gemm` sizes its blocks from it; see
+/// the trainer's `model` docs) and the worker threads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MachineInfo {
+    /// `model name` of /proc/cpuinfo.
+    pub cpu: String,
+    /// Which of `fma`, `avx2`, `avx512f` the CPU has.
+    pub simd: Vec<String>,
+    /// L1 data cache of cpu0: size and ways (`48K`, 12), from /sys.
+    pub l1d: Option<(String, u32)>,
+    /// Rayon worker threads.
+    pub threads: usize,
+}
+
+impl MachineInfo {
+    /// This machine (fields it cannot read stay empty).
+    pub fn current() -> Self {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let field = |name: &str| {
+            cpuinfo
+                .lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+                .unwrap_or_default()
+        };
+        let flags = field("flags");
+        let flags: Vec<&str> = flags.split_whitespace().collect();
+        let simd = ["fma", "avx2", "avx512f"]
+            .iter()
+            .filter(|f| flags.contains(f))
+            .map(|f| f.to_string())
+            .collect();
+        let cache = |what: &str| {
+            std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu0/cache/index0/{what}"))
+                .map(|s| s.trim().to_string())
+                .ok()
+        };
+        let l1d = match (
+            cache("type").as_deref(),
+            cache("size"),
+            cache("ways_of_associativity"),
+        ) {
+            (Some("Data"), Some(size), Some(ways)) => ways.parse().ok().map(|w| (size, w)),
+            _ => None,
+        };
+        Self {
+            cpu: field("model name"),
+            simd,
+            l1d,
+            threads: rayon::current_num_threads(),
+        }
+    }
+}
+
+/// What the measured-transfer stage measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TransferRuns {
+    /// The base's success on every target.
+    pub base: BTreeMap<EnvId, f32>,
+    /// One per probe.
+    pub runs: Vec<ProbeRun>,
+    /// Per `(source, target)`: the cosine of the base's gradients at H4.
+    pub cosines: Vec<(EnvId, EnvId, f32)>,
+}
+
+/// The environment sets the analysis splits by.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EnvSets {
+    /// The pool (ID evaluation).
+    pub pool: Vec<EnvId>,
+    /// The held-out set (OOD evaluation).
+    pub ood: Vec<EnvId>,
+    /// The single-turn environments among both.
+    pub single_turn: Vec<EnvId>,
+    /// Every environment's family.
+    pub family: BTreeMap<EnvId, String>,
+}
+
+/// Everything the study measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Results {
+    /// Always [`EXPERIMENT_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The configuration that produced them.
+    pub config: ExperimentConfig,
+    /// The code that produced them.
+    pub code: CodeInfo,
+    /// The machine that produced them.
+    #[serde(default)]
+    pub machine: MachineInfo,
+    /// Pool, held-out and single-turn environments.
+    pub envs: EnvSets,
+    /// Every arm x seed (base once).
+    pub runs: Vec<ArmRun>,
+    /// The selections that were trained on.
+    pub selections: Vec<SelectionSummary>,
+    /// The scaling study (may be empty).
+    pub scaling: Vec<ScalingPoint>,
+    /// Per single-turn environment, the success of its best constant answer on the
+    /// evaluation instances.
+    pub constant_baseline: BTreeMap<EnvId, f32>,
+    /// The measured-transfer stage: the base's scores on the targets and each fine-tune's.
+    #[serde(default)]
+    pub transfer: Option<TransferRuns>,
+    /// Seconds per stage.
+    pub stage_seconds: BTreeMap<String, f64>,
+    /// Wall time of the invocation that wrote these results, in seconds.
+    pub total_seconds: f64,
+    /// Sum of every stage's compute time, cached stages included (their original time).
+    pub compute_seconds: f64,
+    /// What the stages measured besides scores.
+    pub facts: Facts,
+    /// Intervals, claims and verdicts computed from the runs.
+    pub analysis: Option<Analysis>,
+}
+
+impl Results {
+    /// An empty result set for `config`.
+    pub fn new(config: ExperimentConfig, code: CodeInfo) -> Self {
+        Self {
+            schema_version: EXPERIMENT_SCHEMA_VERSION,
+            config,
+            code,
+            machine: MachineInfo::current(),
+            envs: EnvSets::default(),
+            runs: vec![],
+            selections: vec![],
+            scaling: vec![],
+            constant_baseline: BTreeMap::new(),
+            transfer: None,
+            stage_seconds: BTreeMap::new(),
+            total_seconds: 0.0,
+            compute_seconds: 0.0,
+            facts: Facts::default(),
+            analysis: None,
+        }
+    }
+
+    /// The runs of one arm, by seed.
+    pub fn arm_runs(&self, arm: Arm) -> Vec<&ArmRun> {
+        self.runs.iter().filter(|r| r.arm == arm).collect()
+    }
+
+    /// The base run.
+    pub fn base(&self) -> Option<&ArmRun> {
+        self.runs.iter().find(|r| r.arm == Arm::Base)
+    }
+}
+
+/// Mean and (population) standard deviation.
+pub fn mean_std(xs: &[f32]) -> Option<(f32, f32)> {
+    if xs.is_empty() {
+        return None;
+    }
+    let n = xs.len() as f32;
+    let mean = xs.iter().sum::<f32>() / n;
+    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f32>() / n;
+    Some((mean, var.sqrt()))
+}
+
+/// z for a two-sided 95% interval plus z for 80% power: a true difference of `MDE_Z x SE`
+/// would be detected four times in five.
+pub const MDE_Z: f64 = 1.96 + 0.8416;
+
+/// A statistic with its 95% percentile-bootstrap interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// The statistic on the data as observed.
+    pub estimate: f64,
+    /// 2.5th percentile of the replicates.
+    pub lo: f64,
+    /// 97.5th percentile of the replicates.
+    pub hi: f64,
+    /// Standard deviation of the replicates (the statistic's standard error).
+    pub se: f64,
+    /// Two-sided bootstrap p-value of "the statistic is zero": twice the smaller share of
+    /// replicates on either side of zero (at least one replicate's worth).
+    #[serde(default = "one")]
+    pub p: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl Interval {
+    /// The smallest true difference this run would detect with 80% power at the 5% level.
+    pub fn mde(&self) -> f64 {
+        MDE_Z * self.se
+    }
+
+    /// The interval scaled (e.g. to percentage points).
+    pub fn scaled(&self, k: f64) -> Self {
+        let (a, b) = (self.lo * k, self.hi * k);
+        Self {
+            estimate: self.estimate * k,
+            lo: a.min(b),
+            hi: a.max(b),
+            se: self.se * k.abs(),
+            p: self.p,
+        }
+    }
+}
+
+/// What a run says of a claim "the difference is positive".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The whole interval is above zero.
+    Supported,
+    /// The whole interval is below zero.
+    Refuted,
+    /// The interval contains zero: within noise.
+    Inconclusive,
+}
+
+impl Verdict {
+    /// The verdict on "positive" from an interval.
+    pub fn of(i: &Interval) -> Self {
+        if i.lo > 0.0 {
+            Verdict::Supported
+        } else if i.hi < 0.0 {
+            Verdict::Refuted
+        } else {
+            Verdict::Inconclusive
+        }
+    }
+
+    /// The verdict on "positive" from a (multiplicity-adjusted) p-value and the estimate's
+    /// sign, at the 5% level.
+    pub fn of_p(estimate: f64, p: f64) -> Self {
+        if p >= 0.05 {
+            Verdict::Inconclusive
+        } else if estimate > 0.0 {
+            Verdict::Supported
+        } else {
+            Verdict::Refuted
+        }
+    }
+
+    /// The word in tables.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Supported => "supported",
+            Verdict::Refuted => "refuted",
+            Verdict::Inconclusive => "inconclusive (within noise)",
+        }
+    }
+}
+
+/// One arm's scores and gains.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArmSummary {
+    /// The arm.
+    pub arm: Arm,
+    /// Seeds run.
+    pub seeds: usize,
+    /// ST (ID), MT (ID), ST (OOD), MT (OOD) in points, `None` where a column is empty.
+    pub columns: [Option<Interval>; 4],
+    /// Whole-pool ID score, points.
+    pub id: Interval,
+    /// Held-out score, points.
+    pub ood: Option<Interval>,
+    /// Score on the environments the arm trained on, points (mean over seeds).
+    pub trained_id: Option<f64>,
+    /// Where the arm's gain over the base comes from: on its trained environments, on the
+    /// untrained environments of its trained families, on the pool's untrained families and
+    /// on the held-out set (points, two-level bootstrap over seeds and each seed's set).
+    #[serde(default)]
+    pub transfer: Option<TransferSplit>,
+    /// Whole-pool ID minus base, points.
+    pub delta_id: Option<Interval>,
+    /// Held-out minus base, points.
+    pub delta_ood: Option<Interval>,
+    /// Pooled relative gain on the pool: mean(arm) / mean(base) - 1, percent.
+    pub pooled_gain_id: Option<Interval>,
+    /// Pooled relative gain on the held-out set, percent.
+    pub pooled_gain_ood: Option<Interval>,
+    /// The paper's statistic: mean over the four columns of (arm - base) / base, skipping
+    /// columns where the base scores 0; mean over seeds, percent.
+    pub paper_gain: Option<f64>,
+}
+
+/// An arm's gain over the base, split by how far each environment is from what it trained on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TransferSplit {
+    /// (a) On the environments it trained on.
+    pub trained: Option<Interval>,
+    /// (b) On untrained pool environments of the families it trained on.
+    pub same_family: Option<Interval>,
+    /// (c) On pool environments of families it did not train on.
+    pub other_families: Option<Interval>,
+    /// (d) On the held-out (OOD) environments.
+    pub ood: Option<Interval>,
+}
+
+/// One claim of the paper, as tested.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Claim {
+    /// Which claim.
+    pub id: ClaimId,
+    /// Primary (named before the run, family-wise error controlled by Holm's method) or
+    /// exploratory (its own 95% interval; a verdict to read as a lead, not a finding).
+    #[serde(default)]
+    pub primary: bool,
+    /// Holm-adjusted p-value over the primary claims (primary claims only).
+    #[serde(default)]
+    pub p_holm: Option<f64>,
+    /// The paper's statement.
+    pub statement: String,
+    /// What was compared (`a − b` on the whole pool, unless said otherwise).
+    pub comparison: String,
+    /// The difference in points with its interval (positive = the paper's direction).
+    pub difference: Interval,
+    /// What the run says.
+    pub verdict: Verdict,
+    /// The smallest true difference the run would detect (points).
+    pub mde: f64,
+}
+
+/// A difference in points between two things, for the comparison tables.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// What is compared.
+    pub label: String,
+    /// Difference in points.
+    pub difference: Interval,
+    /// Verdict on "positive".
+    pub verdict: Verdict,
+}
+
+/// Everything the report prints beyond raw scores.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// Per arm.
+    pub arms: Vec<ArmSummary>,
+    /// The paper's claims.
+    pub claims: Vec<Claim>,
+    /// Every trained arm ranked by its whole-pool gain over the base.
+    pub ranking: Vec<(Arm, Interval)>,
+    /// Each rival and AES variant against AES+HDC.
+    pub versus_aes_hdc: Vec<Comparison>,
+    /// AES minus random-k on the main pool and on the control pool, and the difference.
+    pub control: Vec<Comparison>,
+    /// Hint styles: the study's style minus the other, both AES+HDC, at H4.
+    pub hints: Option<Comparison>,
+    /// Online re-selection minus one-shot AES+HDC.
+    pub online: Option<Comparison>,
+    /// Pool size -> whole-pool score (points) with interval.
+    pub scaling: Vec<(usize, Interval)>,
+    /// Base above the constant-answer baseline on single-turn pool environments (points).
+    pub base_over_constant: Option<Interval>,
+    /// The measured-transfer stage: transfer by relation, and how well the base's gradient
+    /// cosines predict it.
+    #[serde(default)]
+    pub transfer: Option<TransferAnalysis>,
+}
+
+/// What the measured-transfer stage says (points; intervals over the probes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TransferAnalysis {
+    /// Probes (fine-tunes) measured.
+    pub probes: usize,
+    /// Mean transfer to each relation (`itself`: what fine-tuning did to its own source).
+    pub by_relation: Vec<(Relation, Interval)>,
+    /// Transfer to the twin minus transfer to the same-family non-twin, paired by probe: the
+    /// designed conflict's interference (negative = twins interfere).
+    pub twin_minus_same_family: Option<Interval>,
+    /// Spearman rank correlation, over every (source, other target) pair, of the base's
+    /// gradient cosine with the measured transfer (positive = the cosine predicts transfer).
+    pub rank_correlation: Option<Interval>,
+    /// Pairs in the correlation.
+    pub pairs: usize,
+}
+
+/// How a target relates to its source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Relation {
+    /// The source itself (what fine-tuning on it did to it).
+    Itself,
+    /// Its designed conflict twin (the rule inverted: mirrored controls, negated goal).
+    Twin,
+    /// Another variant of the same family (a theme, an observation change).
+    SameFamily,
+    /// An environment of another family.
+    OtherFamily,
+}
+
+impl Relation {
+    /// The relations between distinct environments, in report order.
+    pub const BETWEEN: [Relation; 3] =
+        [Relation::Twin, Relation::SameFamily, Relation::OtherFamily];
+
+    /// The word in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Relation::Itself => "itself",
+            Relation::Twin => "twin",
+            Relation::SameFamily => "same family",
+            Relation::OtherFamily => "other family",
+        }
+    }
+}
+
+/// One fine-tune: its source and the targets it is measured on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Probe {
+    /// The environment fine-tuned on.
+    pub source: EnvId,
+    /// `(target, relation)`, the source itself first.
+    pub targets: Vec<(EnvId, Relation)>,
+}
+
+/// One fine-tune's scores on its targets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeRun {
+    /// The probe.
+    pub probe: Probe,
+    /// Success on each target after fine-tuning (mean over the evaluated scales and
+    /// instances), in the probe's target order.
+    pub after: Vec<f32>,
+    /// Training success of the last update that ended episodes.
+    pub final_train_success: Option<f32>,
+}
