@@ -32,20 +32,25 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+// Core's FNV-1a, the one definition, compiled into the build script too (it is
+// self-contained: a build script cannot depend on the crate it describes without building it
+// twice for the host).
+#[path = "../core/src/hash.rs"]
+#[allow(dead_code)]
+mod hash;
+
 fn fnv(h: &mut u64, bytes: &[u8]) {
-    for b in bytes {
-        *h ^= *b as u64;
-        *h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
+    *h = hash::fnv1a_from(*h, bytes);
 }
 
 fn main() {
+    println!("cargo:rerun-if-changed=../core/src/hash.rs");
     for (name, dir) in CRATES {
         println!("cargo:rerun-if-changed={dir}");
         let mut paths = Vec::new();
         files(Path::new(dir), &mut paths);
         paths.sort();
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut h: u64 = hash::FNV_OFFSET;
         for p in &paths {
             // Paths relative to the crate, so the hash does not depend on where the checkout is.
             fnv(
@@ -61,7 +66,7 @@ fn main() {
     }
     // Dependency versions decide numbers too (burn's kernels).
     println!("cargo:rerun-if-changed=../../Cargo.lock");
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h: u64 = hash::FNV_OFFSET;
     fnv(
         &mut h,
         &std::fs::read("../../Cargo.lock").unwrap_or_default(),

@@ -11,8 +11,10 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use envdist_study::conflict::{ConflictStudy, DEFAULT_ESTIMATES, Estimate, run as measure, table};
 use envdist_study::presets::{study_gradients, study_selection};
+use envdist_study::tools::conflict::{
+    ConflictStudy, DEFAULT_ESTIMATES, Estimate, run as measure, table,
+};
 use envdist_study::{ExperimentConfig, Preset};
 use envdist_trainer::Device;
 

@@ -11,7 +11,7 @@ use envdist_curriculum::{
     CurriculumSampler, LearnerParams, SamplerConfig, SimulateOptions, SimulationFiles,
     SyntheticLearner,
 };
-use envdist_study::figures::{
+use envdist_study::tools::curriculum_plots::{
     RIVAL_TRACE_SCHEMA_VERSION, RivalTraceLine, curriculum_trace_grid, rival_trace_grid,
 };
 

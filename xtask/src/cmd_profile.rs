@@ -13,7 +13,7 @@ use anyhow::bail;
 use envdist_core::HarnessLevel;
 use envdist_profiling::{MetaConfig, RolloutConfig};
 use envdist_study::Silent;
-use envdist_study::profile::{
+use envdist_study::tools::profile::{
     ProfileInput, ProfileRequest, ProfileSummary, SegmenterKind, profile,
 };
 

@@ -209,15 +209,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let suite = suite(canvas)?;
     let factory: Arc<dyn EnvFactory> = suite.clone();
     let mut sampler: Box<dyn TaskSampler> = if args.sampler == SamplerChoice::Hdc {
-        let specs = envs
-            .iter()
-            .map(|id| {
-                suite
-                    .spec(id)
-                    .cloned()
-                    .with_context(|| format!("--envs: unknown environment {id}"))
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
+        let specs = suite.specs_of(&envs).context("--envs")?;
         Box::new(HdcSampler::new(
             &specs,
             None,

@@ -27,13 +27,15 @@ pub fn suite(canvas: u32) -> PyResult<Arc<Suite>> {
 /// The spec of `id`, or a `KeyError` that suggests the nearest ids (`tictactoe/classic` ->
 /// `tic-tac-toe/classic`; `maze/nope` -> `maze/noise`, `maze/...`).
 pub fn spec_of(suite: &Suite, id: &str) -> PyResult<EnvSpec> {
-    if let Some(s) = suite.spec(&EnvId::new(id)) {
-        return Ok(s.clone());
-    }
-    let all = envdist_core::env::EnvFactory::specs(suite);
+    use envdist_core::env::EnvFactory;
+    let unknown = match suite.specs_of(&[EnvId::new(id)]) {
+        Ok(mut specs) => return Ok(specs.remove(0)),
+        Err(e) => e,
+    };
+    let all = suite.specs();
     let ids: Vec<&str> = all.iter().map(|s| s.id.as_str()).collect();
     Err(key_error(format!(
-        "unknown environment {id:?}: expected an id `family/variant` of the pool or the held-out set (envdist.env_ids() lists all {}); the nearest: {}",
+        "{unknown}: expected an id `family/variant` of the pool or the held-out set (envdist.env_ids() lists all {}); the nearest: {}",
         all.len(),
         near_ids(id, &ids).join(", ")
     )))
@@ -101,11 +103,10 @@ pub fn harness(text: &str) -> PyResult<HarnessLevel> {
 pub fn scale(spec: &EnvSpec, scale: Option<u32>) -> PyResult<u32> {
     match scale {
         None => Ok(spec.scale.mid()),
-        Some(s) if spec.scale.contains(s) => Ok(s),
-        Some(s) => Err(value_error(format!(
-            "scale for {}: expected {}..={}, found {s}",
-            spec.id, spec.scale.min, spec.scale.max
-        ))),
+        Some(s) => spec
+            .scale
+            .check(&spec.id, s)
+            .map_err(|e| value_error(e.to_string())),
     }
 }
 

@@ -93,7 +93,7 @@ def test_bad_input_raises_clear_python_exceptions():
         envdist.spec("count/classic")
     with pytest.raises(ValueError, match="H7"):
         envdist.make("maze/classic", harness="H7")
-    with pytest.raises(ValueError, match=r"scale for maze/classic: expected \d+..=\d+, found 999"):
+    with pytest.raises(ValueError, match=r"field `scale`: expected \d+..=\d+ \(inclusive; the scale range of maze/classic\), found 999"):
         envdist.make("maze/classic", scale=999)
     with pytest.raises(TypeError, match="scale"):
         envdist.make("maze/classic", scale="big")

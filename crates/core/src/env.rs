@@ -5,6 +5,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::action::{ActionId, ActionMask};
+use crate::error::InvalidValue;
 use crate::harness::{HarnessLevel, HarnessText};
 use crate::image::Rgb8Image;
 
@@ -99,6 +100,24 @@ impl ScaleRange {
     /// The middle scale (rounded down).
     pub fn mid(&self) -> u32 {
         self.min + (self.max - self.min) / 2
+    }
+
+    /// `scale` if it lies inside the range, else the one error every consumer reports for a
+    /// scale out of range (field `scale`, the inclusive range of `env`, the scale found): the
+    /// trainer, `xtask envs render`, the Python binding and the samplers' outcome checks call
+    /// this, never their own comparison.
+    pub fn check(&self, env: &EnvId, scale: u32) -> Result<u32, InvalidValue> {
+        if self.contains(scale) {
+            return Ok(scale);
+        }
+        Err(InvalidValue::new(
+            "scale",
+            format!(
+                "{}..={} (inclusive; the scale range of {env})",
+                self.min, self.max
+            ),
+            scale,
+        ))
     }
 }
 
@@ -201,6 +220,21 @@ pub trait EnvFactory: Send + Sync {
     fn specs(&self) -> Vec<EnvSpec>;
     /// A fresh environment instance.
     fn make(&self, id: &EnvId) -> Result<Box<dyn Env>, UnknownEnv>;
+
+    /// The specs of `ids`, in their order, or the first id this factory does not know: the
+    /// one lookup from ids to specs (the study, the trainer, `xtask train` and the Python
+    /// binding all use it).
+    fn specs_of(&self, ids: &[EnvId]) -> Result<Vec<EnvSpec>, UnknownEnv> {
+        let all = self.specs();
+        ids.iter()
+            .map(|id| {
+                all.iter()
+                    .find(|s| &s.id == id)
+                    .cloned()
+                    .ok_or_else(|| UnknownEnv(id.clone()))
+            })
+            .collect()
+    }
 }
 
 /// How one episode ended, reported back to a [`crate::TaskSampler`].

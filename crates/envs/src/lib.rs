@@ -502,6 +502,13 @@ impl EnvFactory for Suite {
     fn make(&self, id: &EnvId) -> Result<Box<dyn Env>, UnknownEnv> {
         Ok(Box::new(self.make_env(id)?))
     }
+
+    // The same answer as the provided method, by the suite's index instead of a scan.
+    fn specs_of(&self, ids: &[EnvId]) -> Result<Vec<EnvSpec>, UnknownEnv> {
+        ids.iter()
+            .map(|id| self.spec(id).cloned().ok_or_else(|| UnknownEnv(id.clone())))
+            .collect()
+    }
 }
 
 /// Error writing a PNG.

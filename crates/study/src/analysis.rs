@@ -259,17 +259,16 @@ impl<'a> Ctx<'a> {
             .collect();
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
         let estimate = gains.iter().map(|g| mean(g)).sum::<f64>() / gains.len() as f64;
-        let mut rng = envdist_core::Rng::derive(self.seed, 0x5452_414e);
-        let mut values = Vec::with_capacity(self.b as usize);
-        for _ in 0..self.b {
+        let rng = envdist_core::Rng::derive(self.seed, 0x5452_414e);
+        let interval = crate::stats::resample(estimate, self.b, rng, |rng| {
             let mut total = 0.0;
             for _ in 0..gains.len() {
                 let g = &gains[rng.index(gains.len())];
                 total += (0..g.len()).map(|_| g[rng.index(g.len())]).sum::<f64>() / g.len() as f64;
             }
-            values.push(total / gains.len() as f64);
-        }
-        Some(crate::stats::interval_of(estimate, values).scaled(PTS))
+            total / gains.len() as f64
+        });
+        Some(interval.scaled(PTS))
     }
 
     /// Split the gain of `runs` by distance from what each run trained on.

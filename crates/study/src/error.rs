@@ -33,6 +33,9 @@ pub enum StudyError {
     /// The trainer failed.
     #[error(transparent)]
     Trainer(#[from] envdist_trainer::TrainerError),
+    /// An environment id the suite does not know.
+    #[error(transparent)]
+    UnknownEnv(#[from] envdist_core::env::UnknownEnv),
     /// A value could not be turned into JSON (a cache key, a record).
     #[error("JSON: {0}")]
     Json(#[from] serde_json::Error),

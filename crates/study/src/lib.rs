@@ -6,15 +6,16 @@
 //! control pool) over several paired seeds, greedy evaluation at H4, and the analysis
 //! (two-level bootstrap intervals, verdicts, detection limits) written as `results.json`,
 //! `REPORT.md` and figures. `cargo xtask experiment` is a thin command line over
-//! [`run_and_report`]; `cargo xtask conflict-estimates` over [`conflict`], `cargo xtask profile`
-//! over [`profile`].
+//! [`run_and_report`]; `cargo xtask conflict-estimates` over [`tools::conflict`], `cargo xtask
+//! profile` over [`tools::profile`].
 //!
 //! Main design decision: every stage is a pure function of the configuration sections it
 //! reads, the outputs of the stages before it and the code of the crates it runs, and its
-//! cache key is exactly those ([`stages`], [`cache`]). A run directory ([`layout`]) therefore
-//! resumes where an interrupted run stopped, and a changed field or crate recomputes what
-//! depends on it and nothing else. The library draws nothing: progress goes to an
-//! [`Observer`] the caller passes in.
+//! cache key is exactly those (the stages' `key` functions, [`cache`]). A run directory
+//! ([`layout`]) therefore resumes where an interrupted run stopped, and a changed field or
+//! crate recomputes what depends on it and nothing else. The library draws nothing: progress goes to an
+//! [`Observer`] the caller passes in. Every arm is one card in [`model::arms`]: the stages,
+//! the analysis, the report and the figures read the cards and name no arm.
 //!
 //! This crate is, with xtask and the Python binding, one of the composition roots allowed to
 //! use every library crate.
@@ -30,28 +31,32 @@
 //! ```
 #![warn(missing_docs)]
 
-pub mod analysis;
+// The floors, bottom up: `model` (vocabulary) and `config`/`presets`/`overlay` (what a run
+// is asked); `stats`, `results` and `analysis` (numbers from records); `cache`, `code`,
+// `layout`, `observer`, `error` (the run directory's machinery); `stages` and `pipeline` (the
+// study); `report` and `figures` (what it writes); `tools` (what other commands reuse). Only
+// what xtask and the Python binding use is public.
+mod analysis;
 pub mod cache;
 #[cfg(test)]
 mod card_tests;
-pub mod code;
+mod code;
 pub mod config;
-pub mod conflict;
 pub mod error;
-pub mod figures;
+mod figures;
 pub mod layout;
 pub mod model;
 pub mod observer;
-pub mod pipeline;
-pub mod plot;
+pub mod overlay;
+mod pipeline;
 pub mod presets;
-pub mod profile;
 pub mod report;
-pub mod results;
-pub mod stages;
-pub mod stats;
+mod results;
+mod stages;
+mod stats;
 #[cfg(test)]
 mod tests;
+pub mod tools;
 
 use std::path::Path;
 

@@ -10,7 +10,7 @@
 
 use envdist_core::Rng;
 
-pub use crate::model::{Interval, MDE_Z, Verdict};
+pub use crate::model::Interval;
 
 /// Bootstrap `stat` over `n_seeds` seeds and unit groups of sizes `groups` (e.g. the ID and
 /// OOD environments). `stat(seeds, units)` gets the resampled seed indices and, per group, the
@@ -25,24 +25,36 @@ pub fn bootstrap(
     let identity_seeds: Vec<usize> = (0..n_seeds).collect();
     let identity_units: Vec<Vec<usize>> = groups.iter().map(|&n| (0..n).collect()).collect();
     let estimate = stat(&identity_seeds, &identity_units);
-    let mut rng = Rng::derive(seed, 0x424f_4f54);
-    let mut values: Vec<f64> = Vec::with_capacity(replicates as usize);
     let mut seeds = vec![0usize; n_seeds];
     let mut units: Vec<Vec<usize>> = groups.iter().map(|&n| vec![0; n]).collect();
-    for _ in 0..replicates {
-        for s in seeds.iter_mut() {
-            *s = rng.index(n_seeds.max(1));
-        }
-        for (g, &n) in units.iter_mut().zip(groups) {
-            for u in g.iter_mut() {
-                *u = rng.index(n.max(1));
+    resample(
+        estimate,
+        replicates,
+        Rng::derive(seed, 0x424f_4f54),
+        |rng| {
+            for s in seeds.iter_mut() {
+                *s = rng.index(n_seeds.max(1));
             }
-        }
-        let v = stat(&seeds, &units);
-        if v.is_finite() {
-            values.push(v);
-        }
-    }
+            for (g, &n) in units.iter_mut().zip(groups) {
+                for u in g.iter_mut() {
+                    *u = rng.index(n.max(1));
+                }
+            }
+            stat(&seeds, &units)
+        },
+    )
+}
+
+/// The one replicate loop of every interval of the study: `replicate(rng)` draws one
+/// resample from `rng` and returns the statistic on it; the interval of `replicates` of them
+/// around `estimate` ([`interval_of`]; non-finite replicates are dropped).
+pub fn resample(
+    estimate: f64,
+    replicates: u32,
+    mut rng: Rng,
+    mut replicate: impl FnMut(&mut Rng) -> f64,
+) -> Interval {
+    let values = (0..replicates).map(|_| replicate(&mut rng)).collect();
     interval_of(estimate, values)
 }
 
@@ -109,6 +121,7 @@ pub fn paired_difference(a: &[Vec<f64>], b: &[Vec<f64>], replicates: u32, seed: 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Verdict;
 
     fn matrix(seeds: usize, units: usize, f: impl Fn(usize, usize) -> f64) -> Vec<Vec<f64>> {
         (0..seeds)

@@ -16,7 +16,7 @@ use crate::code::{CodeVersion, Crate};
 use crate::config::{ExperimentConfig, Preset};
 use crate::layout::{RunLayout, Stage, unversioned_files};
 use crate::model::Arm;
-use crate::model::{ArmRun, Results};
+use crate::model::ArmRun;
 use crate::observer::{Recorder, Silent};
 use crate::stages::arms::{self, ArmInputs, ArmJob, OnlineInputs};
 use crate::stages::pool::PoolStage;

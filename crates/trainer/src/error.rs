@@ -11,18 +11,6 @@ pub enum TrainerError {
     /// The factory does not know this environment.
     #[error("unknown environment \"{0}\"")]
     UnknownEnv(EnvId),
-    /// A task's scale is outside its env's declared range.
-    #[error("scale {scale} of {env} is outside its declared range {min}..={max}")]
-    ScaleOutOfRange {
-        /// The env.
-        env: String,
-        /// The scale asked for.
-        scale: u32,
-        /// Smallest allowed.
-        min: u32,
-        /// Largest allowed.
-        max: u32,
-    },
     /// The device cannot be used in this build or on this machine.
     #[error("device {device}: {reason}")]
     Device {

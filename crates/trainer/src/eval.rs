@@ -167,15 +167,9 @@ pub(crate) fn specs_for(
     factory: &dyn EnvFactory,
     envs: &[EnvId],
 ) -> Result<Vec<EnvSpec>, TrainerError> {
-    let all = factory.specs();
-    envs.iter()
-        .map(|id| {
-            all.iter()
-                .find(|s| &s.id == id)
-                .cloned()
-                .ok_or_else(|| TrainerError::UnknownEnv(id.clone()))
-        })
-        .collect()
+    factory
+        .specs_of(envs)
+        .map_err(|e| TrainerError::UnknownEnv(e.0))
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -115,15 +115,8 @@ pub(crate) struct StepResult {
 
 /// `task`'s scale is one its environment has, or the error naming both.
 pub(crate) fn check_scale(spec: &EnvSpec, task: &Task) -> Result<(), TrainerError> {
-    if spec.scale.contains(task.scale) {
-        return Ok(());
-    }
-    Err(TrainerError::ScaleOutOfRange {
-        env: task.env.to_string(),
-        scale: task.scale,
-        min: spec.scale.min,
-        max: spec.scale.max,
-    })
+    spec.scale.check(&task.env, task.scale)?;
+    Ok(())
 }
 
 /// Step every slot with its action in parallel; slots whose episode ended keep their old

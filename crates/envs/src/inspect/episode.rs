@@ -5,9 +5,7 @@
 use std::path::Path;
 
 use envdist_core::env::{EnvFactory, UnknownEnv};
-use envdist_core::{
-    ActionId, ActionMask, HarnessText, InvalidValue, Observation, Rgb8Image, Step, Task,
-};
+use envdist_core::{ActionId, ActionMask, HarnessText, Observation, Rgb8Image, Step, Task};
 use serde::{Deserialize, Serialize};
 
 use super::InspectError;
@@ -79,14 +77,7 @@ pub fn render_episode(
     let spec = suite
         .spec(&task.env)
         .ok_or_else(|| UnknownEnv(task.env.clone()))?;
-    if !spec.scale.contains(task.scale) {
-        return Err(InvalidValue::new(
-            "scale",
-            format!("{}..={} for {}", spec.scale.min, spec.scale.max, task.env),
-            task.scale,
-        )
-        .into());
-    }
+    spec.scale.check(&task.env, task.scale)?;
     let mut env = suite.make(&task.env)?;
     let obs = env.reset(task);
     let mut frames = vec![obs.image.clone()];
@@ -267,7 +258,11 @@ mod tests {
             matches!(&e, InspectError::Invalid(v) if v.field == "scale"),
             "{e}"
         );
-        assert!(e.to_string().contains("1..=5 for maze/classic"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("1..=5 (inclusive; the scale range of maze/classic)"),
+            "{e}"
+        );
         let unknown = Task {
             env: EnvId::new("nope/x"),
             ..maze(1)

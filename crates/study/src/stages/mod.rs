@@ -18,16 +18,12 @@ pub mod transfer;
 use envdist_core::{EnvId, EnvSpec};
 use envdist_envs::Suite;
 
-use crate::error::{Context, Result};
+use envdist_core::EnvFactory;
 
-/// The specs of `ids`, or an error naming the first unknown one.
+use crate::error::Result;
+
+/// The specs of `ids`, or an error naming the first unknown one (the suite's
+/// [`EnvFactory::specs_of`]).
 pub fn specs_of(suite: &Suite, ids: &[EnvId]) -> Result<Vec<EnvSpec>> {
-    ids.iter()
-        .map(|id| {
-            suite
-                .spec(id)
-                .cloned()
-                .with_context(|| format!("unknown environment {id}"))
-        })
-        .collect()
+    Ok(suite.specs_of(ids)?)
 }

@@ -16,7 +16,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../../../../assets/fonts/DejaVuSans.ttf");
 const FAMILY: &str = "sans-serif";
 
 /// Register the embedded font once; every chart calls this before drawing text.

@@ -89,7 +89,7 @@ pub struct ConflictStudy {
 }
 
 /// One estimate: the reference config with some changes, kept as an overlay of the
-/// reference ([`crate::config::overlay`], the study's one override mechanism) and a seed
+/// reference ([`crate::overlay`], the study's one override mechanism) and a seed
 /// offset.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Estimate {
@@ -180,7 +180,7 @@ impl Estimate {
     pub fn config(&self, reference: &GradientConfig) -> Result<GradientConfig> {
         let patch = serde_json::Value::Object(self.patch.clone());
         let mut c =
-            crate::config::overlay(reference, &patch, &format!("estimate {:?}", self.name))?;
+            crate::overlay::overlay(reference, &patch, &format!("estimate {:?}", self.name))?;
         c.seed = c.seed.wrapping_add(self.seed_offset);
         Ok(c)
     }
