@@ -165,3 +165,82 @@ fn the_schema_check_catches_an_unversioned_file() {
     assert!(bad.iter().any(|b| b.ends_with("lines.jsonl:2")));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every `.rs` file under `dir`, with its text up to its first `#[cfg(test)]` (the code that
+/// ships; a file of tests alone, `tests.rs` or `*_tests.rs`, is left out).
+fn shipped_sources(dir: &std::path::Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            if p.is_dir() {
+                stack.push(p);
+            } else if name.ends_with(".rs") && name != "tests.rs" && !name.ends_with("_tests.rs") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                let shipped = text.split("#[cfg(test)]").next().unwrap_or("").to_string();
+                out.push((p, shipped));
+            }
+        }
+    }
+    out
+}
+
+/// An arm is named in one file, its card (`crates/study/src/model/arms.rs`): the stages, the
+/// analysis, the report and the figures read the cards, so a new arm cannot silently drop out
+/// of a table that lists arms by hand.
+#[test]
+fn only_the_cards_name_an_arm() {
+    let study = repo_root().join("crates/study/src");
+    let cards = study.join("model/arms.rs");
+    let names: Vec<String> = envdist_study::model::Arm::ALL
+        .iter()
+        .map(|a| a.name().to_string())
+        // `base` is also a stage and section name; it is checked through `Arm::base()`.
+        .filter(|n| n != "base")
+        .collect();
+    let mut offenders = Vec::new();
+    for (path, text) in shipped_sources(&study) {
+        if path == cards {
+            continue;
+        }
+        for n in &names {
+            if text.contains(&format!("\"{n}\"")) || text.contains(&format!("`{n}`")) {
+                offenders.push(format!("{} names {n}", path.display()));
+            }
+        }
+        for variant in [
+            "Arm::AesHdc",
+            "Arm::RandomK",
+            "Arm::Aes,",
+            "Arm::AllPool",
+            "Arm::Base",
+        ] {
+            if text.contains(variant) {
+                offenders.push(format!("{} names {variant}", path.display()));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "arms named outside their cards: {offenders:#?}"
+    );
+}
+
+/// The trainer names the files of its run directory (`RunFiles`) and the curriculum those of
+/// a simulation (`SimulationFiles`); the study and xtask compose them.
+#[test]
+fn only_the_trainer_spells_its_run_files() {
+    let mut offenders = Vec::new();
+    for dir in ["crates/study/src", "xtask/src"] {
+        for (path, text) in shipped_sources(&repo_root().join(dir)) {
+            for spelled in ["train_log.jsonl", "state.json", "join(\"checkpoint\")"] {
+                if text.contains(spelled) {
+                    offenders.push(format!("{} spells {spelled}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:#?}");
+}
