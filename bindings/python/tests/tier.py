@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-PACKAGES = ("torch", "stable_baselines3", "sb3_contrib", "syllabus", "verl", "ray")
+PACKAGES = ("torch", "stable_baselines3", "sb3_contrib", "syllabus", "verl", "ray", "rliable")
 
 
 def integration_state():

@@ -19,17 +19,52 @@ use crate::model::{
     TransferSplit, Verdict,
 };
 use crate::results::relative_gain;
-use crate::stats::{bootstrap, mean_of, paired_difference};
+use crate::stats::{bootstrap, mean_of, paired_difference, paired_replicates};
+
+/// Scores `[seed][env]`.
+type Table = Vec<Vec<f64>>;
 
 /// Points per unit of success rate.
 const PTS: f64 = 100.0;
+
+/// One (source, other target) pair of the measured-transfer stage.
+struct TransferPair {
+    probe: usize,
+    cosine: f32,
+    /// Points, rounded to 1e-6 so that equal transfers rank as ties.
+    transfer: f32,
+    /// The base never solves the target.
+    at_floor: bool,
+}
+
+/// Spearman of the cosine with the transfer over `pairs`, with an interval that resamples
+/// probes (every pair of a drawn probe comes along).
+fn probe_level_spearman(
+    pairs: &[&TransferPair],
+    probes: usize,
+    b: u32,
+    seed: u64,
+) -> Option<Interval> {
+    let of = |idx: &[usize]| -> f64 {
+        let (mut c, mut d) = (Vec::new(), Vec::new());
+        for &p in idx {
+            for x in pairs.iter().filter(|x| x.probe == p) {
+                c.push(x.cosine);
+                d.push(x.transfer);
+            }
+        }
+        envdist_core::rank::spearman(&c, &d).unwrap_or(f64::NAN)
+    };
+    (pairs.len() >= 4).then(|| bootstrap(1, &[probes], b, seed, |_, u| of(&u[0])))
+}
 
 /// The transfer analysis of `t`.
 fn transfer_analysis(t: &crate::model::TransferRuns, b: u32, seed: u64) -> TransferAnalysis {
     let n = t.runs.len();
     // transfer[probe][relation]
     let mut by: std::collections::BTreeMap<Relation, Vec<Option<f64>>> = Default::default();
-    let mut pairs: Vec<(f32, f32)> = Vec::new();
+    let mut pairs: Vec<TransferPair> = Vec::new();
+    let mut unknown_cosine_pairs = 0;
     for (pi, r) in t.runs.iter().enumerate() {
         for ((target, rel), after) in r.probe.targets.iter().zip(&r.after) {
             let Some(base) = t.base.get(target) else {
@@ -43,7 +78,16 @@ fn transfer_analysis(t: &crate::model::TransferRuns, b: u32, seed: u64) -> Trans
                     .iter()
                     .find(|(a, x, _)| *a == r.probe.source && x == target)
             {
-                pairs.push((*c, d as f32));
+                if *c == 0.0 {
+                    unknown_cosine_pairs += 1;
+                    continue;
+                }
+                pairs.push(TransferPair {
+                    probe: pi,
+                    cosine: *c,
+                    transfer: ((d * 1e6).round() / 1e6) as f32,
+                    at_floor: *base == 0.0,
+                });
             }
         }
     }
@@ -70,20 +114,31 @@ fn transfer_analysis(t: &crate::model::TransferRuns, b: u32, seed: u64) -> Trans
         }
         _ => None,
     };
-    let rank_correlation = (pairs.len() >= 4).then(|| {
-        let (c, d): (Vec<f32>, Vec<f32>) = pairs.iter().copied().unzip();
-        bootstrap(1, &[pairs.len()], b, seed, |_, u| {
-            let cs: Vec<f32> = u[0].iter().map(|&i| c[i]).collect();
-            let ds: Vec<f32> = u[0].iter().map(|&i| d[i]).collect();
-            envdist_core::rank::spearman(&cs, &ds).unwrap_or(f64::NAN)
-        })
-    });
+    let all: Vec<&TransferPair> = pairs.iter().collect();
+    let above: Vec<&TransferPair> = pairs.iter().filter(|p| !p.at_floor).collect();
     TransferAnalysis {
         probes: n,
         by_relation,
         twin_minus_same_family,
-        rank_correlation,
+        rank_correlation: probe_level_spearman(&all, n, b, seed),
         pairs: pairs.len(),
+        unknown_cosine_pairs,
+        floor_pairs: pairs.len() - above.len(),
+        rank_correlation_above_floor: probe_level_spearman(&above, n, b, seed),
+    }
+}
+
+/// Set `c`'s detection limit (and what its variance components say it would take to reach
+/// the target) at `z` standard errors: the level its verdict uses.
+fn set_level(c: &mut Claim, z: f64) {
+    c.mde_z = z;
+    c.mde = z * c.difference.se;
+    if let Some(v) = &mut c.variance {
+        let parts = (v.seed, v.env, v.residual);
+        let (target, seeds, envs) = (v.target, v.seeds, v.envs);
+        let se = |s: usize, e: usize| crate::stats::se_of(parts, s, e);
+        v.seeds_needed = crate::stats::needed(10_000, target, z, |n| se(n, envs));
+        v.envs_needed = crate::stats::needed(1_000_000, target, z, |n| se(seeds, n));
     }
 }
 
@@ -114,6 +169,16 @@ struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    fn new(results: &'a Results, base: &'a ArmRun) -> Self {
+        Self {
+            results,
+            base,
+            seeds: results.config.seeds,
+            b: results.config.analysis.bootstrap,
+            seed: results.config.seed ^ 0x4241_4e41,
+        }
+    }
+
     fn runs(&self, arm: Arm) -> Option<Vec<&'a ArmRun>> {
         let runs = self.results.arm_runs(arm);
         if arm.is_base() || runs.is_empty() {
@@ -161,8 +226,9 @@ impl<'a> Ctx<'a> {
         i.estimate.is_finite().then(|| i.scaled(PTS))
     }
 
-    /// `a − b` on the pool, paired by seed (the base stands in for every seed).
-    fn arms_diff(&self, a: Arm, b: Arm) -> Option<Interval> {
+    /// The score tables `[seed][pool env]` of `a` and `b`, paired by seed (the base stands in
+    /// for every seed).
+    fn arms_tables(&self, a: Arm, b: Arm) -> Option<(Table, Table)> {
         let pool = &self.results.envs.pool;
         let x = matrix(&self.runs(a)?, pool);
         let y = if b.is_base() {
@@ -170,7 +236,64 @@ impl<'a> Ctx<'a> {
         } else {
             matrix(&self.runs(b)?, pool)
         };
+        Some((x, y))
+    }
+
+    /// `a − b` on the pool, paired by seed (the base stands in for every seed).
+    fn arms_diff(&self, a: Arm, b: Arm) -> Option<Interval> {
+        let (x, y) = self.arms_tables(a, b)?;
         Some(self.diff(&x, &y))
+    }
+
+    /// A claim on the difference whose replicates are `reps` (success units) and, where it
+    /// is a paired table, whose table `d[seed][env]` is `table`: its interval, equivalence
+    /// p-value and variance components; verdict and detection limit as an exploratory claim
+    /// (the primary ones are redone under Holm in [`analyse`]).
+    fn new_claim(
+        &self,
+        id: ClaimId,
+        comparison: String,
+        reps: crate::stats::Replicates,
+        table: Option<Vec<Vec<f64>>>,
+    ) -> Claim {
+        let margin = self.results.config.analysis.equivalence_margin;
+        let difference = reps.interval().scaled(PTS);
+        let p_equivalence = Some(reps.equivalence_p(margin / PTS));
+        let variance = table.as_deref().and_then(|d| {
+            let points: Vec<Vec<f64>> = d
+                .iter()
+                .map(|r| r.iter().map(|v| v * PTS).collect())
+                .collect();
+            let (seed, env, residual) = crate::stats::variance_components(&points)?;
+            let (seeds, envs) = (points.len(), points[0].len());
+            Some(crate::model::VarianceComponents {
+                seeds,
+                envs,
+                seed,
+                env,
+                residual,
+                se: crate::stats::se_of((seed, env, residual), seeds, envs),
+                target: self.results.config.analysis.detect_points,
+                seeds_needed: None,
+                envs_needed: None,
+            })
+        });
+        let mut claim = Claim {
+            id,
+            primary: false,
+            p_holm: None,
+            statement: id.statement().0.into(),
+            comparison,
+            verdict: Verdict::of_tests(difference.estimate, difference.p, p_equivalence),
+            mde: 0.0,
+            mde_z: 0.0,
+            difference,
+            p_equivalence,
+            p_equivalence_holm: None,
+            variance,
+        };
+        set_level(&mut claim, crate::stats::detection_z(0.05, 0.8));
+        claim
     }
 
     fn columns(&self, runs: &[&ArmRun]) -> [Option<Interval>; 4] {
@@ -217,9 +340,17 @@ impl<'a> Ctx<'a> {
             .iter()
             .filter_map(|r| relative_gain(&r.scores, &self.base.scores))
             .collect();
+        let pool_scores = matrix(&runs, &sets.pool);
+        let iqm = (!sets.pool.is_empty()).then(|| {
+            crate::stats::stratified_bootstrap(&[&pool_scores], self.b, self.seed, |t| {
+                crate::stats::iqm(&t[0].concat())
+            })
+            .scaled(PTS)
+        });
         Some(ArmSummary {
             arm,
             seeds: runs.len(),
+            iqm,
             columns: self.columns(&runs),
             id: self.score(&runs, &sets.pool)?,
             ood: self.score(&runs, &sets.ood),
@@ -239,36 +370,58 @@ impl<'a> Ctx<'a> {
     }
 
     /// The mean gain over the base of `runs` on each run's own environment set (`sets[i]` for
-    /// `runs[i]`): a two-level bootstrap that draws seeds, then environments within each drawn
-    /// seed's set.
+    /// `runs[i]`), with a crossed bootstrap: each replicate draws seeds, and one environment
+    /// draw applied to every drawn seed. Where every seed has the same set (AES, the whole
+    /// pool, OOD) that draw is from the set itself, exactly [`Ctx::diff`]'s bootstrap; where the
+    /// sets differ (random-k's draws), it is from their union, each seed averaging the drawn
+    /// environments of its own set.
     fn set_gain(&self, runs: &[&ArmRun], sets: &[Vec<EnvId>]) -> Option<Interval> {
         if sets.iter().any(Vec::is_empty) || runs.is_empty() {
             return None;
         }
+        let sorted = |s: &Vec<EnvId>| {
+            let mut s = s.clone();
+            s.sort();
+            s
+        };
+        let shared = sets.iter().all(|s| sorted(s) == sorted(&sets[0]));
+        let universe: Vec<EnvId> = if shared {
+            sets[0].clone()
+        } else {
+            let mut u: Vec<EnvId> = sets.iter().flatten().cloned().collect();
+            u.sort();
+            u.dedup();
+            u
+        };
+        let gain = |r: &ArmRun, e: &EnvId| {
+            r.success(e).unwrap_or(0.0) as f64 - self.base.success(e).unwrap_or(0.0) as f64
+        };
         let gains: Vec<Vec<f64>> = runs
             .iter()
-            .zip(sets)
-            .map(|(r, set)| {
-                set.iter()
-                    .map(|e| {
-                        r.success(e).unwrap_or(0.0) as f64
-                            - self.base.success(e).unwrap_or(0.0) as f64
-                    })
-                    .collect()
-            })
+            .map(|r| universe.iter().map(|e| gain(r, e)).collect())
             .collect();
-        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-        let estimate = gains.iter().map(|g| mean(g)).sum::<f64>() / gains.len() as f64;
-        let rng = envdist_core::Rng::derive(self.seed, 0x5452_414e);
-        let interval = crate::stats::resample(estimate, self.b, rng, |rng| {
+        let member: Vec<Vec<bool>> = sets
+            .iter()
+            .map(|set| universe.iter().map(|e| set.contains(e)).collect())
+            .collect();
+        let i = bootstrap(runs.len(), &[universe.len()], self.b, self.seed, |s, u| {
             let mut total = 0.0;
-            for _ in 0..gains.len() {
-                let g = &gains[rng.index(gains.len())];
-                total += (0..g.len()).map(|_| g[rng.index(g.len())]).sum::<f64>() / g.len() as f64;
+            for &si in s {
+                let (mut sum, mut n) = (0.0, 0usize);
+                for &e in &u[0] {
+                    if member[si][e] {
+                        sum += gains[si][e];
+                        n += 1;
+                    }
+                }
+                if n == 0 {
+                    return f64::NAN;
+                }
+                total += sum / n as f64;
             }
-            total / gains.len() as f64
+            total / s.len().max(1) as f64
         });
-        Some(interval.scaled(PTS))
+        Some(i.scaled(PTS))
     }
 
     /// Split the gain of `runs` by distance from what each run trained on.
@@ -299,19 +452,16 @@ impl<'a> Ctx<'a> {
     }
 
     fn claim(&self, id: ClaimId) -> Option<Claim> {
-        let (statement, arms) = id.statement();
-        let (a, b) = arms?;
-        let d = self.arms_diff(a, b)?;
-        Some(Claim {
-            id,
-            primary: false,
-            p_holm: None,
-            statement: statement.into(),
-            comparison: format!("{} − {}", a.name(), b.name()),
-            verdict: Verdict::of(&d),
-            mde: d.mde(),
-            difference: d,
-        })
+        let (a, b) = id.statement().1?;
+        let (x, y) = self.arms_tables(a, b)?;
+        let reps = paired_replicates(&x, &y, self.b, self.seed);
+        let d: Vec<Vec<f64>> = x
+            .iter()
+            .zip(&y)
+            .map(|(r, q)| r.iter().zip(q).map(|(u, v)| u - v).collect())
+            .collect();
+        let comparison = format!("{} − {}", a.name(), b.name());
+        Some(self.new_claim(id, comparison, reps, Some(d)))
     }
 
     /// ID gain minus OOD gain of `arm` over the base (envs of each split resampled apart).
@@ -323,7 +473,7 @@ impl<'a> Ctx<'a> {
         let runs = self.runs(arm)?;
         let (ai, bi) = (matrix(&runs, &sets.pool), self.base_matrix(&sets.pool));
         let (ao, bo) = (matrix(&runs, &sets.ood), self.base_matrix(&sets.ood));
-        let d = bootstrap(
+        let reps = crate::stats::bootstrap_replicates(
             runs.len(),
             &[sets.pool.len(), sets.ood.len()],
             self.b,
@@ -332,18 +482,9 @@ impl<'a> Ctx<'a> {
                 (mean_of(&ai, s, &u[0]) - mean_of(&bi, s, &u[0]))
                     - (mean_of(&ao, s, &u[1]) - mean_of(&bo, s, &u[1]))
             },
-        )
-        .scaled(PTS);
-        Some(Claim {
-            id: ClaimId::OodSmaller,
-            primary: false,
-            p_holm: None,
-            statement: ClaimId::OodSmaller.statement().0.into(),
-            comparison: format!("({0} − base on ID) − ({0} − base on OOD)", arm.name()),
-            verdict: Verdict::of(&d),
-            mde: d.mde(),
-            difference: d,
-        })
+        );
+        let comparison = format!("({0} − base on ID) − ({0} − base on OOD)", arm.name());
+        Some(self.new_claim(ClaimId::OodSmaller, comparison, reps, None))
     }
 
     fn scaling(&self) -> Vec<(usize, Vec<Vec<f64>>)> {
@@ -378,16 +519,51 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// The primary claims, named before the run: Holm's adjustment over those of `claims` this
+/// run could test, of the difference's p-values and apart of the equivalence p-values; their
+/// verdicts come from the adjusted p-values and their detection limits from Holm's first
+/// step. The others keep their own tests and are exploratory.
+fn adjust_primary(claims: &mut [Claim], primary: &[ClaimId]) {
+    let tested: Vec<usize> = (0..claims.len())
+        .filter(|&i| primary.contains(&claims[i].id))
+        .collect();
+    let holm = |p: &dyn Fn(&Claim) -> f64| {
+        crate::stats::holm(&tested.iter().map(|&i| p(&claims[i])).collect::<Vec<_>>())
+    };
+    let adjusted = holm(&|c| c.difference.p);
+    let adjusted_equivalence = holm(&|c| c.p_equivalence.unwrap_or(1.0));
+    // A primary claim is detected for sure when it passes Holm's first step, α / m.
+    let z = crate::stats::detection_z(crate::stats::holm_first_step(0.05, tested.len()), 0.8);
+    for ((&i, p), q) in tested.iter().zip(adjusted).zip(adjusted_equivalence) {
+        let c = &mut claims[i];
+        c.primary = true;
+        c.p_holm = Some(p);
+        c.p_equivalence_holm = Some(q);
+        c.verdict = Verdict::of_tests(c.difference.estimate, p, Some(q));
+        set_level(c, z);
+    }
+}
+
+/// The claims of two arms alone, the primary ones adjusted as in [`analyse`] (the simulation
+/// tests of the analysis run thousands of these).
+#[cfg(test)]
+pub(crate) fn pair_claims(results: &Results) -> Vec<Claim> {
+    let Some(base) = results.base() else {
+        return vec![];
+    };
+    let ctx = Ctx::new(results, base);
+    let mut claims: Vec<Claim> = ClaimId::ALL
+        .iter()
+        .filter_map(|id| ctx.claim(*id))
+        .collect();
+    adjust_primary(&mut claims, &results.config.analysis.primary);
+    claims
+}
+
 /// Compute the analysis of `results` (needs the base run).
 pub fn analyse(results: &Results) -> Option<Analysis> {
     let base = results.base()?;
-    let ctx = Ctx {
-        results,
-        base,
-        seeds: results.config.seeds,
-        b: results.config.analysis.bootstrap,
-        seed: results.config.seed ^ 0x4241_4e41,
-    };
+    let ctx = Ctx::new(results, base);
     let arms: Vec<ArmSummary> = results
         .config
         .arms
@@ -414,49 +590,27 @@ pub fn analyse(results: &Results) -> Option<Analysis> {
         .collect();
     if scaling_data.len() >= 2 {
         // The pair where the larger pool fares worst against a smaller one.
-        let mut worst: Option<(String, Interval)> = None;
+        let mut worst: Option<(String, Interval, usize, usize)> = None;
         for (i, (n_small, small)) in scaling_data.iter().enumerate() {
-            for (n_large, large) in &scaling_data[i + 1..] {
+            for (j, (n_large, large)) in scaling_data.iter().enumerate().skip(i + 1) {
                 let d = ctx.diff(small, large);
-                if worst.as_ref().is_none_or(|(_, w)| d.estimate > w.estimate) {
-                    worst = Some((format!("{n_small} envs − {n_large} envs"), d));
+                if worst
+                    .as_ref()
+                    .is_none_or(|(_, w, ..)| d.estimate > w.estimate)
+                {
+                    worst = Some((format!("{n_small} envs − {n_large} envs"), d, i, j));
                 }
             }
         }
-        if let Some((comparison, d)) = worst {
-            claims.push(Claim {
-                id: ClaimId::MoreEnvsHurt,
-                primary: false,
-                p_holm: None,
-                statement: ClaimId::MoreEnvsHurt.statement().0.into(),
-                comparison: format!(
-                    "{comparison} (the least favourable pair of sizes for the larger pool)"
-                ),
-                verdict: Verdict::of(&d),
-                mde: d.mde(),
-                difference: d,
-            });
+        if let Some((comparison, _, i, j)) = worst {
+            let (small, large) = (&scaling_data[i].1, &scaling_data[j].1);
+            let reps = paired_replicates(small, large, ctx.b, ctx.seed);
+            let comparison =
+                format!("{comparison} (the least favourable pair of sizes for the larger pool)");
+            claims.push(ctx.new_claim(ClaimId::MoreEnvsHurt, comparison, reps, None));
         }
     }
-    // The primary claims, named before the run: Holm's adjustment over those this run could
-    // test; their verdicts come from the adjusted p-values. The others keep their own 95%
-    // interval and are exploratory.
-    let primary = &results.config.analysis.primary;
-    let tested: Vec<usize> = (0..claims.len())
-        .filter(|&i| primary.contains(&claims[i].id))
-        .collect();
-    let adjusted = crate::stats::holm(
-        &tested
-            .iter()
-            .map(|&i| claims[i].difference.p)
-            .collect::<Vec<_>>(),
-    );
-    for (&i, p) in tested.iter().zip(adjusted) {
-        let c = &mut claims[i];
-        c.primary = true;
-        c.p_holm = Some(p);
-        c.verdict = Verdict::of_p(c.difference.estimate, p);
-    }
+    adjust_primary(&mut claims, &results.config.analysis.primary);
     let mut ranking: Vec<(Arm, Interval)> = arms
         .iter()
         .filter_map(|s| s.delta_id.map(|d| (s.arm, d)))
@@ -555,7 +709,62 @@ pub fn analyse(results: &Results) -> Option<Analysis> {
         .as_ref()
         .filter(|t| !t.runs.is_empty())
         .map(|t| transfer_analysis(t, ctx.b, ctx.seed));
+    // rliable's aggregates beside the means: the probability of improvement of every claim of
+    // two trained arms, and every arm's performance profile, on the pool.
+    let pool = &results.envs.pool;
+    let probability_of_improvement = ClaimId::ALL
+        .iter()
+        .filter_map(|&claim| {
+            let (a, b) = claim.statement().1?;
+            if a.is_base() || b.is_base() {
+                return None;
+            }
+            let (x, y) = ctx.arms_tables(a, b)?;
+            let probability = crate::stats::stratified_bootstrap(&[&x, &y], ctx.b, ctx.seed, |t| {
+                crate::stats::probability_of_improvement(&t[0], &t[1]) - 0.5
+            });
+            // The p-value is of "no difference" (0.5); the interval is of the probability.
+            let shift = |v: f64| v + 0.5;
+            let probability = Interval {
+                estimate: shift(probability.estimate),
+                lo: shift(probability.lo),
+                hi: shift(probability.hi),
+                ..probability
+            };
+            Some(crate::model::Improvement {
+                claim,
+                a,
+                b,
+                probability,
+            })
+        })
+        .collect();
+    let performance_profiles = results
+        .config
+        .arms
+        .iter()
+        .filter_map(|&arm| {
+            let runs = if arm.is_base() {
+                vec![base]
+            } else {
+                ctx.runs(arm)?
+            };
+            let scores = matrix(&runs, pool).concat();
+            (!scores.is_empty()).then(|| crate::model::PerformanceProfile {
+                arm,
+                points: (0..=20)
+                    .map(|k| {
+                        let tau = k as f64 * 5.0;
+                        let above = scores.iter().filter(|s| **s * PTS > tau).count();
+                        (tau, above as f64 / scores.len() as f64)
+                    })
+                    .collect(),
+            })
+        })
+        .collect();
     Some(Analysis {
+        probability_of_improvement,
+        performance_profiles,
         transfer,
         arms,
         claims,
@@ -594,27 +803,17 @@ pub fn base_vs_constant_by_family(results: &Results) -> BTreeMap<String, (f64, f
 mod tests {
     use super::*;
     use crate::config::{ExperimentConfig, Preset};
-    use crate::model::{CodeInfo, EnvSets, SplitScores};
+    use crate::model::{CodeInfo, EnvSets};
 
     fn run(arm: Arm, seed: u32, envs: &[EnvId], score: impl Fn(usize) -> f32) -> ArmRun {
+        let per_env = envs
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.clone(), vec![score(i)]))
+            .collect();
         ArmRun {
-            arm,
-            seed,
             train_envs: envs.to_vec(),
-            per_env: envs
-                .iter()
-                .enumerate()
-                .map(|(i, e)| (e.clone(), vec![score(i)]))
-                .collect(),
-            scores: SplitScores::default(),
-            env_steps: 0,
-            wall_seconds: 0.0,
-            curve: vec![],
-            diagnostics: vec![],
-            curriculum: None,
-            reselections: vec![],
-            env_steps_per_s: 0.0,
-            eval_seconds: 0.0,
+            ..ArmRun::evaluated(arm, seed, per_env)
         }
     }
 

@@ -7,22 +7,17 @@ use envdist_core::EnvId;
 
 use crate::model::{
     Arm, ArmRun, CodeInfo, CurriculumSummary, Diagnostic, EnvSets, FLAGSHIP, Recipe, Results, Role,
-    SplitScores,
 };
 use crate::{ExperimentConfig, Preset};
 
 fn run(arm: Arm, seed: u32, envs: &[EnvId]) -> ArmRun {
-    let hdc = arm.has_hdc();
+    let per_env = envs
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.clone(), vec![((i + seed as usize) % 5) as f32 / 5.0]))
+        .collect();
     ArmRun {
-        arm,
-        seed,
         train_envs: envs[..4].to_vec(),
-        per_env: envs
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (e.clone(), vec![((i + seed as usize) % 5) as f32 / 5.0]))
-            .collect(),
-        scores: SplitScores::default(),
         env_steps: 1,
         wall_seconds: 1.0,
         curve: vec![(0, 0.1), (10, 0.2)],
@@ -35,10 +30,9 @@ fn run(arm: Arm, seed: u32, envs: &[EnvId]) -> ArmRun {
             kl_to_base: Some(0.0),
             value_only: false,
         }],
-        curriculum: hdc.then(CurriculumSummary::default),
-        reselections: vec![],
+        curriculum: arm.has_hdc().then(CurriculumSummary::default),
         env_steps_per_s: 1.0,
-        eval_seconds: 0.0,
+        ..ArmRun::evaluated(arm, seed, per_env)
     }
 }
 

@@ -143,6 +143,13 @@ pub struct AnalysisConfig {
     /// The primary claims, named before the run: their family-wise error is controlled with
     /// Holm's method; every other comparison is exploratory.
     pub primary: Vec<ClaimId>,
+    /// Equivalence margin, points: a claim whose difference is shown to lie within ±margin
+    /// (two one-sided tests; Holm over the primary claims) is "equivalent". Named before the
+    /// run, as the primary claims are.
+    pub equivalence_margin: f64,
+    /// The difference, points, each claim's variance components are asked to detect: how
+    /// many seeds or environments that would take.
+    pub detect_points: f64,
 }
 
 impl Default for AnalysisConfig {
@@ -150,6 +157,8 @@ impl Default for AnalysisConfig {
         Self {
             bootstrap: 2000,
             primary: ClaimId::central(),
+            equivalence_margin: 2.0,
+            detect_points: 3.0,
         }
     }
 }
@@ -232,9 +241,6 @@ pub struct ExperimentConfig {
     /// Also take the gradients at H0 (all text), to measure whether gradient cosines are more
     /// polarised on bare pixels (H4) than with text, as the paper reports.
     pub polarisation: bool,
-    /// Take the H4 gradients a second time (other episodes, another projection) and report how
-    /// many of AES's picks the rerun keeps: whether the conflict term is signal or noise.
-    pub gradients_rerun: bool,
     /// The AES selection as the study runs it (selection's configuration; the preset is
     /// [`crate::presets::study_selection`]); `k` is capped at each pool's size, and the
     /// ablations and random-k draws take their budget from it.
@@ -396,6 +402,17 @@ impl Validate for ExperimentConfig {
         }
         let replicates = self.analysis.bootstrap.into();
         at_least("analysis.bootstrap", 100, replicates, "replicates")?;
+        for (field, v) in [
+            (
+                "analysis.equivalence_margin",
+                self.analysis.equivalence_margin,
+            ),
+            ("analysis.detect_points", self.analysis.detect_points),
+        ] {
+            if !(v.is_finite() && v > 0.0 && v <= 100.0) {
+                return fail(field, "points in (0, 100]", v.to_string());
+            }
+        }
         if self.transfer.probes > 0
             && (self.transfer.steps == 0 || self.transfer.eval_episodes == 0)
         {

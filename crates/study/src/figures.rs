@@ -246,9 +246,7 @@ pub fn draw_all(
         for s in &results.selections {
             // AES, its ablation and the first random draw: one figure each.
             use crate::model::EnvSource as E;
-            if matches!(s.name.source, E::Aes | E::AesNoConflict | E::RandomK)
-                && s.name.seed.unwrap_or(0) == 0
-            {
+            if matches!(s.name.source, E::Aes | E::AesNoConflict | E::RandomK) && s.name.seed == 0 {
                 let name = s.name.to_string();
                 let file = format!("coverage_{}.png", name.replace('/', "-"));
                 attempt(&format!("Ability coverage: {name}"), &file, &|p| {

@@ -31,9 +31,9 @@ pub enum Stage {
     ConstantBaseline,
     /// Per-environment gradients of the base at one harness level.
     Gradients(HarnessLevel),
-    /// The H4 gradients again, on other episodes and another projection: how reproducible
-    /// the AES selection is.
-    GradientsRerun,
+    /// The H4 gradients of training seed `i` ≥ 1 (seed 0's are [`Stage::Gradients`]): other
+    /// episodes and another projection, from which that seed's AES-family selections are made.
+    GradientsSeed(u32),
     /// Every selection the arms train on.
     Selections,
     /// The base model's evaluation.
@@ -57,7 +57,7 @@ impl fmt::Display for Stage {
             Stage::ConstantBaseline => f.write_str("constant-baseline"),
             Stage::Gradients(HarnessLevel::H4) => f.write_str("gradients"),
             Stage::Gradients(h) => write!(f, "gradients-{}", h.to_string().to_lowercase()),
-            Stage::GradientsRerun => f.write_str("gradients-rerun"),
+            Stage::GradientsSeed(i) => write!(f, "gradients-seed{i}"),
             Stage::Selections => f.write_str("selections"),
             Stage::BaseEval => write!(f, "arms/{}", Arm::base().name()),
             Stage::Arm(arm, seed) => write!(f, "arms/{}/seed{seed}", arm.name()),

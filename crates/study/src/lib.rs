@@ -49,6 +49,8 @@ pub mod model;
 pub mod observer;
 pub mod overlay;
 mod pipeline;
+#[cfg(test)]
+mod power_tests;
 pub mod presets;
 pub mod report;
 mod results;

@@ -151,42 +151,51 @@ pub fn run_experiment_with(
     f.gradient_split_half = grad.split_half_cosine_mean;
     f.zero_gradient_envs = grads.zero_rows().len();
 
-    let sel_key = selections::key(cfg, code, &profiles_key, &grad_key)?;
-    let sels: SelectionSet = s.stage(Stage::Selections, &sel_key, |_| {
-        selections::run(cfg, &pool, &profile_set, &grads)
-    })?;
-    s.results.selections = sels.in_order();
-    if cfg.gradients_rerun {
-        // The same estimate on other episodes and another projection (master seed + 1).
-        let rerun_cfg = ExperimentConfig {
-            seed: cfg.seed.wrapping_add(1),
+    // Every training seed selects from gradients of its own (seed i: the master seed + i, so
+    // other episodes and another projection): an AES arm's seeds then carry the selection's
+    // noise, and the seeds' picks say how reproducible the selection is.
+    let mut seed_grads = vec![grads.clone()];
+    let mut grad_keys = vec![grad_key.clone()];
+    for i in 1..cfg.seeds {
+        let seed_cfg = ExperimentConfig {
+            seed: cfg.seed.wrapping_add(i as u64),
             ..cfg.clone()
         };
-        let key =
-            gradients::key(&rerun_cfg, code, &base_key, HarnessLevel::H4)?.with("rerun", &true)?;
-        let rerun_layout = RunLayout::at(s.layout.stage_dir(Stage::GradientsRerun));
-        s.stage(Stage::GradientsRerun, &key, |_| {
+        let key = gradients::key(&seed_cfg, code, &base_key, HarnessLevel::H4)?
+            .with("training_seed", &i)?;
+        let seed_layout = RunLayout::at(s.layout.stage_dir(Stage::GradientsSeed(i)));
+        s.stage(Stage::GradientsSeed(i), &key, |_| {
+            let h4 = HarnessLevel::H4;
             gradients::run(
-                &rerun_cfg,
-                HarnessLevel::H4,
+                &seed_cfg,
+                h4,
                 &suite,
                 &pool,
                 &base_model,
-                &rerun_layout,
+                &seed_layout,
                 observer,
             )
         })?;
-        let rerun = GradientSet::read(rerun_layout.gradients_file(HarnessLevel::H4))?;
-        let again = selections::study_aes(&cfg.selection, &profile_set, &rerun, &pool.pool)?;
-        let first = &sels
-            .get(
-                crate::model::EnvSource::Aes
-                    .at_seed(0)
-                    .expect("a selection"),
-            )?
-            .envs;
-        s.results.facts.aes_rerun_kept =
-            Some(again.env_ids.iter().filter(|e| first.contains(e)).count());
+        seed_grads.push(GradientSet::read(
+            seed_layout.gradients_file(HarnessLevel::H4),
+        )?);
+        grad_keys.push(key);
+    }
+    let sel_key = selections::key(cfg, code, &profiles_key, &grad_keys)?;
+    let sels: SelectionSet = s.stage(Stage::Selections, &sel_key, |_| {
+        selections::run(cfg, &pool, &profile_set, &seed_grads)
+    })?;
+    s.results.selections = sels.in_order();
+    // How many of seed 0's AES picks seed 1's gradients keep (what a rerun of the gradients
+    // stage keeps).
+    let aes = |seed| {
+        crate::model::EnvSource::Aes
+            .at_seed(seed)
+            .expect("a selection")
+    };
+    if cfg.seeds >= 2 {
+        let (first, again) = (&sels.get(aes(0))?.envs, &sels.get(aes(1))?.envs);
+        s.results.facts.aes_rerun_kept = Some(again.iter().filter(|e| first.contains(e)).count());
     }
 
     if cfg.transfer.probes > 0 {
@@ -228,19 +237,9 @@ pub fn run_experiment_with(
         eval::evaluate(&cfg.eval, &suite, &all, &base_model)
     })?;
     s.results.runs.push(ArmRun {
-        arm: Arm::base(),
-        seed: 0,
-        train_envs: vec![],
         scores: base_eval.splits(&suite),
-        per_env: base_eval.per_env.clone(),
-        env_steps: 0,
         wall_seconds: s.results.stage_seconds["arms/base"],
-        curve: vec![],
-        diagnostics: vec![],
-        curriculum: None,
-        reselections: vec![],
-        env_steps_per_s: 0.0,
-        eval_seconds: 0.0,
+        ..ArmRun::evaluated(Arm::base(), 0, base_eval.per_env.clone())
     });
 
     let inputs = ArmInputs {

@@ -77,7 +77,6 @@ pub fn values(preset: Preset) -> ExperimentConfig {
         base: BaseConfig::default(),
         gradients: study_gradients(),
         polarisation: false,
-        gradients_rerun: true,
         selection: study_selection(30, 2026),
         rl: study_rl(TrainPreset::Cpu, 480_000),
         balance_turns: true,

@@ -66,10 +66,154 @@ fn where_gains_come_from(r: &mut String, a: &crate::model::Analysis) {
     }
     let _ = writeln!(
         r,
-        "\nGain over the base in points [95% CI; two-level bootstrap over seeds and each seed's \
-         environments]. The whole-pool verdicts above are the headline; this table says where \
+        "\nGain over the base in points [95% CI; crossed bootstrap: seeds, and one environment \
+         draw applied to every seed; where seeds trained on different sets (random-k), the draw \
+         is from their union and each seed averages its own]. The whole-pool verdicts above are \
+         the headline; this table says where \
          they come from: an arm trains on a few environments and the whole-pool score mixes \
          what it learned there with what it kept or lost everywhere else.\n"
+    );
+}
+
+/// "Variance components": where each primary comparison's variance comes from, and how many
+/// seeds or environments an undecided one would need.
+fn variance_components(r: &mut String, a: &crate::model::Analysis, target: f64) {
+    let rows: Vec<_> = a
+        .claims
+        .iter()
+        .filter(|c| c.primary)
+        .filter_map(|c| c.variance.as_ref().map(|v| (c, v)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(r, "### Variance components of the primary comparisons\n");
+    let _ = writeln!(
+        r,
+        "| comparison | seeds × envs | seed variance | env variance | residual | SE | seeds for {target} points | envs for {target} points |\n|---|---|---|---|---|---|---|---|"
+    );
+    let count = |n: Option<usize>| n.map_or("not by this alone".into(), |n| n.to_string());
+    for (c, v) in rows {
+        let _ = writeln!(
+            r,
+            "| {} | {} × {} | {:.1} | {:.1} | {:.1} | {:.2} | {} | {} |",
+            c.comparison,
+            v.seeds,
+            v.envs,
+            v.seed,
+            v.env,
+            v.residual,
+            v.se,
+            count(v.seeds_needed),
+            count(v.envs_needed)
+        );
+    }
+    let _ = writeln!(
+        r,
+        "\nPoints² of the paired difference per (seed, environment), split by least squares on \
+         `d = μ + a_seed + b_env + ε`; SE is the standard error of the mean they imply. The last \
+         two columns: seeds (environments as now) or environments (seeds as now) that would \
+         bring the detection limit at the verdict's level down to {target} points.\n"
+    );
+}
+
+/// rliable's aggregates (Agarwal et al. 2021): IQM per arm, probability of improvement per
+/// claim.
+fn rliable_aggregates(r: &mut String, a: &crate::model::Analysis) {
+    if a.arms.iter().all(|s| s.iqm.is_none()) {
+        return;
+    }
+    let _ = writeln!(r, "## rliable's aggregates\n");
+    let _ = writeln!(
+        r,
+        "| arm | mean, whole pool (ID) | interquartile mean (IQM) |\n|---|---|---|"
+    );
+    for s in &a.arms {
+        let _ = writeln!(
+            r,
+            "| {} | {} | {} |",
+            s.arm.name(),
+            ci(&s.id),
+            opt(&s.iqm, ci)
+        );
+    }
+    if !a.probability_of_improvement.is_empty() {
+        let _ = writeln!(r, "\n| claim | P(a > b) [95% CI] |\n|---|---|");
+        for p in &a.probability_of_improvement {
+            let i = &p.probability;
+            let _ = writeln!(
+                r,
+                "| {} − {} | {:.2} [{:.2}, {:.2}] |",
+                p.a.name(),
+                p.b.name(),
+                i.estimate,
+                i.lo,
+                i.hi
+            );
+        }
+    }
+    let _ = writeln!(
+        r,
+        "\nOver the (seed, pool environment) scores; stratified bootstrap (seeds resampled within \
+         each environment). P(a > b): per environment the share of seed pairs where `a` scores \
+         above `b` (ties a half), averaged over environments; 0.5 is no difference. Performance \
+         profiles (share of scores above each threshold) are in results.json \
+         (`analysis.performance_profiles`).\n"
+    );
+}
+
+/// How much the seeds' selections agree: each seed selects from its own gradients (or draws
+/// anew), so this is the selection's own noise, inside every interval of its arms.
+fn selection_overlap(r: &mut String, results: &Results) {
+    use crate::model::EnvSource;
+    let seeds = results.config.seeds;
+    if seeds < 2 {
+        return;
+    }
+    let _ = writeln!(
+        r,
+        "\n| selection | picks shared by two seeds (mean over pairs) | picks in every seed's |\n|---|---|---|"
+    );
+    for source in EnvSource::SELECTIONS {
+        let sets: Vec<&Vec<envdist_core::EnvId>> = (0..seeds)
+            .filter_map(|seed| {
+                let id = source.at_seed(seed)?;
+                results
+                    .selections
+                    .iter()
+                    .find(|s| s.name == id)
+                    .map(|s| &s.envs)
+            })
+            .collect();
+        if sets.len() < 2 {
+            continue;
+        }
+        let (mut shared, mut pairs) = (0usize, 0usize);
+        for i in 0..sets.len() {
+            for j in i + 1..sets.len() {
+                shared += sets[i].iter().filter(|e| sets[j].contains(e)).count();
+                pairs += 1;
+            }
+        }
+        let everywhere = sets[0]
+            .iter()
+            .filter(|e| sets.iter().all(|s| s.contains(e)))
+            .count();
+        let _ = writeln!(
+            r,
+            "| {} | {:.1} of {} | {} |",
+            source.name(),
+            shared as f64 / pairs as f64,
+            sets[0].len(),
+            everywhere
+        );
+    }
+    let _ = writeln!(
+        r,
+        "\nEach training seed selects from per-environment gradients of its own (seed i: the \
+         gradient seed of the master seed + i, other episodes and another projection; the \
+         random draws draw anew), so every interval of an arm that selects includes its \
+         selection's noise.\n"
     );
 }
 
@@ -206,22 +350,38 @@ fn measured_transfer(r: &mut String, results: &Results, a: &crate::model::Analys
             ci_signed(d)
         );
     }
+    let reading = |rc: &Interval| {
+        if rc.lo > 0.0 {
+            "the cosines predict transfer"
+        } else if rc.hi < 0.0 {
+            "the cosines rank pairs against their transfer"
+        } else {
+            "no evidence either way: the interval spans 0, which says nothing of a correlation \
+             smaller than its width"
+        }
+    };
     if let Some(rc) = &t.rank_correlation {
         let _ = writeln!(
             r,
-            "\nRank correlation (Spearman) of the base's gradient cosine at H4 with the measured \
-             transfer, over {} (source, target) pairs: **{:+.2} [{:+.2}, {:+.2}]** ({}).\n",
+            "\nRank correlation (Spearman, average ranks) of the base's gradient cosine at H4 with \
+             the measured transfer, over {} (source, target) pairs with a known cosine, interval by \
+             resampling the {} probes: **{:+.2} [{:+.2}, {:+.2}]** ({}). Left out: {} pairs whose \
+             cosine is exactly 0 (a zero gradient: unknown). {} pairs have a target the base never \
+             solves, where transfer cannot be negative{}.\n",
             t.pairs,
+            t.probes,
             rc.estimate,
             rc.lo,
             rc.hi,
-            if rc.lo > 0.0 {
-                "the cosines predict transfer"
-            } else if rc.hi < 0.0 {
-                "the cosines rank pairs against their transfer"
-            } else {
-                "no evidence that the cosines predict transfer"
-            }
+            reading(rc),
+            t.unknown_cosine_pairs,
+            t.floor_pairs,
+            t.rank_correlation_above_floor
+                .as_ref()
+                .map_or(String::new(), |x| format!(
+                    "; without them: {:+.2} [{:+.2}, {:+.2}]",
+                    x.estimate, x.lo, x.hi
+                ))
         );
     }
 }
@@ -280,9 +440,13 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
          arm). Evaluation is greedy at H4 (image and task statement only), {} instances per \
          environment and scale at the {} scales, instances distinct per environment, on the {} \
          pool environments (ID) and {} held-out ones (OOD). Scores are success rates in points; \
-         every interval is a 95% bootstrap interval over training seeds and environments \
-         ({} replicates); \"smallest detectable\" is the true difference the run would detect \
-         four times in five (2.8 standard errors).\n",
+         every interval is a 95% crossed bootstrap interval over training seeds and environments \
+         ({} replicates: one environment draw applied to every seed and to both arms of a \
+         comparison); \"smallest detectable\" is the true difference the run would detect four \
+         times in five at the level its verdict uses (Holm's first step for a primary claim, \
+         5% for an exploratory one). A claim is **equivalent** when its difference is shown to \
+         lie within ±{} points (two one-sided tests; the margin is named before the run, \
+         `analysis.equivalence_margin`).\n",
         c.base.samples,
         c.rl.total_env_steps,
         c.seeds,
@@ -296,6 +460,7 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
         results.facts.pool_envs,
         results.facts.ood_envs,
         c.analysis.bootstrap,
+        c.analysis.equivalence_margin,
     );
     let Some(a) = &results.analysis else {
         let _ = writeln!(r, "(no analysis: the base run is missing)");
@@ -305,21 +470,28 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
     let _ = writeln!(r, "## Verdicts on the paper's claims\n");
     let _ = writeln!(
         r,
-        "| claim | comparison (whole pool unless said) | difference, points [95% CI] | smallest detectable | p (Holm-adjusted for primary claims) | | verdict |\n|---|---|---|---|---|---|---|"
+        "| claim | comparison (whole pool unless said) | difference, points [95% CI] | smallest detectable (× SE) | p (Holm-adjusted for primary claims) | equivalence p (±{m} points) | | verdict |\n|---|---|---|---|---|---|---|---|",
+        m = c.analysis.equivalence_margin
     );
     let mut ordered: Vec<&crate::model::Claim> = a.claims.iter().filter(|c| c.primary).collect();
     ordered.extend(a.claims.iter().filter(|c| !c.primary));
     for cl in ordered {
         let _ = writeln!(
             r,
-            "| {} | {} | {} | {:.1} | {} | {} | **{}** |",
+            "| {} | {} | {} | {:.1} ({:.1}) | {} | {} | {} | **{}** |",
             cl.statement,
             cl.comparison,
             ci_signed(&cl.difference),
             cl.mde,
+            cl.mde_z,
             match cl.p_holm {
                 Some(p) => format!("{p:.3} (raw {:.3})", cl.difference.p),
                 None => format!("{:.3}", cl.difference.p),
+            },
+            match (cl.p_equivalence_holm, cl.p_equivalence) {
+                (Some(q), Some(raw)) => format!("{q:.3} (raw {raw:.3})"),
+                (None, Some(raw)) => format!("{raw:.3}"),
+                _ => "–".into(),
             },
             if cl.primary { "primary" } else { "exploratory" },
             cl.verdict.word()
@@ -329,19 +501,26 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
     let _ = writeln!(
         r,
         "\nThe {primary} primary claims were named in the configuration before the run \
-         (`analysis.primary`); their verdicts come from Holm-adjusted bootstrap p-values, so \
-         the chance of any false \"supported\" or \"refuted\" among them is at most 5%. \
-         Exploratory comparisons are judged by their own 95% interval: with many of them, \
-         about one in twenty of their verdicts can be noise."
+         (`analysis.primary`); their verdicts come from Holm-adjusted bootstrap p-values (of \
+         the difference, and apart of the equivalence), so the chance of any false \
+         \"supported\" or \"refuted\" among them is at most 5%, and likewise of any false \
+         \"equivalent\" (`stats::tests` checks the family-wise rate and the power at the \
+         detection limit by simulation). Exploratory comparisons are judged by their own \
+         intervals: with many of them, about one in twenty of their verdicts can be noise."
     );
-    let mdes: Vec<f64> = a.claims.iter().map(|c| c.mde).collect();
+    let mdes: Vec<f64> = a
+        .claims
+        .iter()
+        .filter(|c| c.primary)
+        .map(|c| c.mde)
+        .collect();
     if !mdes.is_empty() {
         let lo = mdes.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = mdes.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let _ = writeln!(
             r,
-            "\nPower: the smallest difference between arms this run could detect ranges from \
-             {lo:.1} to {hi:.1} points on the pooled ID score. {}\n",
+            "\nPower: the smallest difference between arms this run could detect in a primary \
+             claim ranges from {lo:.1} to {hi:.1} points on the pooled ID score. {}\n",
             if hi <= 5.0 {
                 "Every comparison can separate arms whose true difference is 5 points."
             } else if lo <= 5.0 {
@@ -355,6 +534,7 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
         );
     }
 
+    variance_components(&mut r, a, c.analysis.detect_points);
     let _ = writeln!(r, "## Main table\n");
     let _ = writeln!(
         r,
@@ -403,6 +583,7 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
             .join(", ")
     );
 
+    rliable_aggregates(&mut r, a);
     where_gains_come_from(&mut r, a);
     rl_phase(&mut r, results);
 
@@ -562,6 +743,7 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
                 .map_or("–".into(), |g| format!("≤ {:.1}%", 100.0 * g))
         );
     }
+    selection_overlap(&mut r, results);
     for s in results.selections.iter().filter(|s| s.note.is_some()) {
         let _ = writeln!(
             r,

@@ -326,7 +326,7 @@ fn a_crate_change_invalidates_the_stages_that_use_it_and_no_other() {
         let pr = profiles::key(&cfg, code, &p).unwrap();
         let b = base::key(&cfg, code, &p).unwrap();
         let g = gradients::key(&cfg, code, &b, HarnessLevel::H4).unwrap();
-        let s = selections::key(&cfg, code, &pr, &g).unwrap();
+        let s = selections::key(&cfg, code, &pr, std::slice::from_ref(&g)).unwrap();
         out.push((
             "constant-baseline".into(),
             eval::constant_key(&cfg, code, &p).unwrap(),

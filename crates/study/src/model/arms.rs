@@ -131,65 +131,60 @@ impl EnvSource {
         }
     }
 
-    /// Drawn anew for each training seed (the random draws).
-    pub fn per_seed(self) -> bool {
-        matches!(self, Self::RandomK | Self::ControlRandomK)
-    }
-
     /// On the control pool.
     pub fn control(self) -> bool {
         matches!(self, Self::ControlAes | Self::ControlRandomK)
     }
 
+    /// Computed from the per-environment gradients (whose seed follows the training seed), not
+    /// a random draw.
+    pub fn from_gradients(self) -> bool {
+        !matches!(self, Self::Pool | Self::RandomK | Self::ControlRandomK)
+    }
+
     /// The selection of this source an arm at training seed `seed` trains on; `None` for the
-    /// pool.
+    /// pool. Every selection is made once per training seed: the random draws draw anew, the
+    /// others select from that seed's own gradients (so an arm's interval includes the
+    /// selection's noise).
     pub fn at_seed(self, seed: u32) -> Option<SelectionId> {
-        (self != Self::Pool).then(|| SelectionId {
-            source: self,
-            seed: self.per_seed().then_some(seed),
-        })
+        (self != Self::Pool).then_some(SelectionId { source: self, seed })
     }
 }
 
-/// One selection: its source and, for a per-seed draw, the training seed it was drawn for.
-/// Written `aes`, `aes-no-conflict`, `coverage-only`, `random-k/<seed>`, `control-aes`,
-/// `control-random-k/<seed>`.
+/// One selection: its source and the training seed it was made for. Written
+/// `<source>/<seed>`: `aes/0`, `random-k/2`, `control-aes/1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SelectionId {
     /// Where its environments come from (never [`EnvSource::Pool`]).
     pub source: EnvSource,
-    /// The training seed of a per-seed draw.
-    pub seed: Option<u32>,
+    /// The training seed it was made for.
+    pub seed: u32,
 }
 
 impl std::fmt::Display for SelectionId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.seed {
-            Some(seed) => write!(f, "{}/{seed}", self.source.name()),
-            None => f.write_str(self.source.name()),
-        }
+        write!(f, "{}/{}", self.source.name(), self.seed)
     }
 }
 
 impl std::str::FromStr for SelectionId {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let (name, seed) = match s.split_once('/') {
-            Some((name, seed)) => (name, Some(seed.parse::<u32>().map_err(|e| e.to_string()))),
-            None => (s, None),
-        };
-        let source = EnvSource::SELECTIONS.into_iter().find(|e| e.name() == name);
-        match (source, seed) {
-            (Some(source), None) if !source.per_seed() => Ok(Self { source, seed: None }),
-            (Some(source), Some(Ok(seed))) if source.per_seed() => Ok(Self {
+        let parsed = s.split_once('/').and_then(|(name, seed)| {
+            let source = EnvSource::SELECTIONS
+                .into_iter()
+                .find(|e| e.name() == name)?;
+            Some(Self {
                 source,
-                seed: Some(seed),
-            }),
-            _ => Err(format!(
-                "expected aes, aes-no-conflict, coverage-only, control-aes, random-k/<seed> or \
-                 control-random-k/<seed>, found {s:?}"
-            )),
-        }
+                seed: seed.parse().ok()?,
+            })
+        });
+        parsed.ok_or_else(|| {
+            format!(
+                "expected <selection>/<training seed> with the selection one of {}, found {s:?}",
+                EnvSource::SELECTIONS.map(EnvSource::name).join(", ")
+            )
+        })
     }
 }
 
@@ -716,10 +711,10 @@ mod tests {
             let id = source.at_seed(3).unwrap();
             let text = id.to_string();
             assert_eq!(text.parse::<SelectionId>().unwrap(), id, "{text}");
-            assert_eq!(text.contains('/'), source.per_seed());
+            assert_eq!(text, format!("{}/3", source.name()));
         }
         assert!(EnvSource::Pool.at_seed(0).is_none());
-        for bad in ["pool", "random-k", "aes/1", "random-k/x", "nope"] {
+        for bad in ["pool/0", "random-k", "aes", "random-k/x", "nope/1"] {
             let e = bad.parse::<SelectionId>().unwrap_err();
             assert!(e.contains(bad), "{e}");
         }

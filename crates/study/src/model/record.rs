@@ -69,6 +69,26 @@ pub struct ArmRun {
 }
 
 impl ArmRun {
+    /// A run known by its evaluation alone (`per_env`): no training, no diagnostics; the
+    /// base's evaluation and the analysis's tests start from it.
+    pub fn evaluated(arm: Arm, seed: u32, per_env: BTreeMap<EnvId, Vec<f32>>) -> Self {
+        Self {
+            arm,
+            seed,
+            train_envs: vec![],
+            per_env,
+            scores: SplitScores::default(),
+            env_steps: 0,
+            wall_seconds: 0.0,
+            curve: vec![],
+            diagnostics: vec![],
+            curriculum: None,
+            reselections: vec![],
+            env_steps_per_s: 0.0,
+            eval_seconds: 0.0,
+        }
+    }
+
     /// Success of `env` averaged over the evaluated scales.
     pub fn success(&self, env: &EnvId) -> Option<f32> {
         self.per_env
@@ -159,7 +179,8 @@ pub struct Facts {
     pub gradients_h0: Option<PairSummary>,
     /// Mean split-half cosine of the per-env gradients with signal (reliability).
     pub gradient_split_half: Option<f32>,
-    /// The AES picks a rerun of the gradients stage (other episodes and projection) keeps.
+    /// Seed 0's AES picks that seed 1's selection (from its own gradients: other episodes and
+    /// projection) keeps: what a rerun of the gradients stage keeps.
     #[serde(default)]
     pub aes_rerun_kept: Option<usize>,
     /// Environments whose gradient is exactly zero (never solved by the base).
@@ -225,7 +246,7 @@ impl Facts {
             opt(self.gradient_split_half.map(|c| 2.0 * c / (1.0 + c))),
         ));
         r.push((
-            "AES picks kept when the gradients stage is rerun (other episodes and projection)",
+            "AES picks of seed 0 that seed 1's own gradients keep (other episodes and projection)",
             self.aes_rerun_kept.map_or("–".into(), |k| k.to_string()),
         ));
         r.push((
@@ -451,16 +472,19 @@ impl Interval {
     }
 }
 
-/// What a run says of a claim "the difference is positive".
+/// What a run says of a claim "the difference is positive": supported, refuted, equivalent
+/// (no difference beyond a margin named before the run) or inconclusive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// The whole interval is above zero.
+    /// The difference is positive.
     Supported,
-    /// The whole interval is below zero.
+    /// The difference is negative.
     Refuted,
-    /// The interval contains zero: within noise.
+    /// Neither a difference nor its absence shown: within noise.
     Inconclusive,
+    /// No difference beyond the equivalence margin (two one-sided tests): shown absent.
+    Equivalent,
 }
 
 impl Verdict {
@@ -472,6 +496,16 @@ impl Verdict {
             Verdict::Refuted
         } else {
             Verdict::Inconclusive
+        }
+    }
+
+    /// The verdict from (multiplicity-adjusted) p-values at the 5% level: a difference when
+    /// `p` says so (its sign from the estimate), else no difference beyond the margin when the
+    /// equivalence p-value says so, else inconclusive.
+    pub fn of_tests(estimate: f64, p: f64, p_equivalence: Option<f64>) -> Self {
+        match Self::of_p(estimate, p) {
+            Verdict::Inconclusive if p_equivalence.is_some_and(|q| q < 0.05) => Verdict::Equivalent,
+            v => v,
         }
     }
 
@@ -493,6 +527,7 @@ impl Verdict {
             Verdict::Supported => "supported",
             Verdict::Refuted => "refuted",
             Verdict::Inconclusive => "inconclusive (within noise)",
+            Verdict::Equivalent => "equivalent (no difference beyond the margin)",
         }
     }
 }
@@ -504,6 +539,10 @@ pub struct ArmSummary {
     pub arm: Arm,
     /// Seeds run.
     pub seeds: usize,
+    /// Interquartile mean of its (seed, pool environment) scores, points, with a stratified
+    /// bootstrap interval (seeds resampled within each environment), as rliable computes it.
+    #[serde(default)]
+    pub iqm: Option<Interval>,
     /// ST (ID), MT (ID), ST (OOD), MT (OOD) in points, `None` where a column is empty.
     pub columns: [Option<Interval>; 4],
     /// Whole-pool ID score, points.
@@ -563,8 +602,50 @@ pub struct Claim {
     pub difference: Interval,
     /// What the run says.
     pub verdict: Verdict,
-    /// The smallest true difference the run would detect (points).
+    /// The smallest true difference the run would detect four times in five at the level its
+    /// verdict uses (points): Holm's first step, α / m, for a primary claim; 5% for an
+    /// exploratory one ([`Claim::mde_z`] standard errors).
     pub mde: f64,
+    /// The multiple of the standard error `mde` is.
+    #[serde(default)]
+    pub mde_z: f64,
+    /// p-value of "the difference lies within ±`analysis.equivalence_margin`" by two one-sided
+    /// tests on the bootstrap replicates (raw).
+    #[serde(default)]
+    pub p_equivalence: Option<f64>,
+    /// The same, Holm-adjusted over the primary claims (primary claims only).
+    #[serde(default)]
+    pub p_equivalence_holm: Option<f64>,
+    /// Where the difference's variance comes from (seeds, environments, the rest), and what
+    /// it would take to detect `analysis.detect_points` at the verdict's level.
+    #[serde(default)]
+    pub variance: Option<VarianceComponents>,
+}
+
+/// The variance of a paired difference `d[seed][env]` split by least squares on the additive
+/// model `d = μ + a_seed + b_env + ε` (points²), and the seeds or environments that would
+/// bring its detection limit down to a target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VarianceComponents {
+    /// Seeds and environments of the table.
+    pub seeds: usize,
+    /// Environments of the table.
+    pub envs: usize,
+    /// Variance between training seeds (method of moments, at least 0).
+    pub seed: f64,
+    /// Variance between environments (at least 0).
+    pub env: f64,
+    /// Residual variance (seed × environment interaction and instance noise).
+    pub residual: f64,
+    /// The standard error of the mean difference these components imply.
+    pub se: f64,
+    /// The difference (points) the target is about.
+    pub target: f64,
+    /// Seeds needed (environments as now) to detect `target` at the verdict's level with 80%
+    /// power; `None` when more seeds alone cannot (the environment term stays).
+    pub seeds_needed: Option<usize>,
+    /// Environments needed (seeds as now); `None` when more environments alone cannot.
+    pub envs_needed: Option<usize>,
 }
 
 /// A difference in points between two things, for the comparison tables.
@@ -603,6 +684,38 @@ pub struct Analysis {
     /// cosines predict it.
     #[serde(default)]
     pub transfer: Option<TransferAnalysis>,
+    /// For each claim of two trained arms: the probability that a run of `a` beats a run of
+    /// `b` on an environment of the pool (rliable's probability of improvement: per
+    /// environment the share of run pairs with `a > b`, ties a half, averaged over
+    /// environments), stratified bootstrap interval.
+    #[serde(default)]
+    pub probability_of_improvement: Vec<Improvement>,
+    /// Per arm, the share of its (seed, pool environment) scores above each threshold τ
+    /// (rliable's performance profile).
+    #[serde(default)]
+    pub performance_profiles: Vec<PerformanceProfile>,
+}
+
+/// rliable's probability of improvement of `a` over `b`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Improvement {
+    /// The claim whose arms these are.
+    pub claim: ClaimId,
+    /// The better arm under the claim.
+    pub a: Arm,
+    /// The other.
+    pub b: Arm,
+    /// P(a > b), in [0, 1], with its interval (`p`: of "0.5", no difference).
+    pub probability: Interval,
+}
+
+/// rliable's performance profile of one arm: `(τ, share of scores > τ)`, τ in points.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PerformanceProfile {
+    /// The arm.
+    pub arm: Arm,
+    /// `(τ, share)` for τ = 0, 5, ..., 100 points.
+    pub points: Vec<(f64, f64)>,
 }
 
 /// What the measured-transfer stage says (points; intervals over the probes).
@@ -615,11 +728,25 @@ pub struct TransferAnalysis {
     /// Transfer to the twin minus transfer to the same-family non-twin, paired by probe: the
     /// designed conflict's interference (negative = twins interfere).
     pub twin_minus_same_family: Option<Interval>,
-    /// Spearman rank correlation, over every (source, other target) pair, of the base's
-    /// gradient cosine with the measured transfer (positive = the cosine predicts transfer).
+    /// Spearman rank correlation (average ranks; transfers rounded to 1e-6 points so that
+    /// float noise breaks no tie) of the base's gradient cosine with the measured transfer,
+    /// over every (source, other target) pair with a known cosine; interval by resampling
+    /// probes (a probe's pairs share its fine-tune), not pairs. Positive = the cosine
+    /// predicts transfer.
     pub rank_correlation: Option<Interval>,
     /// Pairs in the correlation.
     pub pairs: usize,
+    /// Pairs left out because their cosine is exactly 0: one of the two gradients is zero
+    /// (the base never solved that env in any sampled episode), so the cosine is unknown.
+    #[serde(default)]
+    pub unknown_cosine_pairs: usize,
+    /// Pairs (in the correlation) whose target the base never solves: transfer there can only
+    /// be zero or positive, so interference cannot show.
+    #[serde(default)]
+    pub floor_pairs: usize,
+    /// The correlation without the floor pairs (probe-level interval).
+    #[serde(default)]
+    pub rank_correlation_above_floor: Option<Interval>,
 }
 
 /// How a target relates to its source.

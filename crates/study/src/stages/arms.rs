@@ -495,7 +495,8 @@ mod tests {
             ),
             selection(EnvSource::RandomK.at_seed(0).unwrap(), &["a/2", "b/1"]),
             selection(EnvSource::RandomK.at_seed(1).unwrap(), &["a/1", "a/2"]),
-            selection(EnvSource::ControlAes.at_seed(0).unwrap(), &["a/1"]),
+            selection(EnvSource::Aes.at_seed(1).unwrap(), &["a/2", "b/1"]),
+            selection(EnvSource::ControlAes.at_seed(1).unwrap(), &["a/1"]),
             selection(EnvSource::ControlRandomK.at_seed(1).unwrap(), &["b/1"]),
         ]);
         let cfg = ExperimentConfig::preset(Preset::Smoke);
@@ -514,6 +515,8 @@ mod tests {
             ),
             (Arm::RandomK, 1, vec!["a/1", "a/2"], Mode::BaselineH4),
             (Arm::Aes, 0, vec!["a/1", "b/2"], Mode::BaselineH4),
+            // Each seed trains on the selection made from its own gradients.
+            (Arm::Aes, 1, vec!["a/2", "b/1"], Mode::BaselineH4),
             (Arm::AesHdc, 0, vec!["a/1", "b/2"], Mode::Full),
             (Arm::RandomKHdc, 0, vec!["a/2", "b/1"], Mode::Full),
             (Arm::AesNoConflict, 0, vec!["a/2", "b/2"], Mode::BaselineH4),

@@ -1,7 +1,7 @@
-//! Stage `selections`: AES (full ability coverage enforced, seeded tie-breaks, zero-gradient
-//! environments treated as unknown, each constraint relaxed only where infeasible), AES
-//! without conflict, coverage-only, a random-k draw per seed, and AES and random-k on the
-//! control pool. Every choice is a field of `envdist-selection`'s [`SelectConfig`]
+//! Stage `selections`: for every training seed, from that seed's own gradients, AES (full
+//! ability coverage enforced, seeded tie-breaks, zero-gradient environments treated as
+//! unknown, each constraint relaxed only where infeasible), AES without conflict,
+//! coverage-only and AES on the control pool; and a random-k draw per seed on both pools. Every choice is a field of `envdist-selection`'s [`SelectConfig`]
 //! ([`study_aes_config`]), so `select` in Rust, `xtask select` and Python's `envdist.select`
 //! make the same selection from the same profiles and gradients.
 
@@ -41,18 +41,27 @@ impl SelectionSet {
     }
 }
 
-/// The stage's key: profiles, gradients (at H4), the master seed, the number of seeds (one
-/// random draw each) and the `selection` section, over selection's code.
+/// The stage's key: profiles, every training seed's gradients (at H4), the master seed, the
+/// number of seeds (one selection of each kind per seed) and the `selection` section, over
+/// selection's code.
 pub fn key(
     cfg: &ExperimentConfig,
     code: &CodeVersion,
     profiles: &StageKey,
-    gradients: &StageKey,
+    gradients: &[StageKey],
 ) -> Result<StageKey> {
-    StageKey::new(code, &[Crate::Core, Crate::Selection])?
-        .after("profiles", profiles)?
-        .after("gradients", gradients)?
-        .with("seed", &cfg.seed)?
+    let mut key =
+        StageKey::new(code, &[Crate::Core, Crate::Selection])?.after("profiles", profiles)?;
+    for (i, g) in gradients.iter().enumerate() {
+        // Seed 0's part keeps the name it had when there was one set of gradients.
+        let name = if i == 0 {
+            "gradients".to_string()
+        } else {
+            format!("gradients-seed{i}")
+        };
+        key = key.after(&name, g)?;
+    }
+    key.with("seed", &cfg.seed)?
         .with("seeds", &cfg.seeds)?
         .with("selection", &cfg.selection)
 }
@@ -91,62 +100,73 @@ fn summarise(id: SelectionId, s: &Selection, grads: &GradientSet) -> SelectionSu
     }
 }
 
-/// Every selection the arms train on.
+/// Every selection the arms train on: for each training seed `s`, AES and its ablations from
+/// that seed's gradients `grads[s]`, and a random draw.
 pub fn run(
     cfg: &ExperimentConfig,
     pool: &PoolStage,
     profiles: &ProfileSet,
-    grads: &GradientSet,
+    grads: &[GradientSet],
 ) -> Result<SelectionSet> {
     let mut out = Vec::new();
-    for (envs, control) in [(&pool.pool, false), (&pool.control, true)] {
-        let problem = problem(profiles, grads, envs)?;
-        let sc = study_aes_config(&cfg.selection, envs.len(), true);
-        let aes = select(&problem, &sc)?;
-        let (aes_source, random_source) = if control {
-            (EnvSource::ControlAes, EnvSource::ControlRandomK)
-        } else {
-            (EnvSource::Aes, EnvSource::RandomK)
-        };
-        let fixed = |source: EnvSource| SelectionId { source, seed: None };
-        out.push(summarise(fixed(aes_source), &aes, grads));
-        if !control {
-            // The ablations share AES's constraints as AES could keep them.
-            let shared = SelectConfig {
-                relax: false,
-                exclude_zero_gradient: sc.exclude_zero_gradient && aes.relaxation.is_none(),
-                ..sc.clone()
-            };
-            for (source, which) in [
-                (EnvSource::AesNoConflict, Baseline::NoConflict),
-                (EnvSource::CoverageOnly, Baseline::CoverageOnly),
-            ] {
-                let s = baseline(&problem, &shared, which)?;
-                out.push(summarise(fixed(source), &s, grads));
-            }
-        }
-        // Random draws ignore coverage and gradients: the paper's random-k baseline.
-        let plain = SelectConfig {
-            certify: false,
-            tie_break: TieBreak::Seeded(cfg.seed),
-            ..SelectConfig::aes(cfg.selection.k.min(envs.len()))
-        };
-        for seed in 0..cfg.seeds {
-            let s = baseline(
-                &problem,
-                &plain,
-                Baseline::Random {
-                    seed: cfg.seed ^ (0x52_4e44 + seed as u64) ^ (control as u64) << 40,
-                },
-            )?;
-            let id = SelectionId {
-                source: random_source,
-                seed: Some(seed),
-            };
-            out.push(summarise(id, &s, grads));
+    for (seed, g) in (0..cfg.seeds).zip(grads) {
+        for (envs, control) in [(&pool.pool, false), (&pool.control, true)] {
+            out.extend(seed_selections(cfg, seed, envs, control, profiles, g)?);
         }
     }
     Ok(SelectionSet::from_summaries(out))
+}
+
+/// The selections of one training seed on the main pool or the control pool.
+fn seed_selections(
+    cfg: &ExperimentConfig,
+    seed: u32,
+    envs: &[EnvId],
+    control: bool,
+    profiles: &ProfileSet,
+    grads: &GradientSet,
+) -> Result<Vec<SelectionSummary>> {
+    let mut out = Vec::new();
+    let problem = problem(profiles, grads, envs)?;
+    let sc = study_aes_config(&cfg.selection, envs.len(), true);
+    let aes = select(&problem, &sc)?;
+    let (aes_source, random_source) = if control {
+        (EnvSource::ControlAes, EnvSource::ControlRandomK)
+    } else {
+        (EnvSource::Aes, EnvSource::RandomK)
+    };
+    let id = |source: EnvSource| SelectionId { source, seed };
+    out.push(summarise(id(aes_source), &aes, grads));
+    if !control {
+        // The ablations share AES's constraints as AES could keep them.
+        let shared = SelectConfig {
+            relax: false,
+            exclude_zero_gradient: sc.exclude_zero_gradient && aes.relaxation.is_none(),
+            ..sc.clone()
+        };
+        for (source, which) in [
+            (EnvSource::AesNoConflict, Baseline::NoConflict),
+            (EnvSource::CoverageOnly, Baseline::CoverageOnly),
+        ] {
+            let s = baseline(&problem, &shared, which)?;
+            out.push(summarise(id(source), &s, grads));
+        }
+    }
+    // Random draws ignore coverage and gradients: the paper's random-k baseline.
+    let plain = SelectConfig {
+        certify: false,
+        tie_break: TieBreak::Seeded(cfg.seed),
+        ..SelectConfig::aes(cfg.selection.k.min(envs.len()))
+    };
+    let draw = Baseline::Random {
+        seed: cfg.seed ^ (0x52_4e44 + seed as u64) ^ (control as u64) << 40,
+    };
+    out.push(summarise(
+        id(random_source),
+        &baseline(&problem, &plain, draw)?,
+        grads,
+    ));
+    Ok(out)
 }
 
 /// The study's AES selection over `envs` with these gradients (no certificate), as the
