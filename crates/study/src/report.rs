@@ -504,8 +504,8 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
          (`analysis.primary`); their verdicts come from Holm-adjusted bootstrap p-values (of \
          the difference, and apart of the equivalence), so the chance of any false \
          \"supported\" or \"refuted\" among them is at most 5%, and likewise of any false \
-         \"equivalent\" (`stats::tests` checks the family-wise rate and the power at the \
-         detection limit by simulation). Exploratory comparisons are judged by their own \
+         \"equivalent\" (the study's `power_tests` check the family-wise rate and the power at \
+         the detection limit on simulated studies). Exploratory comparisons are judged by their own \
          intervals: with many of them, about one in twenty of their verdicts can be noise."
     );
     let mdes: Vec<f64> = a
