@@ -27,7 +27,7 @@ pub struct CurriculumArgs {
 #[derive(Debug, clap::Subcommand)]
 enum CurriculumCommand {
     /// Drive the sampler with a synthetic learner (success rises with practice, falls with
-    /// scale and weaker harness); write trace.jsonl, state.json and curriculum.png.
+    /// scale and weaker harness); write the trace, the sampler's state and a plot (`SimulationFiles`).
     Simulate(SimulateArgs),
     /// Print a default configuration as JSON (a starting point for --config).
     Config {

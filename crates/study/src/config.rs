@@ -449,7 +449,7 @@ impl Validate for ExperimentConfig {
                 self.selection.k.to_string(),
             );
         }
-        if !self.arms.contains(&Arm::Base) {
+        if !self.arms.iter().any(|a| a.is_base()) {
             return fail(
                 "arms",
                 "a list containing `base` (every gain is over it)",

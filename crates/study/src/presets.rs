@@ -199,7 +199,7 @@ pub fn values(preset: Preset) -> ExperimentConfig {
 }
 
 /// The arms' RL of the study. One-seed pilots from the critic-warmed base (docs/experiments/
-/// README.md), gain of `aes` on its own 30 environments: 120k steps x 4 epochs +4.3 points
+/// README.md), gain of the AES arm on its own 30 environments: 120k steps x 4 epochs +4.3 points
 /// (lr 1e-3: +4.2; time limits bootstrapped: +3.6); 240k x 4 +8.3; 480k x 2 +11.9 (the
 /// same learning compute as 240k x 4: env steps are cheap next to learning, so two epochs on
 /// twice the steps learn more per second).

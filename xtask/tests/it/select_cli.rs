@@ -207,7 +207,7 @@ fn the_study_flags_reproduce_the_smoke_studys_aes_selection() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|s| s["name"] == "aes")
+        .find(|s| s["name"] == "aes/0")
         .unwrap();
     let k = results["config"]["selection"]["k"].to_string();
     let seed = results["config"]["seed"].to_string();

@@ -123,7 +123,7 @@ pub struct ScalingPoint {
     pub pool_size: usize,
     /// Seed index.
     pub seed: u32,
-    /// The run (arm `random-k` at this size).
+    /// The run (under the name of [`crate::model::SCALING_RECIPE`], at this size).
     pub run: ArmRun,
 }
 
@@ -413,7 +413,7 @@ impl Results {
 
     /// The base run.
     pub fn base(&self) -> Option<&ArmRun> {
-        self.runs.iter().find(|r| r.arm == Arm::Base)
+        self.runs.iter().find(|r| r.arm.is_base())
     }
 }
 
