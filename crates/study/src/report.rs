@@ -155,7 +155,8 @@ fn rliable_aggregates(r: &mut String, a: &crate::model::Analysis) {
     let _ = writeln!(
         r,
         "\nOver the (seed, pool environment) scores; stratified bootstrap (seeds resampled within \
-         each environment). P(a > b): per environment the share of seed pairs where `a` scores \
+         each environment, the environments held fixed: rliable's default, so these intervals \
+         are narrower than the crossed ones above). P(a > b): per environment the share of seed pairs where `a` scores \
          above `b` (ties a half), averaged over environments; 0.5 is no difference. Performance \
          profiles (share of scores above each threshold) are in results.json \
          (`analysis.performance_profiles`).\n"
