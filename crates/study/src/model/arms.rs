@@ -131,17 +131,6 @@ impl EnvSource {
         }
     }
 
-    /// On the control pool.
-    pub fn control(self) -> bool {
-        matches!(self, Self::ControlAes | Self::ControlRandomK)
-    }
-
-    /// Computed from the per-environment gradients (whose seed follows the training seed), not
-    /// a random draw.
-    pub fn from_gradients(self) -> bool {
-        !matches!(self, Self::Pool | Self::RandomK | Self::ControlRandomK)
-    }
-
     /// The selection of this source an arm at training seed `seed` trains on; `None` for the
     /// pool. Every selection is made once per training seed: the random draws draw anew, the
     /// others select from that seed's own gradients (so an arm's interval includes the
