@@ -59,6 +59,50 @@ def test_the_curriculum_env_passes_gymnasiums_checker(text):
     gym_check_env(wrappers.make(envdist.HDC(FAMILIES[:6], seed=0), text=text), skip_render_check=True)
 
 
+@pytest.mark.parametrize("text", ["bow", "ids"])
+def test_split_channels_pass_both_checkers(text):
+    env = wrappers.make("maze/classic", harness="H0", text=text, split_channels=True)
+    gym_check_env(env, skip_render_check=True)
+    gym_check_env(wrappers.make(envdist.HDC(FAMILIES[:6], seed=0), text=text, split_channels=True), skip_render_check=True)
+
+
+@pytest.mark.integration
+def test_split_channels_pass_sb3s_checker():
+    sb3_check(wrappers.make("maze/classic", harness="H0", text="bow", split_channels=True))
+    sb3_check(wrappers.make(envdist.HDC(FAMILIES[:6], seed=0), text="bow", split_channels=True))
+
+
+def test_split_channels_show_which_action_a_hint_names():
+    # One bag of all the text cannot: the rules list every action. The hints' own bag holds
+    # the hinted action's token and no other action's.
+    env = wrappers.make("maze/classic", harness="H0", text="bow", split_channels=True)
+    obs, info = env.reset(seed=1)
+    assert set(obs) == {"image", "instruction", "rules", "observation", "state", "hints"}
+    for c in ("rules", "observation", "state", "hints"):
+        assert np.array_equal(obs[c], wrappers.bag_of_words(info["harness_text"][c] or ""))
+    moves = ("up", "down", "left", "right")
+    hinted = [m for m in moves if f"next action: {m}" in info["harness_text"]["hints"]]
+    assert len(hinted) == 1
+    bucket = {m: wrappers.bag_of_words(m).argmax() for m in moves}
+    assert len(set(bucket.values())) == 4, "the four move words hash apart at 256 dims"
+    assert all(obs["rules"][bucket[m]] == 1 for m in moves)
+    assert [m for m in moves if obs["hints"][bucket[m]] == 1] == hinted
+    one_bag = wrappers.make("maze/classic", harness="H0", text="bow").reset(seed=1)[0]["text"]
+    assert all(one_bag[bucket[m]] == 1 for m in moves)
+    # A dropped channel is a zero vector; the observation after a step follows the new state.
+    h4 = wrappers.make("maze/classic", harness="H4", text="bow", split_channels=True)
+    o, _ = h4.reset(seed=1)
+    assert all(o[c].sum() == 0 for c in ("rules", "observation", "state", "hints"))
+    o, *_, info = env.step(env.action_masks().argmax())
+    assert np.array_equal(o["hints"], wrappers.bag_of_words(info["harness_text"]["hints"] or ""))
+    # observation() called on its own (no info at hand) asks the env for its channels.
+    assert np.array_equal(env.observation(env.unwrapped._observation(env.unwrapped._image))["hints"], o["hints"])
+    with pytest.raises(ValueError, match="split_channels"):
+        wrappers.make("maze/classic", text=None, split_channels=True)
+    with pytest.raises(TypeError, match="split_channels"):
+        wrappers.make("maze/classic", split_channels="yes")
+
+
 def test_observations_are_numpy_and_documented_encodings():
     env = wrappers.make("maze/classic", harness="H0", text="bow", text_dims=64)
     obs, info = env.reset(seed=0)

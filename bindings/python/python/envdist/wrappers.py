@@ -21,6 +21,12 @@ turns the strings into fixed-size arrays, or drops them:
            (``nn.Embedding(128, d)`` on ``x.long()``).
 =========  ==================================================================================
 
+``split_channels=True`` (``"bow"`` or ``"ids"``) replaces ``text`` by one entry per harness channel
+(``rules``, ``observation``, ``state``, ``hints``; zeros where the level drops the channel), as the
+trainer crate's policy reads them. A single bag cannot tell which action a hint names when the
+rules list every action ("Move with up/down/left/right"); a bag of the hints alone can, so a
+policy can learn to follow the hints at H0-H2 (what HDC's early levels offer).
+
 Every wrapper has ``action_masks()`` (a bool array, never empty: every action once an episode is
 over), which MaskablePPO reads, and passes ``info["action_mask"]`` through for loops that read it.
 The canvas is chosen when the env is made: :data:`SB3_CANVAS` (64) fits SB3's default
@@ -48,7 +54,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .curriculum import TaskSampler, Ticket
-from .env import ALL_ACTIONS, NUM_ACTIONS, EnvdistEnv, mask_array
+from .env import ALL_ACTIONS, CHANNELS, NUM_ACTIONS, EnvdistEnv, mask_array
 
 #: A canvas that fits SB3's NatureCNN (>= 36) and CleanRL's Atari CNN.
 SB3_CANVAS = 64
@@ -79,8 +85,8 @@ def char_ids(text: str, length: int) -> np.ndarray:
 
 class NumpyObservation(gym.ObservationWrapper):
     """An envdist env (or :class:`CurriculumEnv`) with numpy observations only (see the module
-    docs for ``text``). ``text_dims``: buckets of ``"bow"``; ``max_chars``: ids per text of
-    ``"ids"`` (instruction, text)."""
+    docs for ``text`` and ``split_channels``). ``text_dims``: buckets of ``"bow"``;
+    ``max_chars``: ids per text of ``"ids"`` (instruction, text: each channel when split)."""
 
     def __init__(
         self,
@@ -88,6 +94,7 @@ class NumpyObservation(gym.ObservationWrapper):
         text: str | None = "bow",
         text_dims: int = 256,
         max_chars: tuple[int, int] = (256, 2048),
+        split_channels: bool = False,
     ):
         super().__init__(env)
         if text not in TEXT_MODES:
@@ -96,36 +103,55 @@ class NumpyObservation(gym.ObservationWrapper):
             raise ValueError(f"text_dims: expected at least 1, found {text_dims}")
         if len(max_chars) != 2 or min(max_chars) < 1:
             raise ValueError(f"max_chars: expected two positive lengths (instruction, text), found {max_chars}")
+        if not isinstance(split_channels, (bool, np.bool_)):
+            raise TypeError(f"split_channels: expected a bool, found {type(split_channels).__name__}")
+        if split_channels and text is None:
+            raise ValueError("split_channels=True needs text='bow' or text='ids' (there is no text to split)")
         self.text = text
         self.text_dims = int(text_dims)
         self.max_chars = (int(max_chars[0]), int(max_chars[1]))
+        self.split_channels = bool(split_channels)
         image = env.observation_space["image"]
         if text is None:
             self.observation_space = image
-        elif text == "bow":
-            vec = spaces.Box(0.0, 1.0, (self.text_dims,), np.float32)
-            self.observation_space = spaces.Dict({"image": image, "instruction": vec, "text": vec})
+            return
+        if text == "bow":
+            instruction = body = spaces.Box(0.0, 1.0, (self.text_dims,), np.float32)
         else:
-            self.observation_space = spaces.Dict(
-                {
-                    "image": image,
-                    "instruction": spaces.Box(0, 127, (self.max_chars[0],), np.uint8),
-                    "text": spaces.Box(0, 127, (self.max_chars[1],), np.uint8),
-                }
-            )
+            instruction = spaces.Box(0, 127, (self.max_chars[0],), np.uint8)
+            body = spaces.Box(0, 127, (self.max_chars[1],), np.uint8)
+        texts = {c: body for c in CHANNELS} if self.split_channels else {"text": body}
+        self.observation_space = spaces.Dict({"image": image, "instruction": instruction, **texts})
 
-    def observation(self, obs: dict) -> np.ndarray | dict:
+    def _encode(self, s: str, length: int) -> np.ndarray:
+        return bag_of_words(s, self.text_dims) if self.text == "bow" else char_ids(s, length)
+
+    def observation(self, obs: dict, channels: dict[str, str | None] | None = None) -> np.ndarray | dict:
         if self.text is None:
             return obs["image"]
-        if self.text == "bow":
-            enc = lambda s, _n: bag_of_words(s, self.text_dims)  # noqa: E731
-        else:
-            enc = char_ids
-        return {
-            "image": obs["image"],
-            "instruction": enc(obs["instruction"], self.max_chars[0]),
-            "text": enc(obs["text"], self.max_chars[1]),
-        }
+        out = {"image": obs["image"], "instruction": self._encode(obs["instruction"], self.max_chars[0])}
+        if not self.split_channels:
+            out["text"] = self._encode(obs["text"], self.max_chars[1])
+            return out
+        if channels is None:
+            channels = self._current_env().harness_text()
+        for c in CHANNELS:
+            out[c] = self._encode(channels.get(c) or "", self.max_chars[1])
+        return out
+
+    def _current_env(self) -> EnvdistEnv:
+        inner = self.env.unwrapped
+        return inner.current if isinstance(inner, CurriculumEnv) else inner
+
+    # The split channels come from the step's info (already computed there), not a second
+    # call into the env: the hints of some families run the solver.
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        obs, info = self.env.reset(seed=seed, options=options)
+        return self.observation(obs, info.get("harness_text")), info
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return self.observation(obs, info.get("harness_text")), reward, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
         """The legal actions now, as bools (MaskablePPO's hook); never empty."""
@@ -250,10 +276,12 @@ def make(
     text_dims: int = 256,
     max_chars: tuple[int, int] = (256, 2048),
     illegal_action: str = "noop",
+    split_channels: bool = False,
 ) -> NumpyObservation:
     """An envdist env (an id) or a curriculum env (an envdist sampler: one ticket per episode,
     ``harness`` and ``scale`` then come from the tickets) with numpy observations, ready for
-    SB3 / MaskablePPO / CleanRL. Warns when ``canvas`` is below SB3's NatureCNN minimum."""
+    SB3 / MaskablePPO / CleanRL (``text``, ``split_channels``: see :class:`NumpyObservation`).
+    Warns when ``canvas`` is below SB3's NatureCNN minimum."""
     if canvas < MIN_CNN_SIDE:
         warnings.warn(
             f"canvas {canvas}: SB3's default CNN (NatureCNN) and CleanRL's Atari CNN need at least "
@@ -264,7 +292,7 @@ def make(
         base: gym.Env = CurriculumEnv(env_id, canvas=canvas, illegal_action=illegal_action)
     else:
         base = EnvdistEnv(env_id, harness=harness, scale=scale, canvas=canvas, illegal_action=illegal_action)
-    return NumpyObservation(base, text=text, text_dims=text_dims, max_chars=max_chars)
+    return NumpyObservation(base, text=text, text_dims=text_dims, max_chars=max_chars, split_channels=split_channels)
 
 
 def make_vec(
