@@ -62,8 +62,8 @@ pub fn crc32c(bytes: &[u8]) -> u32 {
 
 /// The masked CRC-32C TFRecord stores (masking keeps a CRC of data holding CRCs well mixed).
 pub fn masked_crc32c(bytes: &[u8]) -> u32 {
-    let c = crc32c(bytes);
-    ((c >> 15) | (c << 17)).wrapping_add(0xa282_ead8)
+    // `(c >> 15) | (c << 17)`, as the format's definition writes it.
+    crc32c(bytes).rotate_right(15).wrapping_add(0xa282_ead8)
 }
 
 /// `data` framed as one TFRecord.
@@ -83,10 +83,7 @@ pub fn frame_record(data: &[u8]) -> Vec<u8> {
 pub fn records(bytes: &[u8]) -> Vec<&[u8]> {
     let mut out = Vec::new();
     let mut rest = bytes;
-    loop {
-        let Some((head, after)) = rest.split_first_chunk::<12>() else {
-            break;
-        };
+    while let Some((head, after)) = rest.split_first_chunk::<12>() {
         let (len, crc) = head.split_at(8);
         if masked_crc32c(len).to_le_bytes() != crc {
             break;
@@ -435,6 +432,8 @@ mod tests {
         assert_eq!(framed.len(), 8 + 4 + 3 + 4);
         assert_eq!(&framed[..8], &3u64.to_le_bytes());
         let c = crc32c(&3u64.to_le_bytes());
+        // The mask as the format's definition spells it (the code rotates).
+        #[allow(clippy::manual_rotate)]
         let masked = ((c >> 15) | (c << 17)).wrapping_add(0xa282_ead8);
         assert_eq!(&framed[8..12], &masked.to_le_bytes());
         assert_eq!(&framed[12..15], b"abc");

@@ -283,7 +283,7 @@ fn a_resumed_run_writes_each_tensorboard_step_once() {
     r.run(&mut s2, &opts(512), &mut |_| {}).unwrap();
     assert_eq!(
         files.tensorboard_events(),
-        [events_file.clone()],
+        std::slice::from_ref(&events_file),
         "the file keeps its name"
     );
     let updates = tensorboard_updates(&dir);
