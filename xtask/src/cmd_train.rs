@@ -34,7 +34,7 @@ pub struct TrainArgs {
     /// Environment steps to train for (default: the preset's budget).
     #[arg(long)]
     pub steps: Option<u64>,
-    /// Output directory (training log, checkpoint, evaluation).
+    /// Output directory (training log, TensorBoard event file, checkpoint, evaluation).
     #[arg(long, default_value = "runs/train")]
     pub out: PathBuf,
     /// `cpu` (flex), `libtorch` (needs `--features tch`) or `cuda` (`cuda:N`; needs `--features cuda`).
@@ -353,8 +353,12 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         p.file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
     };
+    let events = files
+        .tensorboard_events()
+        .pop()
+        .map_or_else(String::new, |p| format!(", {}", name(p)));
     println!(
-        "wrote {} ({}, {}/{}) in {:.1} s",
+        "wrote {} ({}{events}, {}/{}) in {:.1} s",
         args.out.display(),
         name(files.train_log()),
         name(files.checkpoint()),

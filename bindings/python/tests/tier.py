@@ -1,6 +1,6 @@
 """The test tiers. The core tier needs only the package, numpy and Gymnasium. The integration
 tier (tests marked `integration`) drives the real libraries: SB3 and sb3-contrib, Syllabus, verl,
-ray, torch. test.sh installs it where the disk has room and says which it ran through
+ray, torch, TensorBoard. test.sh installs it where the disk has room and says which it ran through
 ENVDIST_TEST_INTEGRATION (1 or 0) and ENVDIST_TEST_INTEGRATION_WHY. Where the tier is on, its
 imports are plain imports: a broken install fails the tests instead of skipping them."""
 
@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-PACKAGES = ("torch", "stable_baselines3", "sb3_contrib", "syllabus", "verl", "ray", "rliable")
+PACKAGES = ("torch", "stable_baselines3", "sb3_contrib", "syllabus", "verl", "ray", "rliable",
+            "tensorboard")
 
 
 def integration_state():

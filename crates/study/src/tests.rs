@@ -118,6 +118,28 @@ fn stage_output<T: serde::de::DeserializeOwned>(layout: &RunLayout, stage: Stage
 }
 
 /// The stages a rerun of `cfg` in `dir` under `code` computes (all others come from the cache).
+/// A training stage's TensorBoard event file holds its training log: one event per logged
+/// update, each step once, at the update's env steps, with its numbers.
+fn assert_tensorboard_holds_the_log(files: &crate::layout::ArmFiles, what: &str) {
+    use envdist_trainer::tensorboard::{self, EventBody};
+    let run = files.run();
+    let events_files = run.tensorboard_events();
+    assert_eq!(events_files.len(), 1, "{what}: {events_files:?}");
+    let events = tensorboard::read_events(&events_files[0]).unwrap();
+    let log = run.read_log().unwrap();
+    assert!(!log.is_empty(), "{what}");
+    assert_eq!(events.len(), log.len() + 1, "{what}: one event per update");
+    for (stats, event) in log.iter().zip(&events[1..]) {
+        assert_eq!(event.step as u64, stats.env_steps, "{what}");
+        assert_eq!(
+            event.body,
+            EventBody::Scalars(stats.tensorboard_scalars()),
+            "{what} at {}",
+            event.step
+        );
+    }
+}
+
 fn recomputed(cfg: &ExperimentConfig, dir: &Path, code: &CodeVersion) -> Vec<String> {
     let recorder = Recorder::default();
     crate::run_experiment_with(&cfg.clone().checked().unwrap(), dir, code, &recorder).unwrap();
@@ -157,6 +179,10 @@ fn smoke_study_matches_its_record_resumes_and_recomputes_exactly_what_changed() 
                     "{} trained {}",
                     arm.name(),
                     r.env_steps
+                );
+                assert_tensorboard_holds_the_log(
+                    &RunLayout::at(&dir).arm_files(Stage::Arm(*arm, r.seed)),
+                    &format!("{} seed {}", arm.name(), r.seed),
                 );
             }
         }
@@ -288,6 +314,7 @@ fn smoke_study_matches_its_record_resumes_and_recomputes_exactly_what_changed() 
             "{} resumed",
             arm.name()
         );
+        assert_tensorboard_holds_the_log(&files, &format!("{} resumed", arm.name()));
         let _ = std::fs::remove_dir_all(files.dir());
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -1,5 +1,5 @@
-//! A checkpoint of the tiny preset (its `state.json`, model and optimizer records) and the
-//! training log under mutation fuzzing (`envdist_core::fuzz`): each input resumes a run, or
+//! A checkpoint of the tiny preset (its `state.json`, model and optimizer records), the
+//! training log and the TensorBoard event file under mutation fuzzing (`envdist_core::fuzz`): each input resumes a run, or
 //! loads a model, that then acts; or is refused with an error naming the file; never a panic,
 //! a huge allocation or a hang. A unit-test module, not a test binary of its own: every test
 //! binary links burn. The long run: `ENVDIST_FUZZ_INPUTS=100000 cargo test -p
@@ -166,5 +166,60 @@ fn fuzz_train_log() {
                 .map(drop)
                 .map_err(|e| e.to_string())
         })
+        .assert_clean();
+}
+
+/// The TensorBoard event file a resumed run reads back (and cuts to its checkpoint).
+#[test]
+fn fuzz_tensorboard_events() {
+    let dir = scratch_dir("tensorboard-events");
+    let out = dir.join("run");
+    let mut s = sampler();
+    let mut t = Trainer::new(tiny(), Arc::new(ToyFactory), Device::Cpu).unwrap();
+    let first = RunOptions {
+        out_dir: Some(out.clone()),
+        checkpoint_every: 0,
+        stop_at: Some(256),
+    };
+    t.run(&mut s, &first, &mut |_| {}).unwrap();
+    let events = RunFiles::new(&out).tensorboard_events().remove(0);
+    // As `fuzz_train_log`: stopping at once keeps the check to the reading and the rewrite.
+    let again = RunOptions {
+        stop_at: Some(0),
+        ..first
+    };
+    Fuzz::new("tensorboard-events")
+        .seed("tiny, 2 updates", std::fs::read(&events).unwrap())
+        .regressions(env!("CARGO_MANIFEST_DIR"))
+        .default_inputs(INPUTS * 2)
+        .run_on_file(&events, |_| {
+            t.run(&mut s, &again, &mut |_| {})
+                .map(drop)
+                .map_err(|e| e.to_string())
+        })
+        .assert_clean();
+}
+
+/// The event decoder on its own, past the checksums that stop most mutants of a whole file:
+/// a record whose CRC holds but whose protobuf does not parse is refused, never a panic.
+#[test]
+fn fuzz_tensorboard_event_proto() {
+    let event = tensorboard::Event {
+        wall_time: 1_700_000_000.5,
+        step: 384,
+        body: tensorboard::EventBody::Scalars(vec![
+            ("loss/policy".into(), -0.25),
+            ("env/toy/goal/success_rate".into(), 0.5),
+        ]),
+    };
+    Fuzz::new("tensorboard-event-proto")
+        .seed("scalars", event.encode())
+        .seed(
+            "file version",
+            tensorboard::Event::file_version(1.0).encode(),
+        )
+        .regressions(env!("CARGO_MANIFEST_DIR"))
+        .default_inputs(INPUTS * 20)
+        .run(|bytes| tensorboard::Event::decode(bytes).map(drop))
         .assert_clean();
 }

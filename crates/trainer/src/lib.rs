@@ -11,7 +11,8 @@
 //! - **RL**: PPO-clip with GAE (or GRPO-style group-relative advantages), batched rollouts
 //!   over many environment slots stepped in parallel, one batched forward per step, tasks from
 //!   any [`envdist_core::TaskSampler`] with outcomes reported back, entropy bonus, global
-//!   gradient-norm clipping, a linear learning-rate schedule, a JSONL log.
+//!   gradient-norm clipping, a linear learning-rate schedule, a JSONL log and the same
+//!   numbers as TensorBoard event files ([`tensorboard`]).
 //! - **Evaluation** ([`evaluate`]): fixed seeds, greedy actions, H4 by default; success per
 //!   env and averaged over ST/MT and ID/OOD.
 //! - **Per-env gradients** ([`per_env_gradients`]): mean policy gradient over `M` episodes per
@@ -53,6 +54,7 @@ mod play;
 pub mod ppo;
 pub mod pretrain;
 pub mod sampler;
+pub mod tensorboard;
 pub mod toy;
 mod trainer;
 

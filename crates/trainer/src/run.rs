@@ -68,10 +68,94 @@ pub struct UpdateStats {
     /// updated one, over this rollout's last 256 states (runs started from a policy only).
     #[serde(default)]
     pub kl_to_start: Option<f32>,
+    /// Mean harness level (0 for H0 to 4 for H4) of the episodes that ended in this rollout:
+    /// where a curriculum stands. `None` if none ended.
+    #[serde(default)]
+    pub mean_harness_level: Option<f32>,
+    /// Their mean scale.
+    #[serde(default)]
+    pub mean_scale: Option<f32>,
+    /// Per environment, the mean harness level and mean scale of its episodes that ended in
+    /// this rollout (`[level, scale]`; the environments of `env_outcomes`).
+    #[serde(default)]
+    pub env_level_scale: std::collections::BTreeMap<envdist_core::EnvId, [f32; 2]>,
     /// Per environment, the episodes that ended in this rollout and how many succeeded
     /// (`[episodes, successes]`).
     #[serde(default)]
     pub env_outcomes: std::collections::BTreeMap<envdist_core::EnvId, [u32; 2]>,
+}
+
+impl UpdateStats {
+    /// The update's numbers as TensorBoard scalars `(tag, value)`, at step `env_steps`: every
+    /// number of its training-log line, under the tags RL users know (CleanRL's and SB3's
+    /// groups). Statistics of ended episodes are left out when none ended.
+    ///
+    /// | tag | field |
+    /// |---|---|
+    /// | `train/success_rate`, `train/mean_return`, `train/episodes` | `success_rate`, `mean_return`, `episodes` |
+    /// | `train/update`, `train/value_only` (0 or 1) | `update`, `value_only` |
+    /// | `loss/policy`, `loss/value`, `loss/entropy` | `policy_loss`, `value_loss`, `entropy` (nats) |
+    /// | `policy/approx_kl`, `policy/kl_to_start`, `policy/clip_fraction` | `approx_kl`, `kl_to_start`, `clip_fraction` |
+    /// | `optim/grad_norm`, `optim/lr` | `grad_norm`, `lr` |
+    /// | `curriculum/mean_harness_level`, `curriculum/mean_scale` | `mean_harness_level`, `mean_scale` |
+    /// | `env/<id>/episodes`, `env/<id>/success_rate` | `env_outcomes` |
+    /// | `env/<id>/harness_level`, `env/<id>/scale` | `env_level_scale` |
+    /// | `perf/env_steps_per_second`, `perf/update_seconds`, `perf/rollout_seconds`, `perf/rollout_infer_seconds`, `perf/learn_seconds` | `env_steps_per_second`, `seconds`, `rollout_seconds`, `rollout_infer_seconds`, `learn_seconds` |
+    pub fn tensorboard_scalars(&self) -> Vec<(String, f32)> {
+        let mut out: Vec<(String, f32)> = Vec::new();
+        let mut put = |tag: &str, v: Option<f32>| {
+            if let Some(v) = v {
+                out.push((tag.to_string(), v));
+            }
+        };
+        put("train/success_rate", self.success_rate);
+        put("train/mean_return", self.mean_return);
+        put("train/episodes", Some(self.episodes as f32));
+        put("train/update", Some(self.update as f32));
+        put(
+            "train/value_only",
+            Some(f32::from(u8::from(self.value_only))),
+        );
+        put("loss/policy", Some(self.policy_loss));
+        put("loss/value", Some(self.value_loss));
+        put("loss/entropy", Some(self.entropy));
+        put("policy/approx_kl", Some(self.approx_kl));
+        put("policy/kl_to_start", self.kl_to_start);
+        put("policy/clip_fraction", Some(self.clip_fraction));
+        put("optim/grad_norm", Some(self.grad_norm));
+        put("optim/lr", Some(self.lr));
+        put("curriculum/mean_harness_level", self.mean_harness_level);
+        put("curriculum/mean_scale", self.mean_scale);
+        for (env, [episodes, successes]) in &self.env_outcomes {
+            put(&format!("env/{env}/episodes"), Some(*episodes as f32));
+            put(
+                &format!("env/{env}/success_rate"),
+                (*episodes > 0).then(|| *successes as f32 / *episodes as f32),
+            );
+        }
+        for (env, [level, scale]) in &self.env_level_scale {
+            put(&format!("env/{env}/harness_level"), Some(*level));
+            put(&format!("env/{env}/scale"), Some(*scale));
+        }
+        put("perf/env_steps_per_second", Some(self.env_steps_per_second));
+        put("perf/update_seconds", Some(self.seconds));
+        put("perf/rollout_seconds", Some(self.rollout_seconds));
+        put(
+            "perf/rollout_infer_seconds",
+            Some(self.rollout_infer_seconds),
+        );
+        put("perf/learn_seconds", Some(self.learn_seconds));
+        out
+    }
+
+    /// The update as one TensorBoard event at step `env_steps`.
+    pub fn tensorboard_event(&self, wall_time: f64) -> crate::tensorboard::Event {
+        crate::tensorboard::Event {
+            wall_time,
+            step: i64::try_from(self.env_steps).unwrap_or(i64::MAX),
+            body: crate::tensorboard::EventBody::Scalars(self.tensorboard_scalars()),
+        }
+    }
 }
 
 /// Schema version of training-log lines.
@@ -94,6 +178,9 @@ pub const CHECKPOINT_STATE_FILE: &str = "state.json";
 /// ```text
 /// <dir>/train_log.jsonl      one line of UpdateStats per update (schema_version'd)
 /// <dir>/checkpoint/          model, optimizer and state.json (written last)
+/// <dir>/events.out.tfevents.<secs>.<host>
+///                            the same numbers for TensorBoard, one event per update at
+///                            step env_steps (UpdateStats::tensorboard_scalars)
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunFiles {
@@ -125,6 +212,35 @@ impl RunFiles {
     /// One line of statistics per update.
     pub fn train_log(&self) -> PathBuf {
         self.dir.join("train_log.jsonl")
+    }
+
+    /// The run's TensorBoard event files, oldest first (names sort by their creation time);
+    /// a run keeps one ([`Trainer::run`]).
+    pub fn tensorboard_events(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&self.dir)
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| {
+                        e.file_name()
+                            .to_string_lossy()
+                            .starts_with(crate::tensorboard::EVENTS_FILE_PREFIX)
+                            && e.file_type().is_ok_and(|t| t.is_file())
+                    })
+                    .map(|e| e.path())
+                    .collect()
+            })
+            .unwrap_or_default();
+        files.sort();
+        files
+    }
+
+    /// The name TensorBoard's own writers give an event file started at `unix_seconds` on
+    /// `host`: `events.out.tfevents.<secs, 10 digits>.<host>`.
+    pub fn new_tensorboard_events(&self, unix_seconds: u64, host: &str) -> PathBuf {
+        self.dir.join(format!(
+            "{}{unix_seconds:010}.{host}",
+            crate::tensorboard::EVENTS_FILE_PREFIX
+        ))
     }
 
     /// The run's statistics so far (empty when no log was written).
@@ -321,7 +437,9 @@ impl Trainer {
 
     /// Train until `config().total_env_steps`, calling `on_update` after each update. With
     /// an output directory, keeps its [`RunFiles`] up to date: the training log (rewritten
-    /// atomically, earlier lines of a resumed run kept) and the checkpoint.
+    /// atomically, earlier lines of a resumed run kept), the checkpoint, and the TensorBoard
+    /// event file (one event appended per update; on a resume, cut back to the checkpoint's
+    /// step like the log: see `open_tensorboard`).
     pub fn run(
         &mut self,
         sampler: &mut dyn TaskSampler,
@@ -341,6 +459,10 @@ impl Trainer {
                     .collect()
             }
             _ => Vec::new(),
+        };
+        let mut events = match &files {
+            Some(f) => Some(open_tensorboard(f, start_steps)?),
+            None => None,
         };
         let mut recent: Vec<f32> = Vec::new();
         let (mut rollout_s, mut learn_s) = (0.0f64, 0.0f64);
@@ -366,6 +488,9 @@ impl Trainer {
                 }
             }
             on_update(&stats);
+            if let Some(events) = events.as_mut() {
+                events.write(&stats.tensorboard_event(crate::tensorboard::now_seconds()))?;
+            }
             log.push(LogLine {
                 schema_version: LOG_SCHEMA_VERSION,
                 stats,
@@ -389,6 +514,57 @@ impl Trainer {
             recent_success_rate: (!recent.is_empty())
                 .then(|| recent.iter().sum::<f32>() / recent.len() as f32),
         })
+    }
+}
+
+/// The run's TensorBoard event file, continued from step `start_steps` (its env steps when
+/// [`Trainer::run`] starts; see [`crate::tensorboard::EventWriter::restart`]). A run that
+/// resumes keeps its newest file's name and the events up to its checkpoint, so however often
+/// it is interrupted, TensorBoard sees each step once. A run from step 0 starts a new file and
+/// removes the directory's older ones, as it starts its training log afresh: they belong to
+/// an earlier run in the same directory.
+fn open_tensorboard(
+    files: &RunFiles,
+    start_steps: u64,
+) -> Result<crate::tensorboard::EventWriter, TrainerError> {
+    let now = crate::tensorboard::now_seconds();
+    let mut existing = files.tensorboard_events();
+    let path = match existing.pop() {
+        Some(newest) if start_steps > 0 => newest,
+        newest => {
+            for old in existing.into_iter().chain(newest) {
+                std::fs::remove_file(&old)
+                    .map_err(|source| envdist_core::FileError::Io { path: old, source })?;
+            }
+            files.new_tensorboard_events(now as u64, &host_name())
+        }
+    };
+    let keep_through = i64::try_from(start_steps).unwrap_or(i64::MAX);
+    Ok(crate::tensorboard::EventWriter::restart(
+        &path,
+        keep_through,
+        now,
+    )?)
+}
+
+/// This machine's name, which TensorBoard's writers put in event file names (file-name-safe
+/// characters only; `localhost` when unknown).
+fn host_name() -> String {
+    let raw = ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .or_else(|| std::env::var("COMPUTERNAME").ok())
+        .unwrap_or_default();
+    let safe: String = raw
+        .trim()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .collect();
+    if safe.is_empty() {
+        "localhost".into()
+    } else {
+        safe
     }
 }
 

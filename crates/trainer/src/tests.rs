@@ -152,6 +152,159 @@ fn run_writes_log_and_checkpoint_and_model_loads() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The scalars of the run's event file, one event per update at its env steps.
+fn tensorboard_updates(dir: &std::path::Path) -> Vec<(i64, Vec<(String, f32)>)> {
+    let files = RunFiles::new(dir).tensorboard_events();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let events = tensorboard::read_events(&files[0]).unwrap();
+    assert_eq!(
+        events[0].body,
+        tensorboard::EventBody::FileVersion("brain.Event:2".into())
+    );
+    events[1..]
+        .iter()
+        .map(|e| match &e.body {
+            tensorboard::EventBody::Scalars(v) => (e.step, v.clone()),
+            other => panic!("step {}: {other:?}", e.step),
+        })
+        .collect()
+}
+
+fn scalar(values: &[(String, f32)], tag: &str) -> Option<f32> {
+    values.iter().find(|(t, _)| t == tag).map(|(_, v)| *v)
+}
+
+/// Every update of a run is one TensorBoard event at its env steps, holding the numbers of its
+/// training-log line under TensorBoard-style tags, the curriculum's level and scale included.
+#[test]
+fn run_writes_tensorboard_events_with_the_numbers_of_its_log() {
+    let factory = Arc::new(ToyFactory);
+    let dir = tmp("tensorboard");
+    let mut s = sampler(&["toy/goal", "toy/goal-mirrored"], HarnessLevel::H2);
+    let cfg = tiny(384);
+    let start = PolicyModel::new(&cfg.model, 3, Device::Cpu).unwrap();
+    let mut t = Trainer::from_policy(cfg, factory, &start).unwrap();
+    let opts = RunOptions {
+        out_dir: Some(dir.clone()),
+        checkpoint_every: 0,
+        stop_at: None,
+    };
+    t.run(&mut s, &opts, &mut |_| {}).unwrap();
+    let log = RunFiles::new(&dir).read_log().unwrap();
+    let updates = tensorboard_updates(&dir);
+    assert_eq!(log.len(), 3);
+    assert_eq!(updates.len(), log.len());
+    for (stats, (step, values)) in log.iter().zip(&updates) {
+        assert_eq!(*step as u64, stats.env_steps);
+        for (tag, want) in [
+            ("train/success_rate", stats.success_rate),
+            ("train/mean_return", stats.mean_return),
+            ("train/episodes", Some(stats.episodes as f32)),
+            ("loss/policy", Some(stats.policy_loss)),
+            ("loss/value", Some(stats.value_loss)),
+            ("loss/entropy", Some(stats.entropy)),
+            ("policy/approx_kl", Some(stats.approx_kl)),
+            ("policy/kl_to_start", stats.kl_to_start),
+            ("optim/lr", Some(stats.lr)),
+        ] {
+            assert_eq!(scalar(values, tag), want, "{tag} at {step}");
+        }
+        assert!(
+            stats.kl_to_start.is_some(),
+            "a run from a policy has a KL to it"
+        );
+        // Every episode of this sampler is at H2 and scale 3: the means say so.
+        if stats.episodes > 0 {
+            assert_eq!(scalar(values, "curriculum/mean_harness_level"), Some(2.0));
+            assert_eq!(scalar(values, "curriculum/mean_scale"), Some(3.0));
+            for (env, [n, wins]) in &stats.env_outcomes {
+                assert_eq!(
+                    scalar(values, &format!("env/{env}/harness_level")),
+                    Some(2.0)
+                );
+                assert_eq!(scalar(values, &format!("env/{env}/scale")), Some(3.0));
+                assert_eq!(
+                    scalar(values, &format!("env/{env}/success_rate")),
+                    Some(*wins as f32 / *n as f32)
+                );
+            }
+        }
+    }
+    assert!(log.iter().any(|s| s.episodes > 0), "{log:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A run killed after its checkpoint had written events past it (and half of one more) and
+/// resumed from that checkpoint writes each step once: the file is cut back to the checkpoint,
+/// and the steps after it are the resumed run's. A fresh run in the same directory starts a
+/// new file.
+#[test]
+fn a_resumed_run_writes_each_tensorboard_step_once() {
+    let factory = Arc::new(ToyFactory);
+    let dir = tmp("tensorboard-resume");
+    let saved = tmp("tensorboard-resume-ckpt");
+    let envs = ["toy/goal"];
+    let mut s = sampler(&envs, HarnessLevel::H0);
+    let mut t = Trainer::new(tiny(512), factory.clone(), Device::Cpu).unwrap();
+    let opts = |stop_at| RunOptions {
+        out_dir: Some(dir.clone()),
+        checkpoint_every: 0,
+        stop_at: Some(stop_at),
+    };
+    t.run(&mut s, &opts(256), &mut |_| {}).unwrap();
+    let files = RunFiles::new(&dir);
+    std::fs::create_dir_all(&saved).unwrap();
+    for e in std::fs::read_dir(files.checkpoint()).unwrap().flatten() {
+        std::fs::copy(e.path(), saved.join(e.file_name())).unwrap();
+    }
+    t.run(&mut s, &opts(512), &mut |_| {}).unwrap();
+    // The kill: the checkpoint at 256 steps is the last one, two events came after it, and a
+    // third was cut short.
+    std::fs::remove_dir_all(files.checkpoint()).unwrap();
+    std::fs::rename(&saved, files.checkpoint()).unwrap();
+    let events_file = files.tensorboard_events().remove(0);
+    let torn = tensorboard::frame_record(
+        &t.train_update(&mut s)
+            .unwrap()
+            .tensorboard_event(0.0)
+            .encode(),
+    );
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&events_file)
+        .unwrap();
+    std::io::Write::write_all(&mut f, &torn[..torn.len() - 3]).unwrap();
+    drop(f);
+
+    let mut s2 = sampler(&envs, HarnessLevel::H0);
+    let mut r =
+        Trainer::resume(&files.checkpoint(), factory.clone(), Device::Cpu, &mut s2).unwrap();
+    assert_eq!(r.env_steps(), 256);
+    r.run(&mut s2, &opts(512), &mut |_| {}).unwrap();
+    assert_eq!(
+        files.tensorboard_events(),
+        std::slice::from_ref(&events_file),
+        "the file keeps its name"
+    );
+    let updates = tensorboard_updates(&dir);
+    let steps: Vec<i64> = updates.iter().map(|u| u.0).collect();
+    assert_eq!(steps, [128, 256, 384, 512]);
+    // The events after the checkpoint are the resumed run's, as its log is.
+    let log = files.read_log().unwrap();
+    assert_eq!(log.len(), 4);
+    for (stats, (_, values)) in log.iter().zip(&updates) {
+        assert_eq!(values, &stats.tensorboard_scalars());
+    }
+
+    // A fresh run in the directory: a new file with its own steps only.
+    let mut s3 = sampler(&envs, HarnessLevel::H0);
+    let mut fresh = Trainer::new(tiny(128), factory, Device::Cpu).unwrap();
+    fresh.run(&mut s3, &opts(128), &mut |_| {}).unwrap();
+    let steps: Vec<i64> = tensorboard_updates(&dir).iter().map(|u| u.0).collect();
+    assert_eq!(steps, [128]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn projected_gradients_preserve_cosines_of_full_gradients() {
     let factory = ToyFactory;

@@ -54,6 +54,9 @@ struct Rollout<IB: Backend> {
     successes: u32,
     return_sum: f32,
     env_outcomes: std::collections::BTreeMap<EnvId, [u32; 2]>,
+    /// Per environment, the sums of the harness levels and scales of its ended episodes
+    /// (where a curriculum stands; divided by `env_outcomes`' counts in the statistics).
+    env_level_scale_sums: std::collections::BTreeMap<EnvId, [f64; 2]>,
     /// Seconds of batched inference (upload, forward, read back) during the rollout.
     infer_seconds: f64,
 }
@@ -187,6 +190,7 @@ impl<B: AutodiffBackend> Core<B> {
             successes: 0,
             return_sum: 0.0,
             env_outcomes: Default::default(),
+            env_level_scale_sums: Default::default(),
             infer_seconds: 0.0,
         };
         let mut current: Vec<usize> = (0..n).collect();
@@ -247,6 +251,12 @@ impl<B: AutodiffBackend> Core<B> {
                     let counts = r.env_outcomes.entry(out.task.env.clone()).or_default();
                     counts[0] += 1;
                     counts[1] += res.success as u32;
+                    let sums = r
+                        .env_level_scale_sums
+                        .entry(out.task.env.clone())
+                        .or_default();
+                    sums[0] += out.task.harness.index() as f64;
+                    sums[1] += f64::from(out.task.scale);
                     r.episode_return[current[e]] = Some(out.episode_return);
                     let task = sampler.sample();
                     trains_next.push(sampler.trains_on(&task));
@@ -502,6 +512,7 @@ impl<B: AutodiffBackend> Core<B> {
             }
         };
         let sum = |k: usize| sums.get(k).copied().unwrap_or(0.0);
+        let (env_level_scale, level_scale) = level_scale_means(&r);
         // Saturating: a resumed checkpoint may hold any count.
         self.update = self.update.saturating_add(1);
         let b = batches.max(1) as f64;
@@ -526,6 +537,9 @@ impl<B: AutodiffBackend> Core<B> {
             env_steps_per_second: (cfg.batch_size() as f32 / seconds.max(1e-6)),
             value_only,
             kl_to_start,
+            mean_harness_level: level_scale.map(|m| m[0]),
+            mean_scale: level_scale.map(|m| m[1]),
+            env_level_scale,
             env_outcomes: std::mem::take(&mut r.env_outcomes),
         })
     }
@@ -740,6 +754,35 @@ pub(crate) fn load_model<B: AutodiffBackend>(
 }
 
 /// The shape of every parameter of `net`, in visiting order.
+/// Per environment and over all, the mean harness level and mean scale (`[level, scale]`) of
+/// the rollout's ended episodes; `None` over all when none ended.
+#[allow(clippy::type_complexity)]
+fn level_scale_means<B: Backend>(
+    r: &Rollout<B>,
+) -> (
+    std::collections::BTreeMap<EnvId, [f32; 2]>,
+    Option<[f32; 2]>,
+) {
+    let (mut total, mut episodes) = ([0.0f64; 2], 0u64);
+    let per_env = r
+        .env_level_scale_sums
+        .iter()
+        .map(|(env, sums)| {
+            let n = r.env_outcomes.get(env).map_or(0, |c| c[0]);
+            total[0] += sums[0];
+            total[1] += sums[1];
+            episodes += u64::from(n);
+            let n = f64::from(n.max(1));
+            (env.clone(), [(sums[0] / n) as f32, (sums[1] / n) as f32])
+        })
+        .collect();
+    let overall = (episodes > 0).then(|| {
+        let n = episodes as f64;
+        [(total[0] / n) as f32, (total[1] / n) as f32]
+    });
+    (per_env, overall)
+}
+
 fn param_shapes<B: Backend, M: Module<B>>(net: &M) -> Vec<Vec<usize>> {
     struct Shapes(Vec<Vec<usize>>);
     impl<B: Backend> ModuleVisitor<B> for Shapes {

@@ -20,6 +20,7 @@ mod select_cli;
 mod tidy;
 mod train_gradients;
 mod train_learning;
+mod train_tensorboard;
 
 use std::path::PathBuf;
 
