@@ -37,7 +37,7 @@ fn play(sampler: &mut dyn TaskSampler, episodes: u64) {
     for i in 0..episodes {
         let t = sampler.sample();
         let _ = sampler.trains_on(&t);
-        sampler.update(&outcome(t, i));
+        sampler.update(&outcome(t, i)).unwrap();
     }
 }
 
