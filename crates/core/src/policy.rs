@@ -62,8 +62,9 @@ pub struct OutcomeError {
 /// The check every sampler makes of a reported outcome ([`TaskSampler::check_outcome`]), in
 /// this order: a finite `episode_return`; an environment the sampler draws (`scale` is the
 /// scale range of `outcome.task.env` when it draws that environment, `None` when not; `envs`
-/// lists the ones it draws, read only for the error); a harness level among `levels`; a
-/// scale inside the range ([`ScaleRange::check`]).
+/// lists the ones it draws, read only for the error); a scale inside the range
+/// ([`ScaleRange::check`]); a harness level among `levels`. (The scale before the level: a
+/// scale out of range is wrong for every sampler, and its error names the range.)
 pub fn check_issued<'a>(
     outcome: &EpisodeOutcome,
     scale: Option<ScaleRange>,
@@ -89,6 +90,7 @@ pub fn check_issued<'a>(
             &task.env,
         )));
     };
+    range.check(&task.env, task.scale).map_err(refuse)?;
     if !levels.contains(&task.harness) {
         return Err(refuse(InvalidValue::new(
             "harness",
@@ -99,7 +101,6 @@ pub fn check_issued<'a>(
             task.harness,
         )));
     }
-    range.check(&task.env, task.scale).map_err(refuse)?;
     Ok(())
 }
 
@@ -182,9 +183,21 @@ mod tests {
         let e = check(&outcome("maze/classic", HarnessLevel::H0, 1, 1.0), range).unwrap_err();
         assert!(e.to_string().contains("field `harness`: expected one of the harness levels this sampler draws (H3, H4), found H0"), "{e}");
         let e = check(&outcome("maze/zzz", HarnessLevel::H4, 1, 1.0), None).unwrap_err();
-        assert!(e.to_string().contains("(maze/classic, maze/mirrored), found maze/zzz"), "{e}");
-        let e = check(&outcome("maze/classic", HarnessLevel::H4, 1, f32::NAN), range).unwrap_err();
-        assert!(e.to_string().contains("field `episode_return`: expected a finite number, found NaN"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("(maze/classic, maze/mirrored), found maze/zzz"),
+            "{e}"
+        );
+        let e = check(
+            &outcome("maze/classic", HarnessLevel::H4, 1, f32::NAN),
+            range,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("field `episode_return`: expected a finite number, found NaN"),
+            "{e}"
+        );
         assert_eq!(list(0..10, 3), "0, 1, 2 and 7 more");
     }
 }

@@ -241,7 +241,8 @@ mod tests {
                 success: false,
                 episode_return: 0.0,
                 steps: len,
-            }).unwrap();
+            })
+            .unwrap();
         }
         let share = steps[0] as f64 / (steps[0] + steps[1]) as f64;
         assert!(
@@ -271,7 +272,8 @@ mod tests {
                 success: true,
                 episode_return: 1.0,
                 steps: 3,
-            }).unwrap();
+            })
+            .unwrap();
         }
         let mut copy = make();
         copy.restore(&mix.state()).unwrap();

@@ -102,7 +102,8 @@ mod tests {
                             success: true,
                             episode_return: 1.0,
                             steps: 1,
-                        }).unwrap();
+                        })
+                        .unwrap();
                     }
                 })
             })

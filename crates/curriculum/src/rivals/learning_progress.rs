@@ -23,8 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ArmSpace, Carry, Clock, EnvScores, Located, Rule, RuleSampler, Saved, bad, check_arm_sums,
-    check_at_most, check_len, check_levels, check_rate, check_sum, check_unit, h4_only,
-    if_played,
+    check_at_most, check_len, check_levels, check_rate, check_sum, check_unit, h4_only, if_played,
 };
 use crate::error::CurriculumError;
 

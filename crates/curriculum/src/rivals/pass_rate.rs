@@ -624,9 +624,13 @@ mod tests {
         }
         // Outcomes at a level no arm holds or of unknown envs are refused and change nothing.
         let before = s.state();
-        let e = s.record(&outcome(&a, HarnessLevel::H0, 1, true)).unwrap_err();
+        let e = s
+            .record(&outcome(&a, HarnessLevel::H0, 1, true))
+            .unwrap_err();
         assert_eq!(e.problem.field, "harness", "{e}");
-        let e = s.record(&outcome(&EnvId::new("x/y"), h4, 1, true)).unwrap_err();
+        let e = s
+            .record(&outcome(&EnvId::new("x/y"), h4, 1, true))
+            .unwrap_err();
         assert_eq!(e.problem.field, "env", "{e}");
         assert_eq!(s.state(), before);
         // Filler from here on: arm 1 (v0, scale 2), half solved, so its groups stay mixed

@@ -570,7 +570,11 @@ impl PlrRule {
             b.inserted,
             &format!("the levels inserted ({})", b.inserted),
         )?;
-        let replayed = b.levels.iter().map(|l| l.replays).fold(0, u64::saturating_add);
+        let replayed = b
+            .levels
+            .iter()
+            .map(|l| l.replays)
+            .fold(0, u64::saturating_add);
         check_at_most(
             "body.levels[..].replays",
             replayed,

@@ -394,11 +394,16 @@ mod tests {
             let mut s = HdcSampler::new(&specs(1, min, max), None, cfg.clone(), 1).unwrap();
             let id = EnvId::new("fam/v0");
             assert_eq!(s.window(0), first, "range {min}..={max}");
-            s.record(&outcome(&id, HarnessLevel::H0, min, true)).unwrap();
-            s.record(&outcome(&id, HarnessLevel::H0, min, true)).unwrap();
+            s.record(&outcome(&id, HarnessLevel::H0, min, true))
+                .unwrap();
+            s.record(&outcome(&id, HarnessLevel::H0, min, true))
+                .unwrap();
             assert_eq!(s.window(0), second, "range {min}..={max}");
-            s.record(&outcome(&id, HarnessLevel::H0, max, true)).unwrap();
-            let effect = s.record(&outcome(&id, HarnessLevel::H0, max, true)).unwrap();
+            s.record(&outcome(&id, HarnessLevel::H0, max, true))
+                .unwrap();
+            let effect = s
+                .record(&outcome(&id, HarnessLevel::H0, max, true))
+                .unwrap();
             assert_eq!(effect, UpdateEffect::LevelUp, "range {min}..={max}");
             assert_eq!(
                 s.window(0),
@@ -446,7 +451,8 @@ mod tests {
         )
         .unwrap();
         for _ in 0..40 {
-            last.record(&outcome(&id, HarnessLevel::H4, 2, false)).unwrap();
+            last.record(&outcome(&id, HarnessLevel::H4, 2, false))
+                .unwrap();
         }
         assert_eq!(last.current_level(0), HarnessLevel::H4);
         assert_eq!(last.env_state(0).unwrap().capped_advances, 1);
@@ -503,7 +509,10 @@ mod tests {
         let before = s.saved_state();
         let unknown = outcome(&EnvId::new("nope/x"), HarnessLevel::H1, 2, true);
         let e = s.record(&unknown).unwrap_err().to_string();
-        assert!(e.contains("nope/x|H1|2|0") && e.contains("field `env`"), "{e}");
+        assert!(
+            e.contains("nope/x|H1|2|0") && e.contains("field `env`"),
+            "{e}"
+        );
         let e = s
             .record(&outcome(&id, HarnessLevel::H1, 6, true))
             .unwrap_err()

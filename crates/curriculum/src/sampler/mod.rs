@@ -11,8 +11,8 @@ use envdist_core::InvalidValue;
 use std::collections::HashMap;
 
 use envdist_core::{
-    EnvId, EnvSpec, EpisodeOutcome, HarnessLevel, OutcomeError, Rng, SamplerStateError,
-    ScaleRange, Task, TaskSampler, Turn, check_issued,
+    EnvId, EnvSpec, EpisodeOutcome, HarnessLevel, OutcomeError, Rng, SamplerStateError, ScaleRange,
+    Task, TaskSampler, Turn, check_issued,
 };
 use serde::{Deserialize, Serialize};
 
@@ -335,7 +335,8 @@ mod tests {
                 HarnessLevel::H0,
                 2,
                 true,
-            )).unwrap();
+            ))
+            .unwrap();
         }
         let moved = s.env_state(1).unwrap().clone();
         assert_ne!(moved.window_lo, 2, "the stage advanced");

@@ -334,7 +334,8 @@ mod tests {
                 success: true,
                 episode_return: 1.0,
                 steps: 3,
-            }).unwrap();
+            })
+            .unwrap();
         }
         let json = s.state();
         let mut other = HdcSampler::new(
