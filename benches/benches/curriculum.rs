@@ -47,7 +47,7 @@ fn sample_update(c: &mut Criterion) {
                 |b| {
                     b.iter(|| {
                         let t = sampler.sample();
-                        sampler.update(black_box(&outcome(t)));
+                        sampler.update(black_box(&outcome(t))).unwrap();
                     })
                 },
             );
@@ -59,7 +59,7 @@ fn sample_update(c: &mut Criterion) {
                     |b| {
                         b.iter(|| {
                             let t = shared.sample();
-                            shared.update(black_box(&outcome(t)));
+                            shared.update(black_box(&outcome(t))).unwrap();
                         })
                     },
                 );

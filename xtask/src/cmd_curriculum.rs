@@ -151,7 +151,7 @@ fn simulate(a: SimulateArgs, config: SamplerConfig) -> anyhow::Result<()> {
                 bar.set_position(done - 1);
             }
         },
-    );
+    )?;
     bar.finish_and_clear();
     let sim_secs = start.elapsed().as_secs_f64();
 

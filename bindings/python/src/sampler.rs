@@ -5,7 +5,7 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use envdist_core::{EnvId, EpisodeOutcome, HarnessLevel, Task};
+use envdist_core::{EnvId, EpisodeOutcome, HarnessLevel, OutcomeError, Task};
 use envdist_curriculum::{BuildOptions, CurriculumSampler, SamplerConfig};
 use pyo3::prelude::*;
 use serde::Serialize;
@@ -188,12 +188,16 @@ impl Sampler {
             .collect()
     }
 
-    /// Report outcomes: `tasks[i] = (env_id, harness, scale, seed)` ended with `successes[i]`.
-    /// Environments the sampler does not know are a `KeyError`; nothing is recorded then.
+    /// Report outcomes: `tasks[i] = (env_id, harness, scale, seed)` ended with `successes[i]`
+    /// (a bool or a number; non-zero is solved). Environments the sampler does not know are a
+    /// `KeyError`; a ticket the sampler could not have issued (a scale outside the
+    /// environment's range, a level it never draws) or a non-finite success is a `ValueError`
+    /// naming the ticket. Every outcome is checked before any is recorded: on error nothing
+    /// is.
     fn update(
         &mut self,
         tasks: Vec<(String, String, u32, u64)>,
-        successes: Vec<bool>,
+        successes: Vec<f64>,
     ) -> PyResult<()> {
         if tasks.len() != successes.len() {
             return Err(value_error(format!(
@@ -203,14 +207,28 @@ impl Sampler {
             )));
         }
         let tasks = tasks_of(&self.env_ids, tasks)?;
-        let s = self.get();
-        for (task, success) in tasks.into_iter().zip(successes) {
-            s.update(&EpisodeOutcome {
+        let mut outcomes = Vec::with_capacity(tasks.len());
+        for (i, (task, value)) in tasks.into_iter().zip(successes).enumerate() {
+            if !value.is_finite() {
+                return Err(value_error(format!(
+                    "successes[{i}] (ticket {task}): expected a bool or a finite number (non-zero is solved), found {value}"
+                )));
+            }
+            let success = value != 0.0;
+            outcomes.push(EpisodeOutcome {
                 task,
                 success,
                 episode_return: if success { 1.0 } else { 0.0 },
                 steps: 0,
             });
+        }
+        let s = self.get();
+        let refused = |i: usize, e: OutcomeError| value_error(format!("ticket_ids[{i}]: {e}"));
+        for (i, o) in outcomes.iter().enumerate() {
+            s.check_outcome(o).map_err(|e| refused(i, e))?;
+        }
+        for (i, o) in outcomes.iter().enumerate() {
+            s.update(o).map_err(|e| refused(i, e))?;
         }
         Ok(())
     }

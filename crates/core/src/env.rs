@@ -159,6 +159,18 @@ pub struct Task {
     pub scale: u32,
 }
 
+/// The task as one line, `env|harness|scale|seed` (`maze/classic|H2|5|123`): the ticket id of
+/// the Python binding, so an error naming a task reads the same in Rust and in Python.
+impl fmt::Display for Task {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}|{}|{}|{}",
+            self.env, self.harness, self.scale, self.seed
+        )
+    }
+}
+
 /// What the agent sees: pixels, the instruction, and the harness text of the task's level.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Observation {
@@ -259,6 +271,13 @@ mod tests {
         assert_eq!(serde_json::to_string(&Turn::Single).unwrap(), "\"ST\"");
         assert_eq!(serde_json::to_string(&Turn::Multi).unwrap(), "\"MT\"");
         assert_eq!(serde_json::to_string(&Split::Ood).unwrap(), "\"ood\"");
+        let task = Task {
+            env: EnvId::new("maze/classic"),
+            seed: 123,
+            harness: HarnessLevel::H2,
+            scale: 5,
+        };
+        assert_eq!(task.to_string(), "maze/classic|H2|5|123");
         let r = ScaleRange { min: 3, max: 7 };
         assert!(r.contains(3) && r.contains(7) && !r.contains(8));
         assert_eq!((r.len(), r.mid()), (5, 5));

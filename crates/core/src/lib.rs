@@ -57,5 +57,5 @@ pub use error::{Checked, InvalidValue, Validate};
 pub use harness::{HarnessChannel, HarnessLevel, HarnessSchedule, HarnessText, ParseHarnessError};
 pub use image::Rgb8Image;
 pub use io::FileError;
-pub use policy::{Policy, PolicyInput, SamplerStateError, TaskSampler};
+pub use policy::{OutcomeError, Policy, PolicyInput, SamplerStateError, TaskSampler, check_issued};
 pub use rng::Rng;

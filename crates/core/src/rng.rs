@@ -8,9 +8,36 @@
 use serde::{Deserialize, Serialize};
 
 /// xoshiro256** generator with a SplitMix64 seeder. `Clone` copies the stream.
+///
+/// A saved generator is refused when all four words are zero: xoshiro's one fixed point,
+/// where every draw is 0 forever (a sampler restored there would draw its first environment
+/// at its first level and scale, seed 0, for ever). Seeding never reaches it (SplitMix64 is a
+/// bijection, so four consecutive outputs are never all zero), so only an edited or corrupt
+/// state holds it; refusing it when parsing covers every state that holds a generator.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "SavedRng")]
 pub struct Rng {
     s: [u64; 4],
+}
+
+/// A generator as saved, before [`Rng`]'s check.
+#[derive(Deserialize)]
+struct SavedRng {
+    s: [u64; 4],
+}
+
+impl TryFrom<SavedRng> for Rng {
+    type Error = String;
+    fn try_from(saved: SavedRng) -> Result<Self, String> {
+        if saved.s == [0; 4] {
+            return Err(
+                "the all-zero xoshiro256** state [0, 0, 0, 0], which never changes (every draw \
+                 would be 0); expected four words, not all zero"
+                    .into(),
+            );
+        }
+        Ok(Self { s: saved.s })
+    }
 }
 
 fn splitmix64(state: &mut u64) -> u64 {
@@ -168,6 +195,20 @@ mod tests {
             Rng::seed_from_u64(2).next_u64()
         );
         assert_ne!(Rng::derive(1, 0).next_u64(), Rng::derive(1, 1).next_u64());
+    }
+
+    #[test]
+    fn the_all_zero_state_is_refused_and_never_seeded() {
+        let e = serde_json::from_str::<Rng>(r#"{"s": [0, 0, 0, 0]}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("all-zero") && e.contains("not all zero"), "{e}");
+        let one: Rng = serde_json::from_str(r#"{"s": [0, 0, 0, 1]}"#).unwrap();
+        assert_eq!(one.s, [0, 0, 0, 1]);
+        for seed in [0, 1, u64::MAX, 0x9E37_79B9_7F4A_7C15] {
+            assert_ne!(Rng::seed_from_u64(seed).s, [0; 4]);
+            assert_ne!(Rng::derive(seed, seed).s, [0; 4]);
+        }
     }
 
     #[test]

@@ -15,7 +15,9 @@
 
 use std::collections::HashMap;
 
-use envdist_core::{EnvId, EpisodeOutcome, Rng, SamplerStateError, Task, TaskSampler};
+use envdist_core::{
+    EnvId, EpisodeOutcome, OutcomeError, Rng, SamplerStateError, Task, TaskSampler, check_issued,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::CurriculumError;
@@ -49,6 +51,8 @@ struct State {
 pub struct StepBalanced {
     parts: Vec<Box<dyn TaskSampler>>,
     owner: HashMap<EnvId, usize>,
+    /// Every part's environments, in part order (for errors).
+    ids: Vec<EnvId>,
     lengths: Vec<Lengths>,
     rng: Rng,
 }
@@ -68,6 +72,7 @@ impl StepBalanced {
             )));
         }
         let mut owner = HashMap::new();
+        let mut ids = Vec::new();
         let mut samplers = Vec::with_capacity(parts.len());
         for (i, (envs, sampler)) in parts.into_iter().enumerate() {
             if envs.is_empty() {
@@ -78,6 +83,7 @@ impl StepBalanced {
                 )));
             }
             for env in envs {
+                ids.push(env.clone());
                 if let Some(j) = owner.insert(env.clone(), i) {
                     return Err(CurriculumError::Envs(envdist_core::InvalidValue::new(
                         format!("parts[{i}]"),
@@ -92,6 +98,7 @@ impl StepBalanced {
         Ok(Self {
             parts: samplers,
             owner,
+            ids,
             lengths: vec![Lengths::default(); n],
             rng: Rng::derive(seed, 0x5354_4550),
         })
@@ -119,15 +126,23 @@ impl TaskSampler for StepBalanced {
         self.parts[pick].sample()
     }
 
-    fn update(&mut self, outcome: &EpisodeOutcome) {
-        // An outcome for an environment no part owns is ignored, as every sampler does.
-        if let Some(&i) = self.owner.get(&outcome.task.env) {
-            // Saturating: a restored state may hold any count.
-            let l = &mut self.lengths[i];
-            l.episodes = l.episodes.saturating_add(1);
-            l.steps = l.steps.saturating_add(outcome.steps as u64);
-            self.parts[i].update(outcome);
+    /// The owning part's check; an environment no part owns is refused.
+    fn check_outcome(&self, outcome: &EpisodeOutcome) -> Result<(), OutcomeError> {
+        match self.owner.get(&outcome.task.env) {
+            Some(&i) => self.parts[i].check_outcome(outcome),
+            None => check_issued(outcome, None, &self.ids, &[]),
         }
+    }
+
+    fn update(&mut self, outcome: &EpisodeOutcome) -> Result<(), OutcomeError> {
+        self.check_outcome(outcome)?;
+        let i = self.owner[&outcome.task.env];
+        self.parts[i].update(outcome)?;
+        // Saturating: a restored state may hold any count.
+        let l = &mut self.lengths[i];
+        l.episodes = l.episodes.saturating_add(1);
+        l.steps = l.steps.saturating_add(outcome.steps as u64);
+        Ok(())
     }
 
     fn state(&self) -> serde_json::Value {
@@ -149,8 +164,31 @@ impl TaskSampler for StepBalanced {
                 s.parts.len()
             )));
         }
-        for (p, st) in self.parts.iter_mut().zip(&s.parts) {
-            p.restore(st)?;
+        // Each outcome adds at most u32::MAX steps.
+        for (k, l) in s.lengths.iter().enumerate() {
+            if l.steps > l.episodes.saturating_mul(u64::from(u32::MAX)) {
+                return Err(envdist_core::InvalidValue::new(
+                    format!("lengths[{k}].steps"),
+                    format!(
+                        "at most episodes ({}) x {} (an episode's steps are a u32)",
+                        l.episodes,
+                        u32::MAX
+                    ),
+                    l.steps,
+                )
+                .into());
+            }
+        }
+        // Parts are restored one by one: a part that refuses its state puts the ones before
+        // it back, so that a refused state changes nothing.
+        let before: Vec<serde_json::Value> = self.parts.iter().map(|p| p.state()).collect();
+        for (k, st) in s.parts.iter().enumerate() {
+            if let Err(e) = self.parts[k].restore(st) {
+                for (p, old) in self.parts.iter_mut().zip(&before).take(k) {
+                    p.restore(old)?;
+                }
+                return Err(SamplerStateError(format!("parts[{k}]: {}", e.0)));
+            }
         }
         self.lengths = s.lengths;
         self.rng = s.rng;
@@ -203,7 +241,8 @@ mod tests {
                 success: false,
                 episode_return: 0.0,
                 steps: len,
-            });
+            })
+            .unwrap();
         }
         let share = steps[0] as f64 / (steps[0] + steps[1]) as f64;
         assert!(
@@ -233,7 +272,8 @@ mod tests {
                 success: true,
                 episode_return: 1.0,
                 steps: 3,
-            });
+            })
+            .unwrap();
         }
         let mut copy = make();
         copy.restore(&mix.state()).unwrap();

@@ -84,7 +84,7 @@
 //!     let mut sampler = config.build_with(&envs, 42, options).unwrap();
 //!     let mut learner = SyntheticLearner::new(&envs, LearnerParams::default(), 42);
 //!     let run = SimulateOptions { steps: 500, seed: 42, trace: false };
-//!     let sim = simulate(sampler.as_mut(), &mut learner, run, &mut |_, _, _| {});
+//!     let sim = simulate(sampler.as_mut(), &mut learner, run, &mut |_, _, _| {}).unwrap();
 //!     assert_eq!((sim.steps, sampler.trace().len()), (500, 500));
 //!     // The state (with its trace) resumes bit-identically under another seed.
 //!     let mut resumed = config.build_with(&envs, 0, options).unwrap();
@@ -123,7 +123,7 @@ pub use rivals::learning_progress::{LearningProgressConfig, LearningProgressSamp
 pub use rivals::pass_rate::{PassRateConfig, PassRateSampler, Pool};
 pub use rivals::plr::{PlrConfig, PlrSampler, PlrScore, ReplaySchedule, ScoreTransform};
 pub use rivals::sec::{AdvantageEstimate, SecConfig, SecSampler};
-pub use rivals::{RIVAL_STATE_SCHEMA_VERSION, Rule, RuleSampler};
+pub use rivals::{RIVAL_STATE_SCHEMA_VERSION, Retired, Rule, RuleSampler};
 pub use sampler::{
     EnvEntry, EnvState, EnvStatus, HdcSampler, STATE_SCHEMA_VERSION, STATUS_SCHEMA_VERSION,
     SavedState, StatusFile, TRACE_SCHEMA_VERSION, TraceEvent, UpdateEffect,

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use envdist_core::{EpisodeOutcome, SamplerStateError, Task, TaskSampler};
+use envdist_core::{EpisodeOutcome, OutcomeError, SamplerStateError, Task, TaskSampler};
 
 use crate::error::CurriculumError;
 use crate::sampler::{EnvStatus, HdcSampler, UpdateEffect};
@@ -36,8 +36,9 @@ impl SharedSampler {
         f(&mut self.lock())
     }
 
-    /// Report an outcome and say what it changed.
-    pub fn record(&self, outcome: &EpisodeOutcome) -> UpdateEffect {
+    /// Report an outcome and say what it changed ([`HdcSampler::record`]: one the sampler
+    /// could not have been told is refused).
+    pub fn record(&self, outcome: &EpisodeOutcome) -> Result<UpdateEffect, OutcomeError> {
         self.lock().record(outcome)
     }
 
@@ -62,8 +63,13 @@ impl TaskSampler for SharedSampler {
         self.lock().sample_task()
     }
 
-    fn update(&mut self, outcome: &EpisodeOutcome) {
-        self.lock().record(outcome);
+    fn check_outcome(&self, outcome: &EpisodeOutcome) -> Result<(), OutcomeError> {
+        self.lock().check_outcome(outcome)
+    }
+
+    /// Checked and recorded under one lock.
+    fn update(&mut self, outcome: &EpisodeOutcome) -> Result<(), OutcomeError> {
+        self.lock().record(outcome).map(drop)
     }
 
     fn state(&self) -> serde_json::Value {
@@ -96,7 +102,8 @@ mod tests {
                             success: true,
                             episode_return: 1.0,
                             steps: 1,
-                        });
+                        })
+                        .unwrap();
                     }
                 })
             })
@@ -119,8 +126,8 @@ mod tests {
                 episode_return: 0.0,
                 steps: 1,
             };
-            plain.update(&o);
-            handle.update(&o);
+            plain.update(&o).unwrap();
+            handle.update(&o).unwrap();
         }
         assert_eq!(plain.state(), handle.state());
     }

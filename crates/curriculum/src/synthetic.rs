@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use envdist_core::{EnvId, EnvSpec, EpisodeOutcome, Rng, ScaleRange, Task};
+use envdist_core::{EnvId, EnvSpec, EpisodeOutcome, OutcomeError, Rng, ScaleRange, Task};
 use serde::{Deserialize, Serialize};
 
 use crate::{CurriculumSampler, TraceEvent};
@@ -215,13 +215,15 @@ pub struct Simulation {
 /// Drive `sampler` with `learner` for `options.steps` episodes: sample a task, play it
 /// (with practice only when the sampler would train on it), report the outcome. `progress`
 /// is called with the number of episodes done, 0 first and then after each episode, with
-/// the sampler and the learner as they are then (for snapshots and progress bars).
+/// the sampler and the learner as they are then (for snapshots and progress bars). The
+/// learner plays the tasks as drawn, so an error (a sampler refusing an outcome of a task it
+/// drew) is a bug of that sampler.
 pub fn simulate(
     sampler: &mut dyn CurriculumSampler,
     learner: &mut SyntheticLearner,
     options: SimulateOptions,
     progress: &mut dyn FnMut(u64, &dyn CurriculumSampler, &SyntheticLearner),
-) -> Simulation {
+) -> Result<Simulation, OutcomeError> {
     let mut eval_rng = Rng::derive(options.seed, 3);
     let mut sim = Simulation {
         steps: options.steps,
@@ -253,7 +255,7 @@ pub fn simulate(
             .trace
             .then(|| sampler.trace_event(step, &outcome))
             .flatten();
-        sampler.update(&outcome);
+        sampler.update(&outcome)?;
         if let Some(before) = before
             && let Some(after) = sampler.trace_event(step, &outcome)
         {
@@ -266,7 +268,7 @@ pub fn simulate(
         }
         progress(done, sampler, learner);
     }
-    sim
+    Ok(sim)
 }
 
 /// Environments `family/e0, family/e1, ...` (multi-turn, pool) with the given scale ranges:
@@ -322,7 +324,7 @@ mod tests {
         let (mut windows, mut levels) = (0, 0);
         for _ in 0..3000 {
             let t = plain.sample_task();
-            match plain.record(&l.play(&t)) {
+            match plain.record(&l.play(&t)).unwrap() {
                 UpdateEffect::WindowUp => windows += 1,
                 UpdateEffect::LevelUp | UpdateEffect::GlobalLevelUp => levels += 1,
                 _ => {}
@@ -339,7 +341,8 @@ mod tests {
         let sim = simulate(&mut s, &mut l, options, &mut |done, _, _| {
             assert_eq!(done, calls);
             calls += 1;
-        });
+        })
+        .unwrap();
         assert_eq!(calls, 3001);
         assert_eq!((sim.window_moves, sim.level_moves), (windows, levels));
         assert!(levels > 0 && windows > 0);
@@ -354,7 +357,7 @@ mod tests {
             trace: false,
             ..options
         };
-        let sim = simulate(plr.as_mut(), &mut l, options, &mut |_, _, _| {});
+        let sim = simulate(plr.as_mut(), &mut l, options, &mut |_, _, _| {}).unwrap();
         assert!(sim.trained < sim.steps && sim.trace.is_empty());
     }
 

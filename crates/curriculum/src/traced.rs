@@ -4,7 +4,9 @@
 //! `{"<kind>": state, "trace": [...]}`, so a run resumed from a checkpoint keeps its whole
 //! trace. [`crate::SamplerConfig::build_with`] wraps a sampler in it when tracing is asked for.
 
-use envdist_core::{EnvSpec, EpisodeOutcome, InvalidValue, SamplerStateError, Task, TaskSampler};
+use envdist_core::{
+    EnvSpec, EpisodeOutcome, InvalidValue, OutcomeError, SamplerStateError, Task, TaskSampler,
+};
 
 use crate::error::CurriculumError;
 use crate::{CurriculumSampler, EnvSnapshot, HdcSampler, TraceEvent};
@@ -33,11 +35,17 @@ impl<S: CurriculumSampler> TaskSampler for Traced<S> {
         self.sampler.sample()
     }
 
-    fn update(&mut self, outcome: &EpisodeOutcome) {
-        self.sampler.update(outcome);
+    fn check_outcome(&self, outcome: &EpisodeOutcome) -> Result<(), OutcomeError> {
+        self.sampler.check_outcome(outcome)
+    }
+
+    /// A refused outcome leaves no trace line.
+    fn update(&mut self, outcome: &EpisodeOutcome) -> Result<(), OutcomeError> {
+        self.sampler.update(outcome)?;
         if let Some(e) = self.sampler.trace_event(self.trace.len() as u64, outcome) {
             self.trace.push(e);
         }
+        Ok(())
     }
 
     fn state(&self) -> serde_json::Value {
@@ -120,7 +128,8 @@ mod tests {
                 success: true,
                 episode_return: 1.0,
                 steps: 1,
-            });
+            })
+            .unwrap();
         }
     }
 

@@ -1,7 +1,9 @@
 //! Saved sampler states of every kind and sampler configuration files under mutation fuzzing
 //! (`envdist_core::fuzz`): each input restores a sampler that then samples, updates and
 //! saves, or is refused with an error naming the file; never a panic, a huge allocation or a
-//! hang. The long run: `ENVDIST_FUZZ_INPUTS=100000 cargo test -p envdist-curriculum
+//! hang. A state that is not refused must keep the sampler's invariants (`exercise`): the
+//! state it loaded and every state it reaches load again unchanged, and every task it draws
+//! is one it accepts back; a broken invariant panics, which the campaign counts as a failure. The long run: `ENVDIST_FUZZ_INPUTS=100000 cargo test -p envdist-curriculum
 //! --test fuzz -- --nocapture` (README.md, "Fuzzing the readers").
 
 use std::path::Path;
@@ -33,34 +35,74 @@ fn outcome(task: Task, i: u64) -> EpisodeOutcome {
     }
 }
 
+/// Draw and report `episodes` tasks; a drawn task the sampler refuses back breaks its
+/// invariants (it could not have issued what it issued).
 fn play(sampler: &mut dyn TaskSampler, episodes: u64) {
     for i in 0..episodes {
         let t = sampler.sample();
         let _ = sampler.trains_on(&t);
-        sampler.update(&outcome(t, i));
+        if let Err(e) = sampler.update(&outcome(t, i)) {
+            panic!("invariant broken: the sampler refused a task it drew: {e}");
+        }
     }
 }
 
-/// What a restored sampler must still do: sample, take outcomes, report and save.
-fn exercise(sampler: &mut dyn CurriculumSampler) {
+/// The state of `sampler` loads into a fresh one (`fresh()`) and saves back unchanged: the
+/// checks on load accept every state the sampler can be in.
+fn reloads(sampler: &dyn TaskSampler, fresh: &dyn Fn() -> Box<dyn TaskSampler>, when: &str) {
+    let state = sampler.state();
+    let mut again = fresh();
+    if let Err(e) = again.restore(&state) {
+        panic!("invariant broken: the state {when} does not load again: {e}");
+    }
+    assert_eq!(again.state(), state, "the state {when} saves back changed");
+}
+
+/// What a restored sampler must still do, its invariants kept: reload what it loaded, draw
+/// tasks it accepts, report finite probabilities summing to 1, and reach states that reload.
+fn exercise(sampler: &mut dyn CurriculumSampler, fresh: &dyn Fn() -> Box<dyn TaskSampler>) {
+    reloads(sampler, fresh, "as loaded");
     play(sampler, 20);
-    let _ = (sampler.snapshot(), sampler.state(), sampler.samples());
+    let total: f64 = sampler.snapshot().iter().map(|e| e.probability).sum();
+    assert!(
+        (total - 1.0).abs() < 1e-6,
+        "invariant broken: the snapshot's probabilities sum to {total}"
+    );
+    reloads(sampler, fresh, "after 20 episodes");
 }
 
 /// Saved states of `config`'s sampler after a few episodes and after many (HDC then sits at
-/// later harness levels; the rivals have filled their windows and buffers).
+/// later harness levels; the rivals have filled their windows and buffers), and after a
+/// retarget onto these environments from a set that held one more (a state with a retired
+/// environment, whose in-flight outcome it took).
 fn trained_states(config: &SamplerConfig, dir: &Path) -> Vec<(String, Vec<u8>)> {
-    [5u64, 400]
+    let mut states: Vec<(String, Box<dyn CurriculumSampler>)> = [5u64, 400]
         .iter()
         .map(|&episodes| {
             let mut s = config.build(&specs(), 11).unwrap();
             play(s.as_mut(), episodes);
-            let path = dir.join(format!("seed-{episodes}.json"));
+            (format!("{} after {episodes} episodes", config.kind()), s)
+        })
+        .collect();
+    let mut before = specs();
+    before.extend(synthetic_specs("old", &[(1, 2)]));
+    let mut s = config.build(&before, 11).unwrap();
+    play(s.as_mut(), 200);
+    let in_flight = (0..100)
+        .map(|_| s.sample())
+        .find(|t| t.env.as_str() == "old/e0")
+        .expect("the dropped environment is drawn");
+    s.retarget(&specs()).unwrap();
+    s.update(&outcome(in_flight, 0)).unwrap();
+    play(s.as_mut(), 100);
+    states.push((format!("{} after a retarget", config.kind()), s));
+    states
+        .into_iter()
+        .enumerate()
+        .map(|(k, (name, s))| {
+            let path = dir.join(format!("seed-{k}.json"));
             s.save_state_file(&path).unwrap();
-            (
-                format!("{} after {episodes} episodes", config.kind()),
-                std::fs::read(path).unwrap(),
-            )
+            (name, std::fs::read(path).unwrap())
         })
         .collect()
 }
@@ -77,7 +119,7 @@ fn fuzz_state_of(kind: &'static str, reader: &'static str) -> Summary {
         .run_on_file(&dir.join("state.json"), |path| {
             let mut s = config.build(&specs(), 0).unwrap();
             s.load_state_file(path).map_err(|e| e.to_string())?;
-            exercise(s.as_mut());
+            exercise(s.as_mut(), &|| config.build(&specs(), 1).unwrap());
             Ok(())
         })
 }
@@ -147,7 +189,7 @@ fn fuzz_hdc_state() {
                 let mut s = hdc(c);
                 match s.load(path) {
                     Ok(()) => {
-                        exercise(&mut s);
+                        exercise(&mut s, &|| Box::new(hdc(c)));
                         return Ok(());
                     }
                     Err(e) => {
@@ -209,8 +251,10 @@ fn fuzz_step_balanced_state() {
             let v: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
             let mut m = mixture();
             m.restore(&v).map_err(|e| e.0)?;
+            let fresh = || Box::new(mixture()) as Box<dyn TaskSampler>;
+            reloads(&m, &fresh, "as loaded");
             play(&mut m, 20);
-            let _ = m.state();
+            reloads(&m, &fresh, "after 20 episodes");
             Ok(())
         })
         .assert_clean();
@@ -231,7 +275,7 @@ fn fuzz_sampler_config() {
             // A valid configuration may still not fit these environments (a scale the
             // ranges lack): that refusal is the builder's, not the file reader's.
             if let Ok(mut s) = config.build(&specs(), 0) {
-                exercise(s.as_mut());
+                exercise(s.as_mut(), &|| config.build(&specs(), 1).unwrap());
             }
             Ok(())
         })

@@ -151,8 +151,9 @@ const BLOCK: usize = 50;
 const IN_FULL: usize = 40;
 
 /// Drive `s` for `rounds`: sample, ask `trains_on`, report; now and then an outcome of an
-/// unknown environment and one at a level the sampler may not hold. Returns each task as
-/// `env harness scale seed` (plus ` new` when the sampler would not train on it).
+/// unknown environment (refused) and one at a level the sampler may not hold (refused unless
+/// the sampler draws that level). Returns each task as `env harness scale seed` (plus ` new`
+/// when the sampler would not train on it).
 fn drive(s: &mut dyn TaskSampler, rounds: u64) -> Vec<String> {
     let mut tasks = Vec::with_capacity(rounds as usize);
     for round in 0..rounds {
@@ -167,20 +168,25 @@ fn drive(s: &mut dyn TaskSampler, rounds: u64) -> Vec<String> {
             if trains { "" } else { " new" }
         ));
         let ok = success(round, &task);
-        s.update(&outcome(task.clone(), ok));
+        s.update(&outcome(task.clone(), ok)).unwrap();
         if round % 97 == 5 {
             let stray = Task {
                 env: EnvId::new("zz/unknown"),
                 ..task.clone()
             };
-            s.update(&outcome(stray, true));
+            let e = s.update(&outcome(stray, true)).unwrap_err();
+            assert_eq!(e.problem.field, "env", "{e}");
         }
         if round % 89 == 7 {
-            let off = Task {
-                harness: HarnessLevel::H1,
-                ..task
-            };
-            s.update(&outcome(off, round % 2 == 0));
+            let off = outcome(
+                Task {
+                    harness: HarnessLevel::H1,
+                    ..task
+                },
+                round % 2 == 0,
+            );
+            let checked = s.check_outcome(&off).map_err(|e| e.to_string());
+            assert_eq!(s.update(&off).map_err(|e| e.to_string()), checked);
         }
     }
     tasks

@@ -42,7 +42,8 @@ fn play(s: &mut HdcSampler, n: usize) -> [u64; 2] {
             success: k % 3 == 0,
             episode_return: 0.0,
             steps: len,
-        });
+        })
+        .unwrap();
     }
     steps
 }
@@ -111,7 +112,8 @@ fn a_consolidated_environment_plays_its_whole_range_after_its_last_stage() {
                 success: true,
                 episode_return: 1.0,
                 steps: 3,
-            });
+            })
+            .unwrap();
         }
         assert_eq!(s.status()[0].harness, envdist_core::HarnessLevel::H4);
         late_scales

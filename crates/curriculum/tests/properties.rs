@@ -80,7 +80,7 @@ proptest! {
                 }
                 Mode::BaselineUniform => {}
             }
-            let effect = s.record(&common::play(t, p_percent));
+            let effect = s.record(&common::play(t, p_percent)).unwrap();
             for (k, e) in envs.iter().enumerate() {
                 let (lo, hi) = s.window(k);
                 prop_assert!(e.scale.min <= lo && lo <= hi && hi <= e.scale.max,
@@ -144,7 +144,7 @@ proptest! {
         let mut a = HdcSampler::new(&envs, None, config.clone(), seed).unwrap();
         for _ in 0..before {
             let t = a.sample();
-            a.update(&common::play(t, p_percent));
+            a.update(&common::play(t, p_percent)).unwrap();
         }
         let text = serde_json::to_string(&a.state()).unwrap();
         let mut b = HdcSampler::new(&envs, None, config, seed.wrapping_add(1)).unwrap();
@@ -152,8 +152,8 @@ proptest! {
         for _ in 0..after {
             let (ta, tb) = (a.sample(), b.sample());
             prop_assert_eq!(&ta, &tb);
-            a.update(&common::play(ta, p_percent));
-            b.update(&common::play(tb, p_percent));
+            a.update(&common::play(ta, p_percent)).unwrap();
+            b.update(&common::play(tb, p_percent)).unwrap();
         }
         prop_assert_eq!(a.state(), b.state());
     }
@@ -190,7 +190,7 @@ proptest! {
         // Each success at the current stage advances it (min_episodes 1, one window).
         for _ in 0..target {
             let t = envdist_core::Task { env: id.clone(), seed: 0, harness: s.current_level(0), scale: s.window(0).0 };
-            s.record(&envdist_core::EpisodeOutcome { task: t, success: true, episode_return: 1.0, steps: 1 });
+            s.record(&envdist_core::EpisodeOutcome { task: t, success: true, episode_return: 1.0, steps: 1 }).unwrap();
         }
         prop_assert_eq!(s.current_level(0).index(), target);
         let draws = 20_000usize;

@@ -234,7 +234,7 @@ fn any_config() -> impl Strategy<Value = SamplerConfig> {
 fn run(s: &mut dyn CurriculumSampler, n: usize, p_percent: u64) {
     for _ in 0..n {
         let t = s.sample();
-        s.update(&common::play(t, p_percent));
+        s.update(&common::play(t, p_percent)).unwrap();
     }
 }
 
@@ -270,14 +270,14 @@ proptest! {
         prop_assert_eq!(a.state(), b.state());
         for t in flying {
             prop_assert_eq!(a.trains_on(&t), b.trains_on(&t));
-            a.update(&common::play(t.clone(), p_percent));
-            b.update(&common::play(t, p_percent));
+            a.update(&common::play(t.clone(), p_percent)).unwrap();
+            b.update(&common::play(t, p_percent)).unwrap();
         }
         for _ in 0..after {
             let (ta, tb) = (a.sample(), b.sample());
             prop_assert_eq!(&ta, &tb);
-            a.update(&common::play(ta, p_percent));
-            b.update(&common::play(tb, p_percent));
+            a.update(&common::play(ta, p_percent)).unwrap();
+            b.update(&common::play(tb, p_percent)).unwrap();
         }
         prop_assert_eq!(a.state(), b.state());
     }
@@ -324,7 +324,7 @@ proptest! {
         for _ in 0..after {
             let t = s.sample();
             prop_assert!(task_ok(&next, &levels, &t), "{}: {:?}", s.kind(), t);
-            s.update(&common::play(t, p_percent));
+            s.update(&common::play(t, p_percent)).unwrap();
         }
         let mut resumed = config.build(&next, seed ^ 1).unwrap();
         resumed.restore(&s.state()).unwrap();
@@ -363,7 +363,7 @@ proptest! {
             prop_assert!(e.probability > 0.0, "{}: drew {:?} at probability 0", s.kind(), t);
             prop_assert!(e.scale_lo <= t.scale && t.scale <= e.scale_hi,
                 "{}: scale {} outside {}..={}", s.kind(), t.scale, e.scale_lo, e.scale_hi);
-            s.update(&common::play(t, p_percent));
+            s.update(&common::play(t, p_percent)).unwrap();
         }
         prop_assert_eq!(s.samples(), steps as u64);
     }
@@ -386,7 +386,7 @@ proptest! {
             prop_assert!(p.iter().any(|&x| x > 0.0));
             let t = s.sample();
             prop_assert!(!s.is_filtered(&t), "drew filtered {:?}", t);
-            s.update(&common::play(t, p_percent));
+            s.update(&common::play(t, p_percent)).unwrap();
         }
     }
 
@@ -418,7 +418,7 @@ proptest! {
             if rung == before as usize {
                 at_top[e].push(o.success);
             }
-            let rose = s.record(&o);
+            let rose = s.record(&o).unwrap();
             let after = s.rungs(e).unwrap().top;
             prop_assert!(after < s.rung_count(e));
             if at_top[e].len() == check {
@@ -524,7 +524,7 @@ proptest! {
             let p = s.replay_probabilities();
             prop_assert!(p.is_empty() || (p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
             reported.insert(t.clone());
-            s.update(&common::play(t, p_percent));
+            s.update(&common::play(t, p_percent)).unwrap();
             prop_assert!(s.levels().len() <= capacity);
         }
     }
@@ -722,7 +722,7 @@ fn rival_trace_lines_follow_the_snapshot() {
         for step in 0..300 {
             let t = s.sample();
             let o = common::play(t, 60);
-            s.update(&o);
+            s.update(&o).unwrap();
             let e = s.trace_event(step, &o).unwrap();
             let snap = s
                 .snapshot()

@@ -19,7 +19,7 @@ fn trained(config: HdcConfig) -> HdcSampler {
     let mut s = HdcSampler::new(&envs, None, config, 7).unwrap();
     for _ in 0..400 {
         let t = s.sample();
-        s.update(&common::play(t, 80));
+        s.update(&common::play(t, 80)).unwrap();
     }
     s
 }

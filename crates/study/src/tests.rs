@@ -160,6 +160,19 @@ fn smoke_study_matches_its_record_resumes_and_recomputes_exactly_what_changed() 
     let cfg = ExperimentConfig::preset(Preset::Smoke);
     let checked = cfg.clone().checked().unwrap();
     let results = crate::run_and_report(&checked, &dir, COMMAND, &Silent).expect("smoke study");
+    // The training logs of the arms resumed below, as this run wrote them (the recomputations
+    // further down retrain some arms in place, under other configurations).
+    let resumed_arms = [Arm::AesHdc, Arm::AesHdcOnline, Arm::Plr];
+    let clean_logs: Vec<Vec<envdist_trainer::UpdateStats>> = resumed_arms
+        .iter()
+        .map(|&arm| {
+            RunLayout::at(&dir)
+                .arm_files(Stage::Arm(arm, 0))
+                .run()
+                .read_log()
+                .unwrap()
+        })
+        .collect();
 
     for arm in &cfg.arms {
         let runs = results.arm_runs(*arm);
@@ -262,7 +275,8 @@ fn smoke_study_matches_its_record_resumes_and_recomputes_exactly_what_changed() 
         online_arms(&cfg)
     );
 
-    // An arm interrupted mid-training resumes from its checkpoint to the same result.
+    // An arm interrupted mid-training resumes from its checkpoint to the same result and the
+    // same diagnostics: every update's log line (KL to the base included) but its timings.
     let pool: PoolStage = stage_output(&layout, Stage::Pool);
     let sels: SelectionSet = stage_output(&layout, Stage::Selections);
     let suite = Arc::new(Suite::with_canvas(cfg.suite.canvas).unwrap());
@@ -277,7 +291,7 @@ fn smoke_study_matches_its_record_resumes_and_recomputes_exactly_what_changed() 
             profiles: &profiles,
         }),
     };
-    for arm in [Arm::AesHdc, Arm::AesHdcOnline, Arm::Plr] {
+    for (arm, clean_log) in resumed_arms.into_iter().zip(&clean_logs) {
         let plan = arms::plan(arm, 0, &cfg, &pool, &sels).unwrap();
         let files = crate::layout::ArmFiles::in_dir(temp_dir(&format!(
             "smoke-resume-{}",
@@ -314,10 +328,46 @@ fn smoke_study_matches_its_record_resumes_and_recomputes_exactly_what_changed() 
             "{} resumed",
             arm.name()
         );
+        assert_eq!(
+            resumed.diagnostics,
+            clean.diagnostics,
+            "{} resumed",
+            arm.name()
+        );
+        let resumed_log = files.run().read_log().unwrap();
+        assert!(!clean_log.is_empty());
+        assert_eq!(
+            untimed(&resumed_log),
+            untimed(clean_log),
+            "{} resumed: the training log",
+            arm.name()
+        );
+        assert!(
+            resumed_log
+                .iter()
+                .filter(|u| !u.value_only)
+                .all(|u| u.kl_to_start.is_some()),
+            "{} resumed: every update after the warm-up has its KL to the base",
+            arm.name()
+        );
         assert_tensorboard_holds_the_log(&files, &format!("{} resumed", arm.name()));
         let _ = std::fs::remove_dir_all(files.dir());
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A training log without its wall-clock fields (the only ones a resume may change).
+fn untimed(log: &[envdist_trainer::UpdateStats]) -> Vec<envdist_trainer::UpdateStats> {
+    log.iter()
+        .map(|u| envdist_trainer::UpdateStats {
+            rollout_seconds: 0.0,
+            rollout_infer_seconds: 0.0,
+            learn_seconds: 0.0,
+            seconds: 0.0,
+            env_steps_per_second: 0.0,
+            ..u.clone()
+        })
+        .collect()
 }
 
 /// Which stage keys change when one crate's code changes, computed from the key functions

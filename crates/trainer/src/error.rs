@@ -22,6 +22,10 @@ pub enum TrainerError {
     /// The sampler refused the checkpoint's sampler state.
     #[error("checkpoint sampler state: {0}")]
     Sampler(#[from] envdist_core::SamplerStateError),
+    /// The sampler refused an outcome (a task it could not have issued, or a non-finite
+    /// return): a bug of the sampler, which drew the task.
+    #[error("sampler: {0}")]
+    Outcome(#[from] envdist_core::OutcomeError),
     /// Reading or writing a file failed (the error names the file and field).
     #[error(transparent)]
     File(#[from] envdist_core::FileError),

@@ -200,7 +200,7 @@ impl<B: AutodiffBackend> Core<B> {
                         success,
                         episode_return: success as u32 as f32,
                         steps: demos[i].0.steps,
-                    });
+                    })?;
                     let next = sampler.sample();
                     demos[i] = (start(next.clone(), self.factory.as_ref())?, next);
                 }

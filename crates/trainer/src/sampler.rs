@@ -4,7 +4,8 @@
 use envdist_core::InvalidValue;
 use envdist_core::env::EnvFactory;
 use envdist_core::{
-    EnvId, EnvSpec, EpisodeOutcome, HarnessLevel, Rng, SamplerStateError, Task, TaskSampler,
+    EnvId, EnvSpec, EpisodeOutcome, HarnessLevel, OutcomeError, Rng, SamplerStateError, Task,
+    TaskSampler, check_issued,
 };
 use serde::{Deserialize, Serialize};
 
@@ -81,10 +82,23 @@ impl TaskSampler for UniformSampler {
         }
     }
 
-    fn update(&mut self, outcome: &EpisodeOutcome) {
+    /// One of its environments, at its level, inside the environment's scale range.
+    fn check_outcome(&self, outcome: &EpisodeOutcome) -> Result<(), OutcomeError> {
+        let spec = self.envs.iter().find(|s| s.id == outcome.task.env);
+        check_issued(
+            outcome,
+            spec.map(|s| s.scale),
+            self.envs.iter().map(|s| &s.id),
+            std::slice::from_ref(&self.harness),
+        )
+    }
+
+    fn update(&mut self, outcome: &EpisodeOutcome) -> Result<(), OutcomeError> {
+        self.check_outcome(outcome)?;
         // Saturating: a restored state may hold any count.
         self.episodes = self.episodes.saturating_add(1);
         self.successes = self.successes.saturating_add(outcome.success as u64);
+        Ok(())
     }
 
     fn state(&self) -> serde_json::Value {
@@ -108,6 +122,14 @@ impl TaskSampler for UniformSampler {
                 "configuration mismatch: saved envs {:?} at {} with scale {:?}, this sampler has {:?} at {} with scale {:?}",
                 s.envs, s.harness, s.scale, ids, self.harness, self.scale
             )));
+        }
+        if s.successes > s.episodes {
+            return Err(InvalidValue::new(
+                "successes",
+                format!("at most episodes ({})", s.episodes),
+                s.successes,
+            )
+            .into());
         }
         self.rng = s.rng;
         self.episodes = s.episodes;

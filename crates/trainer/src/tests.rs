@@ -110,6 +110,48 @@ fn resume_continues_the_same_run() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A run started from a policy measures its KL to that policy; resumed from a checkpoint it
+/// measures it to the same policy (saved with the checkpoint), so the diagnostics after the
+/// resume point are the uninterrupted run's, not null.
+#[test]
+fn a_resumed_run_keeps_its_kl_reference() {
+    let factory = Arc::new(ToyFactory);
+    let envs = ["toy/goal", "toy/goal-mirrored"];
+    let dir = tmp("resume-kl");
+    // A start policy that is not the fresh initialisation of the config's seed.
+    let mut warm = Trainer::new(tiny(10_000), factory.clone(), Device::Cpu).unwrap();
+    let mut s0 = sampler(&envs, HarnessLevel::H0);
+    warm.train_update(&mut s0).unwrap();
+    let start = warm.policy();
+
+    let mut s = sampler(&envs, HarnessLevel::H0);
+    let mut t = Trainer::from_policy(tiny(10_000), factory.clone(), &start).unwrap();
+    t.train_update(&mut s).unwrap();
+    t.save_checkpoint(&dir, &s).unwrap();
+    let straight: Vec<UpdateStats> = (0..3).map(|_| t.train_update(&mut s).unwrap()).collect();
+    assert!(
+        straight
+            .iter()
+            .all(|u| u.kl_to_start.is_some_and(|k| k > 0.0))
+    );
+
+    let mut s2 = sampler(&envs, HarnessLevel::H0);
+    let mut r = Trainer::resume(&dir, factory.clone(), Device::Cpu, &mut s2).unwrap();
+    let resumed: Vec<UpdateStats> = (0..3).map(|_| r.train_update(&mut s2).unwrap()).collect();
+    for (a, b) in straight.iter().zip(&resumed) {
+        assert_eq!(a.kl_to_start, b.kl_to_start, "update {}", a.update);
+        assert_eq!(a.policy_loss, b.policy_loss, "update {}", a.update);
+    }
+    // A run that started from scratch has no reference, before or after a resume.
+    let fresh = Trainer::new(tiny(10_000), factory.clone(), Device::Cpu).unwrap();
+    let mut s3 = sampler(&envs, HarnessLevel::H0);
+    fresh.save_checkpoint(&dir, &s3).unwrap();
+    assert!(!dir.join(crate::trainer::START_FILE).exists());
+    let mut again = Trainer::resume(&dir, factory.clone(), Device::Cpu, &mut s3).unwrap();
+    assert_eq!(again.train_update(&mut s3).unwrap().kl_to_start, None);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn run_writes_log_and_checkpoint_and_model_loads() {
     let factory = Arc::new(ToyFactory);

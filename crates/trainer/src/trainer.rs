@@ -87,7 +87,15 @@ pub(crate) struct CheckpointState {
     slots: Vec<SlotState>,
     model_file: String,
     optimizer_file: String,
+    /// The policy the run started from ([`START_FILE`], runs started from a policy), so that
+    /// a resumed run measures its KL to the same reference as the run it continues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    start_file: Option<String>,
 }
+
+/// The file of a checkpoint holding the policy the run started from: it never changes during
+/// a run, so it keeps one name.
+pub(crate) const START_FILE: &str = "start.mpk";
 
 pub(crate) struct Core<B: AutodiffBackend> {
     pub cfg: TrainConfig,
@@ -244,7 +252,7 @@ impl<B: AutodiffBackend> Core<B> {
                 r.terminal.push(res.terminal);
                 if res.ended {
                     let out = outcome(&self.slots[e], res.success);
-                    sampler.update(&out);
+                    sampler.update(&out)?;
                     r.finished += 1;
                     r.successes += res.success as u32;
                     r.return_sum += out.episode_return;
@@ -554,6 +562,16 @@ impl<B: AutodiffBackend> Core<B> {
         let optimizer_file = format!("optimizer-{:08}.mpk", self.update);
         envdist_core::io::write_atomic(dir.join(&model_file), &model_bytes)?;
         envdist_core::io::write_atomic(dir.join(&optimizer_file), &optim_bytes)?;
+        let start_file = match &self.start {
+            Some(start) => {
+                let bytes =
+                    Recorder::<B::InnerBackend>::record(&rec, start.clone().into_record(), ())
+                        .map_err(|e| TrainerError::Backend(e.to_string()))?;
+                envdist_core::io::write_atomic(dir.join(START_FILE), &bytes)?;
+                Some(START_FILE.to_string())
+            }
+            None => None,
+        };
         let state = CheckpointState {
             schema_version: CHECKPOINT_SCHEMA_VERSION,
             config: self.cfg.clone(),
@@ -572,6 +590,7 @@ impl<B: AutodiffBackend> Core<B> {
                 .collect(),
             model_file: model_file.clone(),
             optimizer_file: optimizer_file.clone(),
+            start_file: start_file.clone(),
         };
         // state.json is written last and atomically: it names the files of a complete
         // checkpoint, so a crash mid-save leaves the previous checkpoint usable.
@@ -579,10 +598,11 @@ impl<B: AutodiffBackend> Core<B> {
         if let Ok(entries) = std::fs::read_dir(dir) {
             for e in entries.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
-                let stale = (name.starts_with("model-") || name.starts_with("optimizer-"))
+                let stale = ((name.starts_with("model-") || name.starts_with("optimizer-"))
                     && name.ends_with(".mpk")
                     && name != model_file
-                    && name != optimizer_file;
+                    && name != optimizer_file)
+                    || (name == START_FILE && start_file.is_none());
                 if stale {
                     let _ = std::fs::remove_file(e.path());
                 }
@@ -600,6 +620,14 @@ impl<B: AutodiffBackend> Core<B> {
         let state = read_state(dir)?;
         let mut core = Self::new(state.config.clone(), factory, device);
         core.model = load_model::<B>(dir, &state, &core.device)?;
+        if let Some(start) = &state.start_file {
+            core.start = Some(load_net::<B::InnerBackend>(
+                &dir.join(start),
+                "a burn model record (the start_file of state.json)",
+                &state,
+                &to_inner_device::<B>(&core.device),
+            )?);
+        }
         let rec = Recorder_::default();
         let opt_path = dir.join(&state.optimizer_file);
         let bytes = std::fs::read(&opt_path).map_err(|source| envdist_core::FileError::Io {
@@ -678,11 +706,15 @@ pub(crate) fn read_state(dir: &Path) -> Result<CheckpointState, TrainerError> {
     };
     // The record files sit beside state.json (a name is never a path elsewhere) and exist:
     // state.json is written last, naming the files of a complete checkpoint.
-    let mut sizes = [0u64; 2];
-    for (size, (field, name)) in sizes.iter_mut().zip([
+    let mut sizes = [0u64; 3];
+    let start_file = state.start_file.clone().unwrap_or_default();
+    let files = [
         ("model_file", &state.model_file),
         ("optimizer_file", &state.optimizer_file),
-    ]) {
+        ("start_file", &start_file),
+    ];
+    let present = if state.start_file.is_some() { 3 } else { 2 };
+    for (size, (field, name)) in sizes.iter_mut().zip(files).take(present) {
         let expected = || "a file in the checkpoint directory".to_string();
         if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
             return Err(bad(field, expected(), format!("{name:?}")));
@@ -704,15 +736,14 @@ pub(crate) fn read_state(dir: &Path) -> Result<CheckpointState, TrainerError> {
     // The network is built from `config.model` before its record is read: a config declaring
     // a network larger than the model file could hold is refused before allocating it.
     let params = state.config.model.num_params().unwrap_or(usize::MAX);
-    if (params as u64).saturating_mul(4) > sizes[0] {
-        return Err(bad(
-            "config.model",
-            format!(
-                "a network the {}-byte {} can hold",
-                sizes[0], state.model_file
-            ),
-            format!("{params} parameters (4 bytes each)"),
-        ));
+    for (k, (_, name)) in files.iter().enumerate().take(present) {
+        if k != 1 && (params as u64).saturating_mul(4) > sizes[k] {
+            return Err(bad(
+                "config.model",
+                format!("a network the {}-byte {name} can hold", sizes[k]),
+                format!("{params} parameters (4 bytes each)"),
+            ));
+        }
     }
     Ok(state)
 }
@@ -722,22 +753,34 @@ pub(crate) fn load_model<B: AutodiffBackend>(
     state: &CheckpointState,
     device: &B::Device,
 ) -> Result<PolicyNet<B>, TrainerError> {
-    let path: PathBuf = dir.join(&state.model_file);
+    load_net::<B>(
+        &dir.join(&state.model_file),
+        "a burn model record (the model_file of state.json)",
+        state,
+        device,
+    )
+}
+
+/// A network of `state.config.model` from the record at `path` (`what` it should be, for the
+/// error), its parameter shapes checked.
+fn load_net<BB: Backend>(
+    path: &Path,
+    what: &str,
+    state: &CheckpointState,
+    device: &BB::Device,
+) -> Result<PolicyNet<BB>, TrainerError> {
+    let path: PathBuf = path.to_path_buf();
     let bytes = std::fs::read(&path).map_err(|source| envdist_core::FileError::Io {
         path: path.clone(),
         source,
     })?;
     let rec = Recorder_::default();
-    let net = PolicyNet::<B>::init(&state.config.model, state.config.seed, device);
+    let net = PolicyNet::<BB>::init(&state.config.model, state.config.seed, device);
     let expected = param_shapes(&net);
-    let loaded = burn_load(
-        &path,
-        "a burn model record (the model_file of state.json)",
-        || {
-            let record = Recorder::<B>::load(&rec, bytes, device).map_err(|e| e.to_string())?;
-            Ok(net.load_record(record))
-        },
-    )?;
+    let loaded = burn_load(&path, what, || {
+        let record = Recorder::<BB>::load(&rec, bytes, device).map_err(|e| e.to_string())?;
+        Ok(net.load_record(record))
+    })?;
     // burn takes a record's tensors as they come: one of another shape would only fail (and
     // panic) in the first forward pass.
     let found = param_shapes(&loaded);

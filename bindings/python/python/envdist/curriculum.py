@@ -147,15 +147,17 @@ class TaskSampler:
 
     def update(self, ticket_ids: TicketLike | Iterable[TicketLike], successes: Iterable[Any]) -> None:
         """Report outcomes: the episode of ``ticket_ids[i]`` ended solved iff ``successes[i]``
-        (bools, or numbers: non-zero is solved). A GRPO group reports its ticket once per
-        rollout. Unknown environments are a KeyError and nothing is recorded."""
+        (bools, or finite numbers: non-zero is solved). A GRPO group reports its ticket once
+        per rollout. Unknown environments are a KeyError; a ticket this sampler could not have
+        issued (a scale outside the environment's range, a harness level it never draws) or a
+        NaN or infinite success is a ValueError naming the ticket. Nothing is recorded then."""
         tickets, _ = _tickets(ticket_ids)
         flags = np.asarray(successes if not np.isscalar(successes) else [successes])
         if flags.dtype.kind not in "biuf":
             raise TypeError(f"successes: expected bools or numbers, found dtype {flags.dtype}")
         if flags.ndim != 1:
             raise ValueError(f"successes: expected a flat sequence, found shape {flags.shape}")
-        self._s.update(_as_tuples(tickets), [bool(x) for x in flags.tolist()])
+        self._s.update(_as_tuples(tickets), [float(x) for x in flags.tolist()])
 
     def trains_on(self, ticket_ids: TicketLike | Iterable[TicketLike]) -> bool | list[bool]:
         """Whether a trainer should take gradients from the episode of a ticket (one ticket:

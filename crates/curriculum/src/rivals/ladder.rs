@@ -22,8 +22,8 @@ use envdist_core::{EpisodeOutcome, HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Carry, Clock, Draw, EnvScores, Located, Pick, Rule, RuleSampler, bad, check_len,
-    check_levels, check_rate, h4_only,
+    ArmSpace, Carry, Clock, Draw, EnvScores, Located, Pick, Rule, RuleSampler, Saved, bad,
+    check_at_most, check_len, check_levels, check_rate, h4_only,
 };
 use crate::error::CurriculumError;
 
@@ -242,7 +242,12 @@ impl Rule for LadderRule {
         }
     }
 
-    fn check(&self, space: &ArmSpace, b: &LadderBody) -> Result<(), InvalidValue> {
+    fn check(
+        &self,
+        space: &ArmSpace,
+        saved: &Saved<'_>,
+        b: &LadderBody,
+    ) -> Result<(), InvalidValue> {
         check_len(
             "body.envs",
             "one per environment",
@@ -266,6 +271,36 @@ impl Rule for LadderRule {
                     format!("{} of {}", st.top_successes, st.top_n),
                 ));
             }
+            // The top starts at the initial rung and rises one rung per promotion.
+            let start = self.fresh(space, k).top;
+            if u64::from(st.top) != u64::from(start) + u64::from(st.promotions) {
+                return Err(InvalidValue::new(
+                    format!("body.envs[{k}].top"),
+                    format!(
+                        "the initial rung ({start}) + promotions ({})",
+                        st.promotions
+                    ),
+                    st.top,
+                ));
+            }
+            check_at_most(
+                &format!("body.envs[{k}].promotions"),
+                u64::from(st.promotions),
+                st.checks,
+                &format!("checks ({})", st.checks),
+            )?;
+            let episodes = saved.totals[k].episodes;
+            check_at_most(
+                &format!("body.envs[{k}].checks"),
+                st.checks
+                    .saturating_mul(u64::from(n))
+                    .saturating_add(u64::from(st.top_n)),
+                episodes,
+                &format!(
+                    "the outcomes of {} ({episodes}) as checks x check_episodes + top_n",
+                    space.envs()[k].id
+                ),
+            )?;
         }
         Ok(())
     }
@@ -323,16 +358,16 @@ mod tests {
         // 3 of 4 at the top (scale 1): accuracy 0.75 >= 0.75 -> top 1 (scale 2).
         let ups: Vec<bool> = [true, true, false, true]
             .iter()
-            .map(|&x| s.record(&outcome(&id, h4, 1, x)))
+            .map(|&x| s.record(&outcome(&id, h4, 1, x)).unwrap())
             .collect();
         assert_eq!(ups, [false, false, false, true]);
         assert_eq!(s.window(0), (0, 1));
         // Outcomes below the top do not count.
-        s.record(&outcome(&id, h4, 1, true));
+        s.record(&outcome(&id, h4, 1, true)).unwrap();
         assert_eq!(s.rule.envs[0].top_n, 0);
         // 2 of 4 at scale 2: 0.5 < 0.75 -> stays, and the count restarts.
         for x in [true, false, false, true] {
-            assert!(!s.record(&outcome(&id, h4, 2, x)));
+            assert!(!s.record(&outcome(&id, h4, 2, x)).unwrap());
         }
         assert_eq!(
             (
@@ -344,7 +379,7 @@ mod tests {
         );
         // 4 of 4 -> top 2; window rungs 1..=2 = scales 2..=3, each 1/2.
         for _ in 0..4 {
-            s.record(&outcome(&id, h4, 2, true));
+            s.record(&outcome(&id, h4, 2, true)).unwrap();
         }
         assert_eq!(s.arm_probabilities(), vec![0.0, 0.5, 0.5, 0.0, 0.0]);
         let snap = &s.snapshot()[0];
@@ -352,7 +387,7 @@ mod tests {
         // Climb to the last rung (scale 5); it stays there.
         for scale in 3..=5 {
             for _ in 0..4 {
-                s.record(&outcome(&id, h4, scale, true));
+                s.record(&outcome(&id, h4, scale, true)).unwrap();
             }
         }
         assert_eq!((s.rule.envs[0].top, s.rule.envs[0].promotions), (4, 4));

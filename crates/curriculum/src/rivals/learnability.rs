@@ -17,8 +17,8 @@ use envdist_core::{EpisodeOutcome, HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Carry, Clock, EnvScores, Located, Rule, RuleSampler, bad, check_len, check_levels,
-    check_rate, check_unit, h4_only, if_played,
+    ArmSpace, Carry, Clock, EnvScores, Located, Rule, RuleSampler, Saved, bad, check_arm_sums,
+    check_len, check_levels, check_rate, check_unit, h4_only, if_played,
 };
 use crate::error::CurriculumError;
 
@@ -224,12 +224,25 @@ impl Rule for LearnabilityRule {
         }
     }
 
-    fn check(&self, _: &ArmSpace, b: &LearnabilityBody) -> Result<(), InvalidValue> {
+    fn check(
+        &self,
+        space: &ArmSpace,
+        saved: &Saved<'_>,
+        b: &LearnabilityBody,
+    ) -> Result<(), InvalidValue> {
         check_len("body.arms", "one per arm", self.arms.len(), b.arms.len())?;
+        let prior = self.config.prior;
         for (k, s) in b.arms.iter().enumerate() {
             check_unit(&format!("body.arms[{k}].p"), s.p)?;
+            if s.episodes == 0 && s.p != prior {
+                return Err(InvalidValue::new(
+                    format!("body.arms[{k}].p"),
+                    format!("the prior ({prior}): the arm was never played"),
+                    s.p,
+                ));
+            }
         }
-        Ok(())
+        check_arm_sums(space, saved, "episodes", |a| b.arms[a].episodes)
     }
 
     fn set_body(&mut self, b: LearnabilityBody) {
@@ -280,16 +293,16 @@ mod tests {
         assert!((p[0] - (0.75 + 0.25 / 3.0)).abs() < 1e-6 && (p[1] - 0.25 / 3.0).abs() < 1e-6);
         // arm 0 succeeds: p0 = 0.5 + 0.1 (1 - 0.5) = 0.55, L0 = 0.55 x 0.45 = 0.2475.
         // arm 1 fails:    p1 = 0.5 + 0.1 (0 - 0.5) = 0.45, L1 = 0.2475.
-        s.record(&outcome(&id, h4, 1, true));
-        s.record(&outcome(&id, h4, 2, false));
+        s.record(&outcome(&id, h4, 1, true)).unwrap();
+        s.record(&outcome(&id, h4, 2, false)).unwrap();
         assert!((s.rule.arms[0].p - 0.55).abs() < 1e-6 && (s.rule.arms[1].p - 0.45).abs() < 1e-6);
         // arm 2 unplayed keeps 0.25 > 0.2475: it is the top arm.
         assert_eq!(s.top_arms(), vec![2]);
         // arm 2 succeeds (L2 = 0.2475): a three-way tie with one episode each -> lowest index.
-        s.record(&outcome(&id, h4, 3, true));
+        s.record(&outcome(&id, h4, 3, true)).unwrap();
         assert_eq!(s.top_arms(), vec![0]);
         // arm 0 succeeds again: p0 = 0.55 + 0.1 x 0.45 = 0.595, L0 = 0.595 x 0.405 = 0.240975.
-        s.record(&outcome(&id, h4, 1, true));
+        s.record(&outcome(&id, h4, 1, true)).unwrap();
         assert!((s.learnability()[0] - 0.240975).abs() < 1e-6);
         assert_eq!(s.top_arms(), vec![1]);
         let p = s.arm_probabilities();

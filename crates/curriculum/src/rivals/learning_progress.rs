@@ -22,8 +22,8 @@ use envdist_core::{EpisodeOutcome, HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Carry, Clock, EnvScores, Located, Rule, RuleSampler, bad, check_len, check_levels,
-    check_rate, check_unit, h4_only, if_played,
+    ArmSpace, Carry, Clock, EnvScores, Located, Rule, RuleSampler, Saved, bad, check_arm_sums,
+    check_at_most, check_len, check_levels, check_rate, check_sum, check_unit, h4_only, if_played,
 };
 use crate::error::CurriculumError;
 
@@ -238,7 +238,12 @@ impl Rule for LearningProgressRule {
         }
     }
 
-    fn check(&self, _: &ArmSpace, b: &LearningProgressBody) -> Result<(), InvalidValue> {
+    fn check(
+        &self,
+        space: &ArmSpace,
+        saved: &Saved<'_>,
+        b: &LearningProgressBody,
+    ) -> Result<(), InvalidValue> {
         check_len("body.arms", "one per arm", self.arms.len(), b.arms.len())?;
         let n = self.config.update_interval;
         if b.interval_count >= n {
@@ -259,8 +264,49 @@ impl Rule for LearningProgressRule {
                     s.interval_successes,
                 ));
             }
+            check_at_most(
+                &format!("body.arms[{k}].measured"),
+                s.measured,
+                b.intervals,
+                &format!("the intervals completed ({})", b.intervals),
+            )?;
+            if s.measured == 0 && (s.fast, s.slow, s.p_true) != (0.0, 0.0, 0.0) {
+                return Err(InvalidValue::new(
+                    format!("body.arms[{k}]"),
+                    "fast = slow = p_true = 0 (never measured)",
+                    format!("fast {}, slow {}, p_true {}", s.fast, s.slow, s.p_true),
+                ));
+            }
         }
-        Ok(())
+        let in_interval = b
+            .arms
+            .iter()
+            .map(|s| u64::from(s.interval_n))
+            .fold(0, u64::saturating_add);
+        check_sum(
+            "body.interval_count",
+            u64::from(b.interval_count),
+            in_interval,
+            "the arms' interval_n",
+            saved.retargeted,
+        )?;
+        check_arm_sums(space, saved, "interval_n", |a| {
+            u64::from(b.arms[a].interval_n)
+        })?;
+        // Every completed interval counted `update_interval` outcomes of known environments.
+        let counted = b
+            .intervals
+            .saturating_mul(u64::from(n))
+            .saturating_add(u64::from(b.interval_count));
+        check_at_most(
+            "body.intervals",
+            counted,
+            saved.updates,
+            &format!(
+                "the outcomes reported ({}) as intervals x update_interval + interval_count",
+                saved.updates
+            ),
+        )
     }
 
     fn set_body(&mut self, b: LearningProgressBody) {
@@ -319,8 +365,8 @@ mod tests {
         assert_eq!(s.arm_probabilities(), vec![0.5, 0.5]);
         // Interval 1: arm 0 wins twice (rate 1), arm 1 unplayed.
         // fast0 = 0.1 x 1 = 0.1; slow0 = 0.1 x 0.1 = 0.01; p_true0 = 0.1.
-        s.record(&outcome(&id, h4, 1, true));
-        s.record(&outcome(&id, h4, 1, true));
+        s.record(&outcome(&id, h4, 1, true)).unwrap();
+        s.record(&outcome(&id, h4, 1, true)).unwrap();
         let a0 = s.rule.arms[0];
         assert!((a0.fast - 0.1).abs() < 1e-6 && (a0.slow - 0.01).abs() < 1e-6);
         // r(0.1) = 0.09 / (0.1 + 0.1 x 0.8) = 0.5; r(0.01) = 0.009 / 0.108 = 0.083333;
@@ -334,8 +380,8 @@ mod tests {
         // LP1 = 0.278159. z-scores of [0.416667, 0.278159] are [+1, -1]: the squashed
         // distribution is [sigmoid(1), sigmoid(-1)] = [0.731059, 0.268941], mixed:
         // 0.75 x that + 0.125 = [0.673294, 0.326706].
-        s.record(&outcome(&id, h4, 2, false));
-        s.record(&outcome(&id, h4, 2, true));
+        s.record(&outcome(&id, h4, 2, false)).unwrap();
+        s.record(&outcome(&id, h4, 2, true)).unwrap();
         assert_eq!(s.rule.arms[0], a0);
         assert!((s.progress()[1] - (0.045 / 0.14 - 0.0045 / 0.104)).abs() < 1e-6);
         let p = s.arm_probabilities();

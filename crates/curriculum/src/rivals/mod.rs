@@ -28,7 +28,7 @@
 //!   other environments is refused with an [`InvalidValue`] naming the field that differs;
 //!   nothing changes on refusal.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::ops::Range;
 
@@ -51,7 +51,7 @@ use crate::CurriculumSampler;
 #[cfg(doc)]
 use envdist_core::TaskSampler;
 use rule::if_played;
-pub use rule::{Carry, Clock, Draw, EnvScores, Pick, Rule, RuleSampler};
+pub use rule::{Carry, Clock, Draw, EnvScores, Pick, Rule, RuleSampler, Saved};
 
 /// Schema version of the rivals' saved states.
 pub const RIVAL_STATE_SCHEMA_VERSION: u32 = 1;
@@ -67,6 +67,91 @@ pub struct EnvRange {
     pub id: EnvId,
     /// Its declared scale range.
     pub scale: ScaleRange,
+}
+
+/// An environment a retarget dropped, or whose scale range it changed: tasks of it may still
+/// be in flight (a trainer's env slots outlive a retarget), so their outcomes are still
+/// accepted, counted apart (`unknown`); the outcomes it had before still count in `updates`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Retired {
+    /// The environment.
+    pub id: EnvId,
+    /// Its scale range when it was dropped.
+    pub scale: ScaleRange,
+    /// Outcomes it had counted when it was dropped.
+    pub episodes: u64,
+}
+
+/// Remember `env` (with `episodes` counted) among the retired environments, once per id and
+/// range.
+pub(crate) fn retire(retired: &mut Vec<Retired>, id: &EnvId, scale: ScaleRange, episodes: u64) {
+    match retired.iter_mut().find(|r| &r.id == id && r.scale == scale) {
+        Some(r) => r.episodes = r.episodes.saturating_add(episodes),
+        None => retired.push(Retired {
+            id: id.clone(),
+            scale,
+            episodes,
+        }),
+    }
+}
+
+/// The scale range an outcome of `task` is checked against: the environment's current range
+/// (`current`, when the sampler draws it) if it holds the scale, else that of a retired
+/// environment of the same id that does, else whichever is known.
+pub(crate) fn issued_range(
+    current: Option<ScaleRange>,
+    retired: &[Retired],
+    task: &Task,
+) -> Option<ScaleRange> {
+    let of_id = || retired.iter().filter(|r| r.id == task.env).map(|r| r.scale);
+    current
+        .filter(|r| r.contains(task.scale))
+        .or_else(|| of_id().find(|r| r.contains(task.scale)))
+        .or(current)
+        .or_else(|| of_id().next())
+}
+
+/// The counters every sampler keeps, checked against each other: `updates` is exactly the
+/// outcomes counted per environment (`episodes`) plus those retired environments had;
+/// `unknown` counts outcomes of retired environments, so it is 0 without any.
+pub(crate) fn check_counters(
+    updates: u64,
+    unknown: u64,
+    episodes: impl Iterator<Item = u64>,
+    retired: &[Retired],
+) -> Result<(), InvalidValue> {
+    let mut seen = HashSet::new();
+    for (k, r) in retired.iter().enumerate() {
+        if r.scale.min > r.scale.max || !seen.insert((&r.id, r.scale)) {
+            return Err(InvalidValue::new(
+                format!("retired[{k}]"),
+                "an environment with min <= max, listed once per scale range",
+                format!("{} (scale {}..={})", r.id, r.scale.min, r.scale.max),
+            ));
+        }
+    }
+    let counted = episodes
+        .chain(retired.iter().map(|r| r.episodes))
+        .try_fold(0u64, u64::checked_add);
+    if counted != Some(updates) {
+        return Err(InvalidValue::new(
+            "updates",
+            format!(
+                "the outcomes counted per environment, retired ones included ({})",
+                counted.map_or_else(|| "more than 2^64".into(), |n| n.to_string())
+            ),
+            updates,
+        ));
+    }
+    if unknown > 0 && retired.is_empty() {
+        return Err(InvalidValue::new(
+            "unknown",
+            "0 (outcomes of dropped environments; none was dropped)",
+            unknown,
+        ));
+    }
+    Ok(())
 }
 
 /// Outcome counts of one environment.
@@ -500,6 +585,68 @@ pub(crate) fn check_len(
         field,
         format!("{want} entries ({what})"),
         found,
+    ))
+}
+
+/// A saved count must not exceed what it is part of: `value <= bound`, `bound` said as
+/// `what` (e.g. "episodes (12)").
+pub(crate) fn check_at_most(
+    field: &str,
+    value: u64,
+    bound: u64,
+    what: &str,
+) -> Result<(), InvalidValue> {
+    if value <= bound {
+        return Ok(());
+    }
+    Err(InvalidValue::new(field, format!("at most {what}"), value))
+}
+
+/// Per environment, a count summed over its arms (`count(arm)`) must not exceed the outcomes
+/// counted for it (`saved.totals`): an arm counts only outcomes of its own environment.
+pub(crate) fn check_arm_sums(
+    space: &ArmSpace,
+    saved: &Saved<'_>,
+    name: &str,
+    count: impl Fn(usize) -> u64,
+) -> Result<(), InvalidValue> {
+    for (e, t) in saved.totals.iter().enumerate() {
+        let arms = space.arms_of(e);
+        let sum = arms.clone().map(&count).fold(0u64, u64::saturating_add);
+        check_at_most(
+            &format!("body.arms[{}..{}].{name}", arms.start, arms.end),
+            sum,
+            t.episodes,
+            &format!(
+                "totals[{e}].episodes ({}) summed over the arms of {}",
+                t.episodes,
+                space.envs()[e].id
+            ),
+        )?;
+    }
+    Ok(())
+}
+
+/// A count kept beside the counts it sums (an interval's or a batch's outcomes, over the
+/// arms): equal to their sum, or at least it once a retarget dropped arms with their counts.
+pub(crate) fn check_sum(
+    field: &str,
+    value: u64,
+    sum: u64,
+    parts: &str,
+    retargeted: bool,
+) -> Result<(), InvalidValue> {
+    if value == sum || (retargeted && value > sum) {
+        return Ok(());
+    }
+    Err(InvalidValue::new(
+        field,
+        if retargeted {
+            format!("at least the sum of {parts} ({sum})")
+        } else {
+            format!("the sum of {parts} ({sum})")
+        },
+        value,
     ))
 }
 

@@ -32,9 +32,11 @@
 use envdist_core::{EpisodeOutcome, HarnessLevel, InvalidValue, Task};
 use serde::{Deserialize, Serialize};
 
+use std::collections::HashSet;
+
 use super::{
-    ArmSpace, Carry, Clock, Draw, EnvScores, Located, Pick, Rule, RuleSampler, bad, check_len,
-    check_levels, h4_only,
+    ArmSpace, Carry, Clock, Draw, EnvScores, Located, Pick, Rule, RuleSampler, Saved, bad,
+    check_arm_sums, check_at_most, check_len, check_levels, h4_only,
 };
 use crate::error::CurriculumError;
 
@@ -397,20 +399,125 @@ impl Rule for PassRateRule {
         }
     }
 
-    fn check(&self, _space: &ArmSpace, b: &PassRateBody) -> Result<(), InvalidValue> {
+    fn check(
+        &self,
+        space: &ArmSpace,
+        saved: &Saved<'_>,
+        b: &PassRateBody,
+    ) -> Result<(), InvalidValue> {
         check_len("body.arms", "one per arm", self.arms.len(), b.arms.len())?;
-        let g = self.config.group_size;
-        if let Some((k, s)) = b
-            .arms
-            .iter()
-            .enumerate()
-            .find(|(_, s)| s.group_n >= g || s.group_successes > s.group_n)
-        {
-            return Err(InvalidValue::new(
-                format!("body.arms[{k}]"),
-                format!("group_successes <= group_n < group_size ({g})"),
-                format!("{} of {}", s.group_successes, s.group_n),
-            ));
+        let cfg = &self.config;
+        let g = cfg.group_size;
+        let mut filed_at = HashSet::new();
+        for (k, s) in b.arms.iter().enumerate() {
+            let field = |f: &str| format!("body.arms[{k}].{f}");
+            if s.group_n >= g || s.group_successes > s.group_n {
+                return Err(InvalidValue::new(
+                    format!("body.arms[{k}]"),
+                    format!("group_successes <= group_n < group_size ({g})"),
+                    format!("{} of {}", s.group_successes, s.group_n),
+                ));
+            }
+            // A pass rate is the mean of a completed group: some k / group_size.
+            match s.pass_rate {
+                None if s.groups > 0 => {
+                    return Err(InvalidValue::new(
+                        field("pass_rate"),
+                        format!("a group mean ({} groups completed)", s.groups),
+                        "none",
+                    ));
+                }
+                Some(rate) if s.groups == 0 => {
+                    return Err(InvalidValue::new(
+                        field("pass_rate"),
+                        "none (no group completed)",
+                        rate,
+                    ));
+                }
+                Some(rate) => {
+                    let hits = (f64::from(rate) * f64::from(g)).round();
+                    let mean = hits as u32 as f32 / g as f32;
+                    if !(0.0..=f64::from(g)).contains(&hits) || mean != rate {
+                        return Err(InvalidValue::new(
+                            field("pass_rate"),
+                            format!("a mean of {g} outcomes (successes / {g})"),
+                            rate,
+                        ));
+                    }
+                }
+                None => {}
+            }
+            let rate = s.pass_rate.unwrap_or(f32::NAN);
+            let pool_ok = match s.pool {
+                Pool::Normal => true,
+                Pool::Easy => rate >= cfg.high,
+                Pool::Hard => rate < cfg.high && rate <= cfg.low,
+            };
+            if !pool_ok {
+                return Err(InvalidValue::new(
+                    field("pool"),
+                    format!(
+                        "the pool its pass rate files it in (easy: >= high ({}), hard: <= low ({})), or normal",
+                        cfg.high, cfg.low
+                    ),
+                    format!("{:?} with pass rate {:?}", s.pool, s.pass_rate),
+                ));
+            }
+            if s.pool != Pool::Normal {
+                // Filed at the outcome that completed its group: one filing per outcome.
+                if s.filed_at == 0 || s.filed_at > saved.updates || !filed_at.insert(s.filed_at) {
+                    return Err(InvalidValue::new(
+                        field("filed_at"),
+                        format!(
+                            "an outcome number in 1..={} no other filed arm holds",
+                            saved.updates
+                        ),
+                        s.filed_at,
+                    ));
+                }
+                if let Some(period) = self.reprobe_period()
+                    && !saved.retargeted
+                    && s.filed_at.saturating_add(period) <= saved.updates
+                {
+                    return Err(InvalidValue::new(
+                        field("filed_at"),
+                        format!(
+                            "after outcome {} (a filed arm returns after {period} outcomes)",
+                            saved.updates.saturating_sub(period)
+                        ),
+                        s.filed_at,
+                    ));
+                }
+            }
+        }
+        for (pool, frac, name) in [
+            (Pool::Easy, cfg.max_easy_fraction, "max_easy_fraction"),
+            (Pool::Hard, cfg.max_hard_fraction, "max_hard_fraction"),
+        ] {
+            let cap = (b.arms.len() as f64 * frac as f64).floor() as u64;
+            let n = b.arms.iter().filter(|s| s.pool == pool).count() as u64;
+            check_at_most(
+                "body.arms",
+                n,
+                cap,
+                &format!("{cap} arms filed as {pool:?} ({name} of {})", b.arms.len()),
+            )?;
+        }
+        check_arm_sums(space, saved, "groups x group_size + group_n", |a| {
+            let s = &b.arms[a];
+            s.groups
+                .saturating_mul(u64::from(g))
+                .saturating_add(u64::from(s.group_n))
+        })?;
+        if !saved.retargeted {
+            // Every return to the pool undoes a filing, and every filing ends a group.
+            let groups = b.arms.iter().map(|s| s.groups).fold(0, u64::saturating_add);
+            check_at_most(
+                "body.recycled + body.reprobed",
+                b.recycled.saturating_add(b.reprobed),
+                groups,
+                &format!("the groups completed ({groups})"),
+            )?;
         }
         Ok(())
     }
@@ -461,7 +568,7 @@ mod tests {
     use super::*;
     use crate::CurriculumSampler;
     use crate::test_support::{outcome, specs};
-    use envdist_core::EnvId;
+    use envdist_core::{EnvId, TaskSampler};
 
     /// Four arms (2 envs x scales 1..=2 at H4), groups of 4, caps 0.25 easy / 0.5 hard.
     fn small() -> PassRateSampler {
@@ -481,13 +588,13 @@ mod tests {
         let h4 = HarnessLevel::H4;
         // Arm 0 (v0, scale 1): 4 successes -> mean 1.0 >= high -> easy.
         for _ in 0..4 {
-            s.record(&outcome(&a, h4, 1, true));
+            s.record(&outcome(&a, h4, 1, true)).unwrap();
         }
         assert_eq!(s.rule.arms[0].pool, Pool::Easy);
         assert_eq!(s.rule.arms[0].pass_rate, Some(1.0));
         // Arm 1 (v0, scale 2): 1 of 4 -> mean 0.25, strictly inside (0, 1): stays normal.
         for k in 0..4 {
-            s.record(&outcome(&a, h4, 2, k == 0));
+            s.record(&outcome(&a, h4, 2, k == 0)).unwrap();
         }
         assert_eq!(
             (s.rule.arms[1].pool, s.rule.arms[1].pass_rate),
@@ -498,7 +605,7 @@ mod tests {
         // Arm 2 (v1, scale 1): easy too. Easy cap = floor(4 x 0.25) = 1, so the oldest easy
         // arm, arm 0 (filed at outcome 4, arm 2 at 12), is recycled with an empty group.
         for _ in 0..4 {
-            s.record(&outcome(&b, h4, 1, true));
+            s.record(&outcome(&b, h4, 1, true)).unwrap();
         }
         assert_eq!(
             (s.rule.arms[0].pool, s.rule.arms[2].pool, s.recycled()),
@@ -506,7 +613,7 @@ mod tests {
         );
         // Hard: 0 of 4 -> mean 0 <= low. Cap floor(4 x 0.5) = 2 holds one.
         for _ in 0..4 {
-            s.record(&outcome(&b, h4, 2, false));
+            s.record(&outcome(&b, h4, 2, false)).unwrap();
         }
         assert_eq!(s.rule.arms[3].pool, Pool::Hard);
         assert!(s.is_filtered(&outcome(&b, h4, 2, false).task));
@@ -515,9 +622,21 @@ mod tests {
         for _ in 0..200 {
             assert_eq!(s.sample_task().env, a);
         }
-        // Outcomes at another level or of unknown envs touch no arm.
-        s.record(&outcome(&a, HarnessLevel::H0, 1, true));
-        s.record(&outcome(&EnvId::new("x/y"), h4, 1, true));
+        // Outcomes at a level no arm holds or of unknown envs are refused and change nothing.
+        let before = s.state();
+        let e = s
+            .record(&outcome(&a, HarnessLevel::H0, 1, true))
+            .unwrap_err();
+        assert_eq!(e.problem.field, "harness", "{e}");
+        let e = s
+            .record(&outcome(&EnvId::new("x/y"), h4, 1, true))
+            .unwrap_err();
+        assert_eq!(e.problem.field, "env", "{e}");
+        assert_eq!(s.state(), before);
+        // Filler from here on: arm 1 (v0, scale 2), half solved, so its groups stay mixed
+        // (normal) and the other arms are left alone.
+        let filler = |k: u64| outcome(&a, h4, 2, k % 2 == 0);
+        s.record(&filler(16)).unwrap();
         assert_eq!(s.rule.arms[0].group_n, 0);
         let snap = s.snapshot();
         assert_eq!((snap[0].episodes, snap[1].episodes), (9, 8));
@@ -526,18 +645,19 @@ mod tests {
         // Re-probing: one epoch = 4 arms x 4 = 16 outcomes. Arm 2 (filed at 12) returns at
         // outcome 28, arm 3 (filed at 16) at 32; 17 outcomes are reported so far.
         assert_eq!(s.reprobe_period(), Some(16));
-        for _ in 17..27 {
-            s.record(&outcome(&a, HarnessLevel::H0, 1, true));
+        for k in 17..27 {
+            s.record(&filler(k)).unwrap();
         }
         assert_eq!(s.rule.arms[2].pool, Pool::Easy);
-        s.record(&outcome(&a, HarnessLevel::H0, 1, true));
+        s.record(&filler(27)).unwrap();
         assert_eq!(
             (s.rule.arms[2].pool, s.rule.arms[3].pool),
             (Pool::Normal, Pool::Hard)
         );
-        for _ in 28..32 {
-            s.record(&outcome(&a, HarnessLevel::H0, 1, true));
+        for k in 28..32 {
+            s.record(&filler(k)).unwrap();
         }
+        assert_eq!(s.rule.arms[1].pool, Pool::Normal);
         assert_eq!((s.rule.arms[3].pool, s.recycled()), (Pool::Normal, (1, 2)));
     }
 

@@ -42,8 +42,9 @@ use envdist_core::{EpisodeOutcome, HarnessLevel, InvalidValue, Rng, Task};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Carry, Clock, Draw, EnvScores, Located, Pick, Rule, RuleSampler, bad, check_len,
-    check_levels, check_nonneg, check_rate, check_unit, draw_index, h4_only, if_played,
+    ArmSpace, Carry, Clock, Draw, EnvScores, Located, Pick, Rule, RuleSampler, Saved, bad,
+    check_arm_sums, check_at_most, check_len, check_levels, check_nonneg, check_rate, check_unit,
+    draw_index, h4_only, if_played,
 };
 use crate::error::CurriculumError;
 
@@ -527,8 +528,59 @@ impl PlrRule {
         true
     }
 
-    fn check_body(&self, space: &ArmSpace, b: &PlrBody) -> Result<(), InvalidValue> {
+    fn check_body(
+        &self,
+        space: &ArmSpace,
+        saved: &Saved<'_>,
+        b: &PlrBody,
+    ) -> Result<(), InvalidValue> {
         let n = space.len();
+        // Every draw is a replay or a new level, and the replay clock counts replays.
+        let drawn = b.replays.checked_add(b.new_levels);
+        if drawn != Some(saved.samples) || saved.samples > i64::MAX as u64 {
+            return Err(InvalidValue::new(
+                "samples",
+                format!(
+                    "body.replays + body.new_levels ({}), below 2^63",
+                    drawn.map_or_else(|| "more than 2^64".into(), |d| d.to_string())
+                ),
+                saved.samples,
+            ));
+        }
+        if b.clock != b.replays {
+            return Err(InvalidValue::new(
+                "body.clock",
+                format!("body.replays ({}): the clock counts replays", b.replays),
+                b.clock,
+            ));
+        }
+        let filed = b
+            .inserted
+            .saturating_add(b.discarded)
+            .saturating_add(b.pending.len() as u64);
+        check_at_most(
+            "body.inserted + body.discarded + pending",
+            filed,
+            b.new_levels,
+            &format!("the new levels drawn ({})", b.new_levels),
+        )?;
+        check_at_most(
+            "body.levels",
+            b.levels.len() as u64,
+            b.inserted,
+            &format!("the levels inserted ({})", b.inserted),
+        )?;
+        let replayed = b
+            .levels
+            .iter()
+            .map(|l| l.replays)
+            .fold(0, u64::saturating_add);
+        check_at_most(
+            "body.levels[..].replays",
+            replayed,
+            b.replays,
+            &format!("the replays drawn ({}) in all", b.replays),
+        )?;
         if b.levels.len() > self.config.buffer_size as usize {
             return Err(InvalidValue::new(
                 "body.levels",
@@ -555,10 +607,13 @@ impl PlrRule {
                 ));
             }
             check_nonneg(&field("score"), l.score)?;
-            if l.stamp > b.clock as i64 {
+            // A level enters stamped at most `new_levels` draws before the clock (its
+            // staleness since it was drawn) and is restamped with the clock when replayed.
+            let oldest = -(b.new_levels.min(i64::MAX as u64) as i64);
+            if l.stamp > b.clock as i64 || l.stamp < oldest {
                 return Err(InvalidValue::new(
                     field("stamp"),
-                    format!("at most clock ({})", b.clock),
+                    format!("{oldest}..={} (-new_levels..=clock)", b.clock),
                     l.stamp,
                 ));
             }
@@ -580,7 +635,30 @@ impl PlrRule {
                     "a duplicate task or draw number",
                 ));
             }
+            if !matches!(space.locate(&p.task), Located::Arm(..)) {
+                return Err(InvalidValue::new(
+                    format!("body.pending[{k}].task"),
+                    "a task of this sampler (known environment, level and scale)",
+                    &p.task,
+                ));
+            }
+            if p.drawn_at == 0 || p.drawn_at > saved.samples {
+                return Err(InvalidValue::new(
+                    format!("body.pending[{k}].drawn_at"),
+                    format!("a draw number in 1..={}", saved.samples),
+                    p.drawn_at,
+                ));
+            }
         }
+        let prior = self.config.value_prior;
+        if let Some(k) = (0..n).find(|&a| b.value_n[a] == 0 && b.values[a] != prior) {
+            return Err(InvalidValue::new(
+                format!("body.values[{k}]"),
+                format!("the prior ({prior}): the category was never played"),
+                b.values[k],
+            ));
+        }
+        check_arm_sums(space, saved, "value_n", |a| b.value_n[a])?;
         if b.pending.len() > MAX_PENDING {
             return Err(InvalidValue::new(
                 "body.pending",
@@ -774,8 +852,8 @@ impl Rule for PlrRule {
         }
     }
 
-    fn check(&self, space: &ArmSpace, b: &PlrBody) -> Result<(), InvalidValue> {
-        self.check_body(space, b)
+    fn check(&self, space: &ArmSpace, saved: &Saved<'_>, b: &PlrBody) -> Result<(), InvalidValue> {
+        self.check_body(space, saved, b)
     }
 
     fn set_body(&mut self, b: PlrBody) {
@@ -873,9 +951,9 @@ mod tests {
         assert_eq!(s.counts(), (0, 3, 0, 0));
         assert!(t.iter().all(|t| !s.is_replay(t) && !s.trains_on(t)));
         // t1 wins: score |1 - 0.5| = 0.5, V -> 0.75; slot 0, staleness 3 - 1 = 2.
-        s.record(&play(&t[0], true));
+        s.record(&play(&t[0], true)).unwrap();
         // t2 wins: score |1 - 0.75| = 0.25, V -> 0.875; slot 1, staleness 3 - 2 = 1.
-        s.record(&play(&t[1], true));
+        s.record(&play(&t[1], true)).unwrap();
         assert_eq!((s.rule.staleness(0), s.rule.staleness(1)), (2.0, 1.0));
         // Full. Replay support: ranks [1, 2] -> P_S = [1, 2^-10] / (1 + 2^-10); staleness
         // [2, 1] -> P_C = [2/3, 1/3]; P = 0.7 P_S + 0.3 P_C.
@@ -884,7 +962,7 @@ mod tests {
         assert!((p[1] - (0.7 * ps1 + 0.1)).abs() < 1e-6, "{p:?}");
         // t3 fails: score |0 - 0.875| = 0.875 >= slot 1's 0.25 (the least supported): it
         // replaces t2, staleness 3 - 3 = 0. V -> 0.4375.
-        s.record(&play(&t[2], false));
+        s.record(&play(&t[2], false)).unwrap();
         assert_eq!(s.levels()[1].task, t[2]);
         assert!((s.rule.values[0] - 0.4375).abs() < 1e-6);
         assert!(s.is_replay(&t[0]) && s.is_replay(&t[2]) && !s.is_replay(&t[1]));
@@ -901,7 +979,7 @@ mod tests {
         assert_eq!(s.rule.staleness(i), 0.0);
         assert_eq!(s.rule.staleness(1 - i), if i == 0 { 1.0 } else { 3.0 });
         // A replay's score is replaced (alpha 1): r against V 0.4375.
-        s.record(&play(&r, true));
+        s.record(&play(&r, true)).unwrap();
         assert!((s.levels()[i].score - 0.5625).abs() < 1e-6);
     }
 
@@ -916,8 +994,8 @@ mod tests {
         };
         let mut s = PlrSampler::new(&specs(1, 3, 3), cfg, 1).unwrap();
         let (a, b) = (s.sample_task(), s.sample_task());
-        s.record(&play(&a, true)); // score 0.5, V -> 0.55
-        s.record(&play(&b, true)); // score 0.45 < 0.5: discarded
+        s.record(&play(&a, true)).unwrap(); // score 0.5, V -> 0.55
+        s.record(&play(&b, true)).unwrap(); // score 0.45 < 0.5: discarded
         assert_eq!(s.counts(), (0, 2, 1, 1));
         assert_eq!(s.levels()[0].task, a);
         assert!((s.snapshot()[0].probability - 1.0).abs() < 1e-6);

@@ -4,14 +4,15 @@
 use std::fmt;
 
 use envdist_core::{
-    EnvSpec, EpisodeOutcome, HarnessLevel, InvalidValue, Rng, SamplerStateError, Task, TaskSampler,
+    EnvSpec, EpisodeOutcome, HarnessLevel, InvalidValue, OutcomeError, Rng, SamplerStateError,
+    Task, TaskSampler, check_issued,
 };
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, EnvRange, EnvTotals, Located, RIVAL_STATE_SCHEMA_VERSION, check_config, check_schema,
-    config_hash, draw_index, parse_state,
+    ArmSpace, EnvRange, EnvTotals, Located, RIVAL_STATE_SCHEMA_VERSION, Retired, check_config,
+    check_counters, check_schema, config_hash, draw_index, issued_range, parse_state, retire,
 };
 use crate::error::CurriculumError;
 use crate::{CurriculumSampler, EnvSnapshot, TraceEvent};
@@ -61,8 +62,15 @@ pub trait Rule: Clone + fmt::Debug + Send + Sized {
     fn scores(&self, space: &ArmSpace, arm_probs: &[f64]) -> EnvScores;
     /// The state to save.
     fn body(&self) -> Self::Body;
-    /// Check a saved body against this rule and `space`; the error names the field.
-    fn check(&self, space: &ArmSpace, body: &Self::Body) -> Result<(), InvalidValue>;
+    /// Check a saved body against this rule, `space` and the saved envelope's counters
+    /// (`saved`): its lengths, its estimates' ranges, and that its counts agree with each
+    /// other and with the envelope's; the error names the field.
+    fn check(
+        &self,
+        space: &ArmSpace,
+        saved: &Saved<'_>,
+        body: &Self::Body,
+    ) -> Result<(), InvalidValue>;
     /// Take a checked body.
     fn set_body(&mut self, body: Self::Body);
     /// Take over the state `from` had for the arms and environments that `carry` keeps
@@ -109,6 +117,21 @@ pub struct Clock {
     pub samples: u64,
     /// Outcomes of known environments so far (this one included when known).
     pub updates: u64,
+}
+
+/// The counters of a saved envelope, already checked against each other, that a rule's body
+/// must agree with ([`Rule::check`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Saved<'a> {
+    /// Tasks drawn.
+    pub samples: u64,
+    /// Outcomes of known environments.
+    pub updates: u64,
+    /// Outcomes per environment.
+    pub totals: &'a [EnvTotals],
+    /// Whether a retarget ever dropped an environment (its arms' counts went with it, so
+    /// sums over the arms may fall short of the counters that carried on).
+    pub retargeted: bool,
 }
 
 /// Per-environment statistics of a snapshot.
@@ -214,6 +237,8 @@ struct Core {
     updates: u64,
     unknown: u64,
     totals: Vec<EnvTotals>,
+    /// Environments a retarget dropped, whose outcomes may still come in.
+    retired: Vec<Retired>,
 }
 
 #[derive(Serialize)]
@@ -228,6 +253,8 @@ struct EnvelopeOut<'a, C, B> {
     updates: u64,
     unknown: u64,
     totals: &'a [EnvTotals],
+    #[serde(skip_serializing_if = "<[Retired]>::is_empty")]
+    retired: &'a [Retired],
     body: &'a B,
 }
 
@@ -246,10 +273,28 @@ struct EnvelopeIn<C, B> {
     updates: u64,
     unknown: u64,
     totals: Vec<EnvTotals>,
+    #[serde(default)]
+    retired: Vec<Retired>,
     body: B,
 }
 
 impl Core {
+    /// [`TaskSampler::check_outcome`]: an environment of the arms (or a retired one), a level
+    /// of the arms, a scale in the range.
+    fn check_outcome(&self, outcome: &EpisodeOutcome) -> Result<(), OutcomeError> {
+        let task = &outcome.task;
+        let current = self
+            .space
+            .env_index(&task.env)
+            .map(|e| self.space.envs()[e].scale);
+        check_issued(
+            outcome,
+            issued_range(current, &self.retired, task),
+            self.space.envs().iter().map(|e| &e.id),
+            self.space.levels(),
+        )
+    }
+
     /// Count `outcome` in the totals and say where it falls.
     fn record(&mut self, outcome: &EpisodeOutcome) -> Located {
         let at = self.space.locate(&outcome.task);
@@ -329,6 +374,12 @@ impl Core {
                 t.successes,
             ));
         }
+        check_counters(
+            s.updates,
+            s.unknown,
+            s.totals.iter().map(|t| t.episodes),
+            &s.retired,
+        )?;
         Ok(s)
     }
 }
@@ -360,6 +411,7 @@ impl<R: Rule> RuleSampler<R> {
             updates: 0,
             unknown: 0,
             totals: vec![EnvTotals::default(); n],
+            retired: Vec::new(),
             space,
         };
         Ok(Self {
@@ -409,9 +461,17 @@ impl<R: Rule> RuleSampler<R> {
         }
     }
 
+    /// Environments a retarget dropped whose outcomes are still accepted.
+    pub fn retired(&self) -> &[Retired] {
+        &self.core.retired
+    }
+
     /// Report an outcome; returns whether it changed the distribution of the next tasks
-    /// (documented per rule: for the ladder, whether the top rose).
-    pub fn record(&mut self, outcome: &EpisodeOutcome) -> bool {
+    /// (documented per rule: for the ladder, whether the top rose). An outcome this sampler
+    /// could not have been told is refused ([`TaskSampler::check_outcome`]) and changes
+    /// nothing.
+    pub fn record(&mut self, outcome: &EpisodeOutcome) -> Result<bool, OutcomeError> {
+        self.core.check_outcome(outcome)?;
         let at = self.core.record(outcome);
         let clock = Clock {
             samples: self.core.samples,
@@ -421,7 +481,7 @@ impl<R: Rule> RuleSampler<R> {
         if changed {
             self.cache = None;
         }
-        changed
+        Ok(changed)
     }
 }
 
@@ -430,8 +490,12 @@ impl<R: Rule> TaskSampler for RuleSampler<R> {
         self.sample_task()
     }
 
-    fn update(&mut self, outcome: &EpisodeOutcome) {
-        self.record(outcome);
+    fn check_outcome(&self, outcome: &EpisodeOutcome) -> Result<(), OutcomeError> {
+        self.core.check_outcome(outcome)
+    }
+
+    fn update(&mut self, outcome: &EpisodeOutcome) -> Result<(), OutcomeError> {
+        self.record(outcome).map(drop)
     }
 
     fn state(&self) -> serde_json::Value {
@@ -447,6 +511,7 @@ impl<R: Rule> TaskSampler for RuleSampler<R> {
             updates: c.updates,
             unknown: c.unknown,
             totals: &c.totals,
+            retired: &c.retired,
             body: &self.rule.body(),
         })
         .unwrap_or(serde_json::Value::Null)
@@ -455,12 +520,19 @@ impl<R: Rule> TaskSampler for RuleSampler<R> {
     fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError> {
         let s: EnvelopeIn<R::Config, R::Body> =
             self.core.decode(R::KIND, self.rule.config(), state)?;
-        self.rule.check(&self.core.space, &s.body)?;
+        let saved = Saved {
+            samples: s.samples,
+            updates: s.updates,
+            totals: &s.totals,
+            retargeted: !s.retired.is_empty(),
+        };
+        self.rule.check(&self.core.space, &saved, &s.body)?;
         self.core.rng = s.rng;
         self.core.samples = s.samples;
         self.core.updates = s.updates;
         self.core.unknown = s.unknown;
         self.core.totals = s.totals;
+        self.core.retired = s.retired;
         self.rule.set_body(s.body);
         self.cache = None;
         Ok(())
@@ -514,6 +586,16 @@ impl<R: Rule> CurriculumSampler for RuleSampler<R> {
         let mut rule = R::init(self.rule.config().clone(), &space);
         rule.carry(&self.rule, &carry);
         let totals = carry.per_env(&self.core.totals, EnvTotals::default());
+        for (j, e) in self.core.space.envs().iter().enumerate() {
+            if !carry.keeps_old(j) {
+                retire(
+                    &mut self.core.retired,
+                    &e.id,
+                    e.scale,
+                    self.core.totals[j].episodes,
+                );
+            }
+        }
         self.rule = rule;
         self.core.totals = totals;
         self.core.space = space;

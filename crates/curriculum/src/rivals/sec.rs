@@ -25,8 +25,9 @@ use envdist_core::{EpisodeOutcome, HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Carry, Clock, EnvScores, Located, Rule, RuleSampler, bad, check_len, check_levels,
-    check_nonneg, check_rate, check_unit, if_played,
+    ArmSpace, Carry, Clock, EnvScores, Located, Rule, RuleSampler, Saved, bad, check_arm_sums,
+    check_at_most, check_len, check_levels, check_nonneg, check_rate, check_sum, check_unit,
+    if_played,
 };
 use crate::error::CurriculumError;
 
@@ -268,7 +269,7 @@ impl Rule for SecRule {
         }
     }
 
-    fn check(&self, _: &ArmSpace, b: &SecBody) -> Result<(), InvalidValue> {
+    fn check(&self, space: &ArmSpace, saved: &Saved<'_>, b: &SecBody) -> Result<(), InvalidValue> {
         check_len("body.arms", "one per arm", self.arms.len(), b.arms.len())?;
         let n = self.config.batch_episodes;
         if b.batch_count >= n {
@@ -278,12 +279,80 @@ impl Rule for SecRule {
                 b.batch_count,
             ));
         }
+        // The largest absolute advantage an outcome can have (a success against the
+        // smallest estimate), with room for the rounding of the running means.
+        let most = self.abs_advantage(0.0, true) * (1.0 + 1e-3);
+        let prior = self.config.prior;
         for (k, s) in b.arms.iter().enumerate() {
-            check_nonneg(&format!("body.arms[{k}].q"), s.q)?;
-            check_unit(&format!("body.arms[{k}].p"), s.p)?;
-            check_nonneg(&format!("body.arms[{k}].batch_abs_adv"), s.batch_abs_adv)?;
+            let field = |f: &str| format!("body.arms[{k}].{f}");
+            check_nonneg(&field("q"), s.q)?;
+            check_unit(&field("p"), s.p)?;
+            check_nonneg(&field("batch_abs_adv"), s.batch_abs_adv)?;
+            if s.q > most {
+                return Err(InvalidValue::new(
+                    field("q"),
+                    format!("at most {most} (the largest absolute advantage)"),
+                    s.q,
+                ));
+            }
+            // A sum of batch_n advantages, each rounded once.
+            let sum_most = most * s.batch_n as f32 * (1.0 + s.batch_n as f32 * f32::EPSILON);
+            if s.batch_abs_adv > sum_most {
+                return Err(InvalidValue::new(
+                    field("batch_abs_adv"),
+                    format!(
+                        "at most batch_n ({}) x the largest absolute advantage ({most})",
+                        s.batch_n
+                    ),
+                    s.batch_abs_adv,
+                ));
+            }
+            check_at_most(
+                &field("batch_n"),
+                u64::from(s.batch_n),
+                s.episodes,
+                &format!("episodes ({})", s.episodes),
+            )?;
+            check_at_most(
+                &field("updates"),
+                s.updates,
+                b.batches,
+                &format!("the batches completed ({})", b.batches),
+            )?;
+            if s.episodes == 0 && (s.q != 0.0 || s.p != prior || s.updates != 0) {
+                return Err(InvalidValue::new(
+                    format!("body.arms[{k}]"),
+                    format!("q = 0, p = prior ({prior}), updates = 0: the arm was never played"),
+                    format!("q {}, p {}, updates {}", s.q, s.p, s.updates),
+                ));
+            }
         }
-        Ok(())
+        let in_batch = b
+            .arms
+            .iter()
+            .map(|s| u64::from(s.batch_n))
+            .fold(0, u64::saturating_add);
+        check_sum(
+            "body.batch_count",
+            u64::from(b.batch_count),
+            in_batch,
+            "the arms' batch_n",
+            saved.retargeted,
+        )?;
+        check_arm_sums(space, saved, "episodes", |a| b.arms[a].episodes)?;
+        let counted = b
+            .batches
+            .saturating_mul(u64::from(n))
+            .saturating_add(u64::from(b.batch_count));
+        check_at_most(
+            "body.batches",
+            counted,
+            saved.updates,
+            &format!(
+                "the outcomes reported ({}) as batches x batch_episodes + batch_count",
+                saved.updates
+            ),
+        )
     }
 
     fn set_body(&mut self, b: SecBody) {
@@ -340,10 +409,10 @@ mod tests {
         // arm 0 wins:  |1 - 0.5| = 0.5,   p0 = 0.55.
         // arm 0 loses: |0 - 0.55| = 0.55, p0 = 0.55 - 0.055 = 0.495.
         // arm 1 loses: |0 - 0.5| = 0.5,   p1 = 0.45.   (batch complete)
-        s.record(&outcome(&id, h4, 1, true));
-        s.record(&outcome(&id, h4, 1, false));
+        s.record(&outcome(&id, h4, 1, true)).unwrap();
+        s.record(&outcome(&id, h4, 1, false)).unwrap();
         assert_eq!(s.rule.arms[0].q, 0.0, "Q moves only at the batch's end");
-        s.record(&outcome(&id, h4, 2, false));
+        s.record(&outcome(&id, h4, 2, false)).unwrap();
         // r0 = (0.5 + 0.55) / 2 = 0.525 -> Q0 = 0.5 x 0.525 + 0.5 x 0 = 0.2625; Q1 = 0.25.
         assert!((s.rule.arms[0].q - 0.2625).abs() < 1e-6 && (s.rule.arms[1].q - 0.25).abs() < 1e-6);
         assert!((s.rule.arms[0].p - 0.495).abs() < 1e-6 && (s.rule.arms[1].p - 0.45).abs() < 1e-6);
@@ -354,7 +423,7 @@ mod tests {
         // then p = 0.5545 -> 0.4455. r1 = (0.55 + 0.495 + 0.4455) / 3 = 0.4968333;
         // Q1 = 0.5 x 0.4968333 + 0.5 x 0.25 = 0.3734167. Arm 0 was not drawn: Q0 stays.
         for _ in 0..3 {
-            s.record(&outcome(&id, h4, 2, true));
+            s.record(&outcome(&id, h4, 2, true)).unwrap();
         }
         let r1: f32 = (0.55 + 0.495 + 0.4455) / 3.0;
         assert!((s.rule.arms[1].q - (0.5 * r1 + 0.125)).abs() < 1e-6);

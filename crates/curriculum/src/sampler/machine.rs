@@ -2,7 +2,7 @@
 //! weight, level with decaying review, scale in the window) and moving the stage on each
 //! reported outcome.
 
-use envdist_core::{EpisodeOutcome, HarnessLevel, Task};
+use envdist_core::{EpisodeOutcome, HarnessLevel, OutcomeError, Task, TaskSampler};
 use serde::{Deserialize, Serialize};
 
 use super::HdcSampler;
@@ -35,7 +35,8 @@ pub struct EnvState {
 /// What one reported outcome did to the state machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UpdateEffect {
-    /// Unknown environment: nothing changed.
+    /// An environment a retarget dropped (its task was in flight): counted apart, nothing
+    /// else changed.
     Unknown,
     /// Counted in the env's totals only: a review level or a stale window, not the current stage.
     OffStage,
@@ -91,7 +92,7 @@ impl HdcSampler {
     }
 
     /// How far environment `i`'s window moves when a stage is passed.
-    fn window_step(&self, i: usize) -> u32 {
+    pub(super) fn window_step(&self, i: usize) -> u32 {
         match self.config.windows_per_level {
             0 => self.config.window_step,
             _ => self.window_width(i),
@@ -253,11 +254,18 @@ impl HdcSampler {
         st.stage_episodes = 0;
     }
 
-    /// Report an outcome and say what it changed. Outcomes of unknown environments, of
-    /// review levels and of scales outside the current window (e.g. sampled by another
-    /// worker before the window moved) only count in the totals: competence is measured on
-    /// the current stage alone.
-    pub fn record(&mut self, outcome: &EpisodeOutcome) -> UpdateEffect {
+    /// Report an outcome and say what it changed. An outcome this sampler could not have
+    /// been told is refused ([`TaskSampler::check_outcome`]) and changes nothing. Outcomes of
+    /// dropped environments, of review levels and of scales outside the current window (e.g.
+    /// sampled by another worker before the window moved) only count in the totals:
+    /// competence is measured on the current stage alone.
+    pub fn record(&mut self, outcome: &EpisodeOutcome) -> Result<UpdateEffect, OutcomeError> {
+        self.check_outcome(outcome)?;
+        Ok(self.apply(outcome))
+    }
+
+    /// [`HdcSampler::record`] of a checked outcome.
+    fn apply(&mut self, outcome: &EpisodeOutcome) -> UpdateEffect {
         let Some(&i) = self.index.get(&outcome.task.env) else {
             self.unknown = self.unknown.saturating_add(1);
             return UpdateEffect::Unknown;
@@ -386,11 +394,16 @@ mod tests {
             let mut s = HdcSampler::new(&specs(1, min, max), None, cfg.clone(), 1).unwrap();
             let id = EnvId::new("fam/v0");
             assert_eq!(s.window(0), first, "range {min}..={max}");
-            s.record(&outcome(&id, HarnessLevel::H0, min, true));
-            s.record(&outcome(&id, HarnessLevel::H0, min, true));
+            s.record(&outcome(&id, HarnessLevel::H0, min, true))
+                .unwrap();
+            s.record(&outcome(&id, HarnessLevel::H0, min, true))
+                .unwrap();
             assert_eq!(s.window(0), second, "range {min}..={max}");
-            s.record(&outcome(&id, HarnessLevel::H0, max, true));
-            let effect = s.record(&outcome(&id, HarnessLevel::H0, max, true));
+            s.record(&outcome(&id, HarnessLevel::H0, max, true))
+                .unwrap();
+            let effect = s
+                .record(&outcome(&id, HarnessLevel::H0, max, true))
+                .unwrap();
             assert_eq!(effect, UpdateEffect::LevelUp, "range {min}..={max}");
             assert_eq!(
                 s.window(0),
@@ -412,12 +425,12 @@ mod tests {
         let mut s = HdcSampler::new(&specs(1, 2, 5), None, cfg, 1).unwrap();
         let id = EnvId::new("fam/v0");
         for _ in 0..3 {
-            s.record(&outcome(&id, HarnessLevel::H0, 2, true));
+            s.record(&outcome(&id, HarnessLevel::H0, 2, true)).unwrap();
         }
         assert_eq!(s.window(0), (4, 5), "jumped by the window step");
         // Four failures at the top: not competent, but the cap moves the stage on.
         let effects: Vec<_> = (0..4)
-            .map(|_| s.record(&outcome(&id, HarnessLevel::H0, 4, false)))
+            .map(|_| s.record(&outcome(&id, HarnessLevel::H0, 4, false)).unwrap())
             .collect();
         assert_eq!(effects[..3], [UpdateEffect::Counted; 3]);
         assert_eq!(effects[3], UpdateEffect::LevelUp);
@@ -438,7 +451,8 @@ mod tests {
         )
         .unwrap();
         for _ in 0..40 {
-            last.record(&outcome(&id, HarnessLevel::H4, 2, false));
+            last.record(&outcome(&id, HarnessLevel::H4, 2, false))
+                .unwrap();
         }
         assert_eq!(last.current_level(0), HarnessLevel::H4);
         assert_eq!(last.env_state(0).unwrap().capped_advances, 1);
@@ -464,7 +478,7 @@ mod tests {
         for _ in 0..12 {
             let (lo, _) = s.window(0);
             let lvl = s.current_level(0);
-            effects.push(s.record(&outcome(&id, lvl, lo, true)));
+            effects.push(s.record(&outcome(&id, lvl, lo, true)).unwrap());
         }
         let ups: Vec<_> = effects
             .iter()
@@ -483,17 +497,31 @@ mod tests {
         assert_eq!(s.window(0), (3, 4));
         // Review outcomes at H0 and stale windows do not count toward the stage.
         assert_eq!(
-            s.record(&outcome(&id, HarnessLevel::H0, 3, true)),
+            s.record(&outcome(&id, HarnessLevel::H0, 3, true)).unwrap(),
             UpdateEffect::OffStage
         );
         assert_eq!(
-            s.record(&outcome(&id, HarnessLevel::H1, 2, true)),
+            s.record(&outcome(&id, HarnessLevel::H1, 2, true)).unwrap(),
             UpdateEffect::OffStage
         );
-        assert_eq!(
-            s.record(&outcome(&EnvId::new("nope/x"), HarnessLevel::H1, 2, true)),
-            UpdateEffect::Unknown
+        // What the sampler could not have drawn is refused and changes nothing: an unknown
+        // environment, a scale out of range, a non-finite return.
+        let before = s.saved_state();
+        let unknown = outcome(&EnvId::new("nope/x"), HarnessLevel::H1, 2, true);
+        let e = s.record(&unknown).unwrap_err().to_string();
+        assert!(
+            e.contains("nope/x|H1|2|0") && e.contains("field `env`"),
+            "{e}"
         );
+        let e = s
+            .record(&outcome(&id, HarnessLevel::H1, 6, true))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("expected 2..=5"), "{e}");
+        let mut nan = outcome(&id, HarnessLevel::H1, 2, true);
+        nan.episode_return = f32::NAN;
+        assert!(s.record(&nan).is_err());
+        assert_eq!(s.saved_state(), before);
         assert_eq!(s.env_status(0).unwrap().episodes, 14);
     }
 
@@ -503,7 +531,7 @@ mod tests {
         let id = EnvId::new("fam/v1");
         for _ in 0..50 {
             assert_eq!(
-                s.record(&outcome(&id, HarnessLevel::H0, 2, false)),
+                s.record(&outcome(&id, HarnessLevel::H0, 2, false)).unwrap(),
                 UpdateEffect::Counted
             );
         }
@@ -528,12 +556,12 @@ mod tests {
         let b = EnvId::new("fam/v1");
         // Window width 4 covers 2..=5, so one success makes an env ready.
         assert_eq!(
-            s.record(&outcome(&a, HarnessLevel::H0, 2, true)),
+            s.record(&outcome(&a, HarnessLevel::H0, 2, true)).unwrap(),
             UpdateEffect::Counted
         );
         assert_eq!(s.global_level(), HarnessLevel::H0);
         assert_eq!(
-            s.record(&outcome(&b, HarnessLevel::H0, 2, true)),
+            s.record(&outcome(&b, HarnessLevel::H0, 2, true)).unwrap(),
             UpdateEffect::GlobalLevelUp
         );
         assert!(
@@ -563,7 +591,7 @@ mod tests {
                 episode_return: 1.0,
                 steps: 1,
             };
-            s.record(&o);
+            s.record(&o).unwrap();
         }
         assert!(s.status().iter().all(|e| e.harness > HarnessLevel::H0));
     }

@@ -11,14 +11,14 @@ use envdist_core::InvalidValue;
 use std::collections::HashMap;
 
 use envdist_core::{
-    EnvId, EnvSpec, EpisodeOutcome, HarnessLevel, Rng, SamplerStateError, ScaleRange, Task,
-    TaskSampler, Turn,
+    EnvId, EnvSpec, EpisodeOutcome, HarnessLevel, OutcomeError, Rng, SamplerStateError, ScaleRange,
+    Task, TaskSampler, Turn, check_issued,
 };
 use serde::{Deserialize, Serialize};
 
-use crate::config::HdcConfig;
+use crate::config::{HdcConfig, LevelRule};
 use crate::error::CurriculumError;
-use crate::rivals::check_envs;
+use crate::rivals::{Retired, check_envs, issued_range, retire};
 use machine::decay_tables;
 pub use machine::{EnvState, UpdateEffect};
 pub use persistence::{STATE_SCHEMA_VERSION, SavedState};
@@ -54,6 +54,9 @@ pub struct HdcSampler {
     updates: u64,
     unknown: u64,
     per_env: Vec<EnvState>,
+    /// Environments a retarget dropped ([`HdcSampler::with_envs`]), whose outcomes may still
+    /// come in.
+    retired: Vec<Retired>,
     /// [`HdcConfig::balance_turns`]: the environments of each kind (single-turn first) and
     /// the steps each kind has played so far.
     turns: TurnBalance,
@@ -170,14 +173,16 @@ impl HdcSampler {
             updates: 0,
             unknown: 0,
             per_env,
+            retired: Vec::new(),
             turns: TurnBalance::of(envs),
         })
     }
 
     /// The same sampler over another environment set (uniform weights): environments in both
     /// keep their curriculum state (level, window, competence, counts), new ones start fresh,
-    /// dropped ones are forgotten; the random stream and counters carry on. How a selection
-    /// that changes during training keeps the curriculum of the environments it keeps.
+    /// dropped ones are retired (outcomes of their tasks still in flight are accepted and
+    /// counted apart); the random stream and counters carry on. How a selection that changes
+    /// during training keeps the curriculum of the environments it keeps.
     pub fn with_envs(&self, envs: &[EnvSpec]) -> Result<Self, CurriculumError> {
         let mut next = Self::new(envs, None, self.config.clone(), 0)?;
         next.rng = self.rng.clone();
@@ -186,14 +191,43 @@ impl HdcSampler {
         next.unknown = self.unknown;
         next.global_level = self.global_level;
         next.turns.steps = self.turns.steps;
+        next.retired = self.retired.clone();
+        let mut kept = vec![false; self.envs.len()];
+        let shared = self.config.mode.level_rule() == LevelRule::Shared;
         for (i, e) in next.envs.iter().enumerate() {
             if let Some(&j) = self.index.get(&e.id)
                 && self.envs[j].scale == e.scale
             {
                 next.per_env[i] = self.per_env[j].clone();
+                kept[j] = true;
+            } else if shared {
+                // A new environment joins at the shared level, as every other one is.
+                next.per_env[i].level = self.global_level;
             }
         }
+        for (j, e) in self.envs.iter().enumerate().filter(|&(j, _)| !kept[j]) {
+            retire(&mut next.retired, &e.id, e.scale, self.per_env[j].episodes);
+        }
         Ok(next)
+    }
+
+    /// The harness levels this sampler's tasks can have: from the start level on when levels
+    /// weaken (reviews never go below it), the one fixed level, or all five.
+    pub fn issued_levels(&self) -> &'static [HarnessLevel] {
+        let all = &HarnessLevel::ALL;
+        match self.config.mode.level_rule() {
+            LevelRule::PerEnv | LevelRule::Shared => &all[self.config.harness_start.index()..],
+            LevelRule::Fixed => {
+                let i = self.config.initial_level().index();
+                &all[i..=i]
+            }
+            LevelRule::Uniform => all,
+        }
+    }
+
+    /// Environments a retarget dropped whose outcomes are still accepted.
+    pub fn retired(&self) -> &[Retired] {
+        &self.retired
     }
 
     fn cumulative(entries: &[EnvEntry]) -> Result<Option<Vec<f64>>, CurriculumError> {
@@ -262,8 +296,19 @@ impl TaskSampler for HdcSampler {
         self.sample_task()
     }
 
-    fn update(&mut self, outcome: &EpisodeOutcome) {
-        self.record(outcome);
+    fn check_outcome(&self, outcome: &EpisodeOutcome) -> Result<(), OutcomeError> {
+        let task = &outcome.task;
+        let current = self.env_index(&task.env).map(|i| self.envs[i].scale);
+        check_issued(
+            outcome,
+            issued_range(current, &self.retired, task),
+            self.envs.iter().map(|e| &e.id),
+            self.issued_levels(),
+        )
+    }
+
+    fn update(&mut self, outcome: &EpisodeOutcome) -> Result<(), OutcomeError> {
+        self.record(outcome).map(drop)
     }
 
     fn state(&self) -> serde_json::Value {
@@ -290,7 +335,8 @@ mod tests {
                 HarnessLevel::H0,
                 2,
                 true,
-            ));
+            ))
+            .unwrap();
         }
         let moved = s.env_state(1).unwrap().clone();
         assert_ne!(moved.window_lo, 2, "the stage advanced");

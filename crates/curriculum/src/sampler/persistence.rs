@@ -8,9 +8,9 @@ use envdist_core::{HarnessLevel, InvalidValue, Rng};
 use serde::{Deserialize, Serialize};
 
 use super::{EnvEntry, EnvState, HdcSampler};
-use crate::config::{HdcConfig, LevelRule};
+use crate::config::{HdcConfig, LevelRule, Mode};
 use crate::error::CurriculumError;
-use crate::rivals::{check_config, check_schema, check_unit, parse_state};
+use crate::rivals::{Retired, check_config, check_counters, check_schema, check_unit, parse_state};
 
 /// Schema version of saved sampler states.
 pub const STATE_SCHEMA_VERSION: u32 = 1;
@@ -45,6 +45,9 @@ pub struct SavedState {
     /// environments (written only when the option is on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_steps: Option<[u64; 2]>,
+    /// Environments a retarget dropped (written only when there are some).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retired: Vec<Retired>,
 }
 
 impl HdcSampler {
@@ -62,6 +65,7 @@ impl HdcSampler {
             unknown: self.unknown,
             per_env: self.per_env.clone(),
             turn_steps: self.config.balance_turns.then_some(self.turns.steps),
+            retired: self.retired.clone(),
         }
     }
 
@@ -123,34 +127,133 @@ impl HdcSampler {
                 format!("{:?}", s.turn_steps),
             ));
         }
+        if self.config.mode.level_rule() != LevelRule::Shared
+            && s.global_level != self.config.harness_start
+        {
+            return Err(InvalidValue::new(
+                "global_level",
+                format!(
+                    "{} (harness_start: only mode global moves the shared level)",
+                    self.config.harness_start
+                ),
+                s.global_level,
+            ));
+        }
+        check_counters(
+            s.updates,
+            s.unknown,
+            s.per_env.iter().map(|st| st.episodes),
+            &s.retired,
+        )?;
         for (k, st) in s.per_env.iter().enumerate() {
-            let field = |f: &str| format!("per_env[{k}].{f}");
-            let (lo, hi) = (self.envs[k].scale.min, self.top_lo(k));
-            if !(lo..=hi).contains(&st.window_lo) {
+            self.check_env_state(k, st, s.global_level)?;
+        }
+        Ok(())
+    }
+
+    /// Check environment `k`'s saved state against what the state machine can reach under
+    /// this configuration; the error names the field (`per_env[k].<field>`).
+    fn check_env_state(
+        &self,
+        k: usize,
+        st: &EnvState,
+        global_level: HarnessLevel,
+    ) -> Result<(), InvalidValue> {
+        let mode = self.config.mode;
+        let field = |f: &str| format!("per_env[{k}].{f}");
+        let (lo, top) = (self.envs[k].scale.min, self.top_lo(k));
+        if !(lo..=top).contains(&st.window_lo) {
+            return Err(InvalidValue::new(
+                field("window_lo"),
+                format!("{lo}..={top}"),
+                st.window_lo,
+            ));
+        }
+        // The window starts at the bottom and moves by whole steps, stopping at the top.
+        let step = self.window_step(k);
+        let on_staircase = if mode.slides_scale() {
+            st.window_lo == top || (st.window_lo - lo) % step == 0
+        } else {
+            st.window_lo == lo
+        };
+        if !on_staircase {
+            return Err(InvalidValue::new(
+                field("window_lo"),
+                if mode.slides_scale() {
+                    format!("{lo} + a multiple of the window step ({step}), or {top}")
+                } else {
+                    format!("{lo} (mode {mode} does not slide the window)")
+                },
+                st.window_lo,
+            ));
+        }
+        check_unit(&field("ema"), st.ema)?;
+        if st.stage_episodes == 0 && st.ema != 0.0 {
+            return Err(InvalidValue::new(
+                field("ema"),
+                "0 (no episode counted in the stage yet)",
+                st.ema,
+            ));
+        }
+        for (name, n) in [
+            ("successes", st.successes),
+            ("stage_episodes", u64::from(st.stage_episodes)),
+            ("capped_advances", u64::from(st.capped_advances)),
+        ] {
+            if n > st.episodes {
                 return Err(InvalidValue::new(
-                    field("window_lo"),
-                    format!("{lo}..={hi}"),
-                    st.window_lo,
-                ));
-            }
-            check_unit(&field("ema"), st.ema)?;
-            if st.successes > st.episodes {
-                return Err(InvalidValue::new(
-                    field("successes"),
+                    field(name),
                     format!("at most episodes ({})", st.episodes),
-                    st.successes,
+                    n,
                 ));
             }
-            let level_ok = match self.config.mode.level_rule() {
-                LevelRule::PerEnv => st.level >= self.config.harness_start,
-                LevelRule::Shared => st.level == s.global_level,
-                LevelRule::Fixed | LevelRule::Uniform => st.level == self.config.initial_level(),
-            };
-            if !level_ok {
+        }
+        let level_ok = match mode.level_rule() {
+            LevelRule::PerEnv => st.level >= self.config.harness_start,
+            LevelRule::Shared => st.level == global_level,
+            LevelRule::Fixed | LevelRule::Uniform => st.level == self.config.initial_level(),
+        };
+        if !level_ok {
+            return Err(InvalidValue::new(
+                field("level"),
+                format!("a level mode {mode} can be at"),
+                st.level,
+            ));
+        }
+        // `ready` is set only at the mode's last stage.
+        let last_stage = match mode {
+            Mode::Full => st.level == HarnessLevel::H4 && st.window_lo == top,
+            Mode::HarnessOnly => st.level == HarnessLevel::H4,
+            Mode::ScaleOnly | Mode::Global => st.window_lo == top,
+            Mode::None | Mode::BaselineUniform | Mode::BaselineH4 => false,
+        };
+        if st.ready && !last_stage {
+            return Err(InvalidValue::new(
+                field("ready"),
+                format!("false (mode {mode}: ready only at its last stage)"),
+                st.ready,
+            ));
+        }
+        // In modes that move, a competent or capped stage moves on (or ends ready) at the
+        // outcome that makes it so: a stage still open is neither.
+        let moves = !matches!(mode, Mode::None | Mode::BaselineUniform | Mode::BaselineH4);
+        if moves && !st.ready {
+            if self.is_competent(st) {
                 return Err(InvalidValue::new(
-                    field("level"),
-                    format!("a level mode {} can be at", self.config.mode),
-                    st.level,
+                    field("ema"),
+                    format!(
+                        "a competence below competence_threshold ({}) after {} episodes (a competent stage moves on)",
+                        self.config.competence_threshold, st.stage_episodes
+                    ),
+                    st.ema,
+                ));
+            }
+            let cap = self.config.max_stage_episodes;
+            if cap > 0 && st.stage_episodes >= cap {
+                return Err(InvalidValue::new(
+                    field("stage_episodes"),
+                    format!("below max_stage_episodes ({cap}): a capped stage moves on"),
+                    st.stage_episodes,
                 ));
             }
         }
@@ -176,6 +279,7 @@ impl HdcSampler {
         self.unknown = s.unknown;
         self.per_env = s.per_env;
         self.turns.steps = s.turn_steps.unwrap_or_default();
+        self.retired = s.retired;
     }
 
     pub(super) fn restore_value(&mut self, v: &serde_json::Value) -> Result<(), InvalidValue> {
@@ -230,7 +334,8 @@ mod tests {
                 success: true,
                 episode_return: 1.0,
                 steps: 3,
-            });
+            })
+            .unwrap();
         }
         let json = s.state();
         let mut other = HdcSampler::new(
