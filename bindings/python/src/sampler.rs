@@ -193,11 +193,14 @@ impl Sampler {
     /// `KeyError`; a ticket the sampler could not have issued (a scale outside the
     /// environment's range, a level it never draws) or a non-finite success is a `ValueError`
     /// naming the ticket. Every outcome is checked before any is recorded: on error nothing
-    /// is.
+    /// is. `steps[i]`: the episode's length (what HDC's `balance_turns` counts); 0 when not
+    /// given.
+    #[pyo3(signature = (tasks, successes, steps=None))]
     fn update(
         &mut self,
         tasks: Vec<(String, String, u32, u64)>,
         successes: Vec<f64>,
+        steps: Option<Vec<u32>>,
     ) -> PyResult<()> {
         if tasks.len() != successes.len() {
             return Err(value_error(format!(
@@ -206,9 +209,17 @@ impl Sampler {
                 successes.len()
             )));
         }
+        let steps = steps.unwrap_or_else(|| vec![0; tasks.len()]);
+        if steps.len() != tasks.len() {
+            return Err(value_error(format!(
+                "steps: expected {} values (one per ticket), found {}",
+                tasks.len(),
+                steps.len()
+            )));
+        }
         let tasks = tasks_of(&self.env_ids, tasks)?;
         let mut outcomes = Vec::with_capacity(tasks.len());
-        for (i, (task, value)) in tasks.into_iter().zip(successes).enumerate() {
+        for (i, ((task, value), steps)) in tasks.into_iter().zip(successes).zip(steps).enumerate() {
             if !value.is_finite() {
                 return Err(value_error(format!(
                     "successes[{i}] (ticket {task}): expected a bool or a finite number (non-zero is solved), found {value}"
@@ -219,7 +230,7 @@ impl Sampler {
                 task,
                 success,
                 episode_return: if success { 1.0 } else { 0.0 },
-                steps: 0,
+                steps,
             });
         }
         let s = self.get();

@@ -189,3 +189,31 @@ def test_cleanrl_style_masked_sampling_stays_finite():
         assert not info["illegal_action"].any()
         ends += int((term | trunc).sum())
     assert ends > 0
+
+
+def test_curriculum_env_reports_steps_so_balance_turns_serves_multi_turn_envs():
+    # HDC's balance_turns shares the *steps* between single- and multi-turn envs. Reported
+    # without their lengths every episode counted 0 steps, the tie went to single-turn envs,
+    # and key-door was never served (found running examples/sb3_maskable_hdc.py).
+    hdc = envdist.HDC(["relative-position/classic", "key-door/classic"], config={"balance_turns": True}, seed=0)
+    env = wrappers.make(hdc, text=None)
+    rng = np.random.default_rng(0)
+    played = {"relative-position/classic": 0, "key-door/classic": 0}
+    steps = dict(played)
+    env.reset(seed=0)
+    for _ in range(600):
+        _, _, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        steps[info["env_id"]] += 1
+        if term or trunc:
+            played[info["env_id"]] += 1
+            env.reset()
+    assert played["key-door/classic"] > 0, played
+    # Steps, not episodes, are shared: within one multi-turn episode of each other.
+    assert abs(steps["key-door/classic"] - steps["relative-position/classic"]) <= 64, steps
+    with pytest.raises(ValueError, match="steps: this sampler balances"):
+        hdc.update([hdc.sample(1)[0]], [True])
+    with pytest.raises(ValueError, match="steps: expected non-negative ints"):
+        hdc.update([hdc.sample(1)[0]], [True], steps=[-1])
+    # Samplers that do not balance take outcomes without steps, as before.
+    plain = envdist.HDC(["key-door/classic"], seed=0)
+    plain.update([plain.sample(1)[0]], [True])

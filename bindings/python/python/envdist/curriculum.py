@@ -145,19 +145,46 @@ class TaskSampler:
             raise ValueError(f"k: expected a non-negative int, found {k!r}")
         return [Ticket(*t) for t in self._s.sample(int(k))]
 
-    def update(self, ticket_ids: TicketLike | Iterable[TicketLike], successes: Iterable[Any]) -> None:
+    def update(
+        self,
+        ticket_ids: TicketLike | Iterable[TicketLike],
+        successes: Iterable[Any],
+        steps: Iterable[int] | None = None,
+    ) -> None:
         """Report outcomes: the episode of ``ticket_ids[i]`` ended solved iff ``successes[i]``
-        (bools, or finite numbers: non-zero is solved). A GRPO group reports its ticket once
-        per rollout. Unknown environments are a KeyError; a ticket this sampler could not have
-        issued (a scale outside the environment's range, a harness level it never draws) or a
-        NaN or infinite success is a ValueError naming the ticket. Nothing is recorded then."""
+        (bools, or finite numbers: non-zero is solved), after ``steps[i]`` steps. A GRPO group
+        reports its ticket once per rollout. Unknown environments are a KeyError; a ticket this
+        sampler could not have issued (a scale outside the environment's range, a harness level
+        it never draws) or a NaN or infinite success is a ValueError naming the ticket. Nothing
+        is recorded then.
+
+        ``steps`` is needed by an HDC built with ``balance_turns`` (it shares the steps, not
+        the episodes, between single- and multi-turn environments) and refused missing there:
+        without it every kind would have played 0 steps, and the tie would go to single-turn
+        environments forever. Other samplers ignore it."""
         tickets, _ = _tickets(ticket_ids)
+        if steps is None:
+            if self._balances_turns():
+                raise ValueError(
+                    "steps: this sampler balances single- and multi-turn environments by their steps "
+                    "(balance_turns); pass each episode's length, e.g. update(tickets, successes, steps=[info['steps']])"
+                )
+        else:
+            steps = np.asarray(steps if not np.isscalar(steps) else [steps])
+            if steps.dtype.kind not in "iu" or steps.ndim != 1 or (steps < 0).any() or (steps > 2**32 - 1).any():
+                raise ValueError(f"steps: expected non-negative ints (one per ticket), found {steps.tolist()!r}")
+            steps = [int(x) for x in steps.tolist()]
         flags = np.asarray(successes if not np.isscalar(successes) else [successes])
         if flags.dtype.kind not in "biuf":
             raise TypeError(f"successes: expected bools or numbers, found dtype {flags.dtype}")
         if flags.ndim != 1:
             raise ValueError(f"successes: expected a flat sequence, found shape {flags.shape}")
-        self._s.update(_as_tuples(tickets), [float(x) for x in flags.tolist()])
+        self._s.update(_as_tuples(tickets), [float(x) for x in flags.tolist()], steps)
+
+    def _balances_turns(self) -> bool:
+        if not hasattr(self, "_balance_turns"):
+            self._balance_turns = bool(self.config.get("balance_turns", False))
+        return self._balance_turns
 
     def trains_on(self, ticket_ids: TicketLike | Iterable[TicketLike]) -> bool | list[bool]:
         """Whether a trainer should take gradients from the episode of a ticket (one ticket:

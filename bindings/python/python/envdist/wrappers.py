@@ -248,7 +248,7 @@ class CurriculumEnv(gym.Env):
         if (terminated or truncated) and self._open:
             self._open = False
             if self.report:
-                self.sampler.update([self.ticket], [bool(info["success"])])
+                self.sampler.update([self.ticket], [bool(info["success"])], steps=[int(info["steps"])])
         return obs, reward, terminated, truncated, self._info(info)
 
     def _info(self, info: dict) -> dict:
