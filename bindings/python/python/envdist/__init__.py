@@ -20,7 +20,7 @@ import json as _json
 
 from . import _envdist
 from .curriculum import HDC, Curriculum, Ticket, default_config, sampler_kinds
-from .env import ACTION_NAMES, NUM_ACTIONS, EnvdistEnv, make, parse_action
+from .env import ACTION_NAMES, NUM_ACTIONS, EnvdistEnv, ResetNeeded, make, parse_action
 from .profiling import profile_log
 from .registration import gym_id, register_envs
 from .selection import Selection, select
@@ -35,6 +35,7 @@ __all__ = [
     "HDC",
     "NUM_ACTIONS",
     "EnvdistEnv",
+    "ResetNeeded",
     "Selection",
     "Ticket",
     "default_config",

@@ -13,6 +13,16 @@ from gymnasium import spaces
 
 from . import _envdist
 
+
+class ResetNeeded(gym.error.ResetNeeded, RuntimeError):
+    """``step()`` before the first ``reset()``: there is no episode to step. Both Gymnasium's
+    ``ResetNeeded`` (what its ``OrderEnforcing`` wrapper raises, so code written against
+    ``gymnasium.make`` catches it) and a ``RuntimeError``."""
+
+
+#: The message of :class:`ResetNeeded` (the Rust side words the same refusal).
+RESET_NEEDED = "step() before reset(): call reset() (or reset(seed=...)) to start an episode first"
+
 NUM_ACTIONS: int = _envdist.NUM_ACTIONS
 #: The shared action space by index: up, down, left, right, interact, wait, answer_0..15.
 ACTION_NAMES: tuple[str, ...] = tuple(_envdist.action_names())
@@ -45,11 +55,11 @@ def action_index(action: Any) -> int:
         a = int(action)
     else:
         raise TypeError(
-            f"action: expected an int index in 0..{NUM_ACTIONS} or an action name, "
+            f"action: expected an int index from 0 to {NUM_ACTIONS - 1} or an action name, "
             f"found {type(action).__name__}"
         )
     if not 0 <= a < NUM_ACTIONS:
-        raise ValueError(f"action: expected an index in 0..{NUM_ACTIONS} or an action name, found {a}")
+        raise ValueError(f"action: expected an index from 0 to {NUM_ACTIONS - 1} or an action name, found {a}")
     return a
 
 
@@ -104,8 +114,11 @@ class EnvdistEnv(gym.Env):
     a step) and ``harness_text`` (the channels one by one).
 
     ``illegal_action``: ``"noop"`` (default), ``"warn"`` or ``"raise"`` (see
-    :data:`ILLEGAL_ACTION_MODES`). A ``step`` after the episode ended warns, as Gymnasium's own
-    envs do, and returns the final observation again with reward 0.
+    :data:`ILLEGAL_ACTION_MODES`). A ``step`` before the first ``reset`` raises
+    :class:`ResetNeeded` (a ``RuntimeError``, and Gymnasium's ``ResetNeeded``), as Gymnasium's
+    ``OrderEnforcing`` does. A ``step`` after the episode ended warns once (saying how and at
+    which step it ended), as Gymnasium's own envs do, and returns the final observation again
+    with reward 0.
 
     Single-turn envs (one question, step limit 1) end as ``terminated`` when the step limit is
     reached without an answer (a failed episode: the limit is part of the task); multi-turn envs
@@ -148,6 +161,9 @@ class EnvdistEnv(gym.Env):
         # The legal mask of the current state; None before the first reset and after the end.
         self._legal: int | None = None
         self._warned_after_end = False
+        # How the episode ended ("terminated" / "truncated") and after how many steps; None
+        # while it runs and before the first reset.
+        self._ended: tuple[str, int] | None = None
 
     # Gymnasium API -------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -170,16 +186,20 @@ class EnvdistEnv(gym.Env):
         self._image = image
         self._legal = legal
         self._warned_after_end = False
+        self._ended = None
         text = self.harness_text()
         return self._observation(image, text), self._info(legal, False, [], text, False)
 
     def step(self, action):
         a = action_index(action)
-        if self._legal is None and self._image is not None and not self._warned_after_end:
+        if self._image is None:
+            raise ResetNeeded(f"{self.env_id}: {RESET_NEEDED}")
+        if self._ended is not None and not self._warned_after_end:
+            how, steps = self._ended
             gym.logger.warn(
-                "You are calling 'step()' even though this environment has already returned "
-                "terminated = True or truncated = True. You should always call 'reset()' once you "
-                "receive it: further steps are no-ops (reward 0, the final observation again)."
+                f"{self.env_id}: step() after the episode ended: it returned {how} = True at step "
+                f"{steps}. Call reset() to start the next episode: until then steps are no-ops "
+                "(reward 0, the final observation again)."
             )
             self._warned_after_end = True
         illegal = self._legal is not None and not (self._legal >> a & 1)
@@ -190,7 +210,9 @@ class EnvdistEnv(gym.Env):
             warnings.warn(message, stacklevel=2)
         image, reward, terminated, truncated, success, abilities, legal = self._env.step(a)
         self._image = image
-        over = terminated or truncated or self._legal is None
+        over = terminated or truncated or self._ended is not None
+        if over and self._ended is None:
+            self._ended = ("terminated" if terminated else "truncated", self._env.episode()[3])
         self._legal = None if over else legal
         text = self.harness_text()
         info = self._info(ALL_ACTIONS if over else legal, success, abilities, text, illegal)

@@ -13,6 +13,8 @@ from . import _envdist
 from .env import (
     ALL_ACTIONS,
     NUM_ACTIONS,
+    RESET_NEEDED,
+    ResetNeeded,
     _level,
     _scale,
     _seed,
@@ -43,7 +45,9 @@ class EnvdistVectorEnv(VectorEnv):
     ``success``, ``action_mask`` (legal actions; every action for a sub-env whose episode just
     ended, since its next action is ignored, so a mask is never empty) and ``illegal_action``,
     each with its ``_``-prefixed mask. Actions: an int array, or a sequence of action texts.
-    ``illegal_action`` (``"noop"``, ``"warn"``, ``"raise"``) works as in the single env.
+    ``illegal_action`` (``"noop"``, ``"warn"``, ``"raise"``) works as in the single env. A
+    ``step`` before the first ``reset`` raises :class:`envdist.ResetNeeded` (a ``RuntimeError``,
+    and Gymnasium's ``ResetNeeded``), as in the single env.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": ["rgb_array"]}
@@ -99,6 +103,7 @@ class EnvdistVectorEnv(VectorEnv):
         self._over = np.zeros(n, dtype=np.bool_)
         self._illegal = np.zeros(n, dtype=np.bool_)
         self._seeded = False
+        self._started = False
         self._ones = np.ones(n, dtype=np.bool_)
 
     def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict | None = None):
@@ -120,12 +125,15 @@ class EnvdistVectorEnv(VectorEnv):
             seeds = [None if s is None else _seed(s) for s in seeds]
         self._seeded = self._seeded or any(s is not None for s in seeds)
         self._vec.reset(seeds, self._frames, self._legal)
+        self._started = True
         self._success[:] = False
         self._over[:] = False
         self._illegal[:] = False
         return self._obs(), self._info()
 
     def step(self, actions):
+        if not self._started:
+            raise ResetNeeded(f"vector env: {RESET_NEEDED}")
         acts = self._actions(actions)
         playing = ~self._over
         self._illegal = playing & (((self._legal >> acts.astype(np.uint32)) & 1) == 0)

@@ -48,7 +48,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .curriculum import TaskSampler, Ticket
-from .env import ALL_ACTIONS, NUM_ACTIONS, EnvdistEnv, mask_array
+from .env import ALL_ACTIONS, NUM_ACTIONS, RESET_NEEDED, EnvdistEnv, ResetNeeded, mask_array
 
 #: A canvas that fits SB3's NatureCNN (>= 36) and CleanRL's Atari CNN.
 SB3_CANVAS = 64
@@ -217,7 +217,7 @@ class CurriculumEnv(gym.Env):
     def step(self, action):
         env = self.current
         if env is None:
-            raise RuntimeError("CurriculumEnv: call reset() before step()")
+            raise ResetNeeded(f"CurriculumEnv: {RESET_NEEDED}")
         obs, reward, terminated, truncated, info = env.step(action)
         if (terminated or truncated) and self._open:
             self._open = False
