@@ -147,7 +147,7 @@ impl Env {
     #[pyo3(signature = (env_id, harness = "H4", scale = None, canvas = 64))]
     fn new(env_id: &str, harness: &str, scale: Option<u32>, canvas: u32) -> PyResult<Self> {
         let s = suite::suite(canvas)?;
-        let (spec, env) = suite::make(&s, env_id)?;
+        let (spec, env) = suite::make(&s, env_id, "env_id")?;
         let harness = suite::harness(harness)?;
         let scale = suite::scale(&spec, scale)?;
         Ok(Self {

@@ -74,8 +74,8 @@ impl VectorEnv {
         }
         let s = suite::suite(canvas)?;
         let mut slots = Vec::with_capacity(n);
-        for ((id, h), sc) in env_ids.iter().zip(&harness).zip(&scales) {
-            let (spec, env) = suite::make(&s, id)?;
+        for (i, ((id, h), sc)) in env_ids.iter().zip(&harness).zip(&scales).enumerate() {
+            let (spec, env) = suite::make(&s, id, &format!("env_ids[{i}]"))?;
             let h = suite::harness(h)?;
             let sc = suite::scale(&spec, *sc)?;
             slots.push(Slot::new(spec, env, h, sc));

@@ -11,7 +11,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from . import _envdist
+from . import _check, _envdist
 
 
 class ResetNeeded(gym.error.ResetNeeded, RuntimeError):
@@ -32,15 +32,20 @@ CHANNELS = ("rules", "observation", "state", "hints")
 CHARSET = frozenset(string.printable)
 #: Longest text observation the spaces admit.
 MAX_TEXT = 1 << 16
+#: The smallest and largest canvas side in pixels (both included).
+MIN_CANVAS: int = _envdist.MIN_CANVAS
+MAX_CANVAS: int = _envdist.MAX_CANVAS
 
 
 def parse_action(text: str) -> int:
     """The action index a text names, read the way a VLM writes it: ``"left"``,
     ``"Action: move left"``, ``"<answer>answer_3</answer>"``, ``"3"``. ``ValueError`` when
     the text names no action or several different ones."""
-    if not isinstance(text, str):
-        raise TypeError(f"action text: expected str, found {type(text).__name__}")
-    return _envdist.parse_action(text)
+    _check.string("text", text, "an action text (a str such as 'left' or '<answer>answer_3</answer>')")
+    try:
+        return _envdist.parse_action(text)
+    except ValueError as e:
+        raise ValueError(f"text: {e}") from None
 
 
 def action_index(action: Any) -> int:
@@ -75,15 +80,23 @@ ILLEGAL_ACTION_MODES = ("noop", "warn", "raise")
 
 
 def mask_array(mask: int | np.ndarray) -> np.ndarray:
-    """Legal-action bit masks as int8 arrays of length ``NUM_ACTIONS`` (last axis)."""
+    """Legal-action bit masks (ints from 0 to ``ALL_ACTIONS``, or an integer array of them) as
+    int8 arrays of length ``NUM_ACTIONS`` (last axis)."""
+    if isinstance(mask, np.ndarray) and mask.dtype == np.uint32:
+        masks = mask  # the envs' own masks: in range by construction
+    else:
+        arr = np.asarray(mask) if _check.is_int(mask) or isinstance(mask, np.ndarray) else None
+        if arr is None or arr.dtype.kind not in "iu":
+            raise TypeError(f"mask: expected an int bit mask or an integer array of them, found {type(mask).__name__}")
+        if arr.size and (int(arr.min()) < 0 or int(arr.max()) > ALL_ACTIONS):
+            raise ValueError(f"mask: expected bit masks from 0 to {ALL_ACTIONS} (every action), found {mask!r}")
+        masks = arr.astype(np.uint32)
     bits = np.arange(NUM_ACTIONS, dtype=np.uint32)
-    return ((np.asarray(mask, dtype=np.uint32)[..., None] >> bits) & 1).astype(np.int8)
+    return ((masks[..., None] >> bits) & 1).astype(np.int8)
 
 
 def illegal_action_mode(mode: str) -> str:
-    if mode not in ILLEGAL_ACTION_MODES:
-        raise ValueError(f"illegal_action: expected one of {', '.join(ILLEGAL_ACTION_MODES)}, found {mode!r}")
-    return mode
+    return _check.choice("illegal_action", mode, ILLEGAL_ACTION_MODES)
 
 
 def illegal_message(env_id: str, action: int, legal: int, mode: str) -> str:
@@ -98,6 +111,7 @@ def text_space() -> spaces.Text:
 
 def join_channels(channels: dict[str, str | None]) -> str:
     """The present channels as one text: ``Rules:\\n...\\n\\nState:\\n...`` ("" at H4)."""
+    _check.mapping("channels", channels, "a dict of harness channels (rules, observation, state, hints)")
     return "\n\n".join(f"{c.capitalize()}:\n{channels[c]}" for c in CHANNELS if channels.get(c) is not None)
 
 
@@ -141,8 +155,9 @@ class EnvdistEnv(gym.Env):
         render_mode: str | None = None,
         illegal_action: str = "noop",
     ):
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode: expected None or 'rgb_array', found {render_mode!r}")
+        _check.env_id("env_id", env_id)
+        _check.choice("render_mode", render_mode, (None, "rgb_array"))
+        canvas = _canvas(canvas)
         self.illegal_action = illegal_action_mode(illegal_action)
         self._env = _envdist.Env(env_id, _level(harness), _scale(scale), canvas)
         self.spec_dict: dict = json.loads(self._env.spec_json())
@@ -169,6 +184,7 @@ class EnvdistEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         if seed is not None:
             seed = _seed(seed)
+        options = _check.optional_mapping("options", options, "a dict with keys harness, scale")
         super().reset(seed=seed)
         if options:
             unknown = set(options) - {"harness", "scale"}
@@ -269,30 +285,36 @@ class EnvdistEnv(gym.Env):
         }
 
 
-def _level(harness: str | int) -> str:
-    if isinstance(harness, (int, np.integer)) and not isinstance(harness, bool):
-        return f"H{int(harness)}"
-    if isinstance(harness, str):
-        return harness
-    raise TypeError(f"harness: expected 'H0'..'H4' or 0..4, found {type(harness).__name__}")
+#: The harness levels, strongest first.
+HARNESS_LEVELS = ("H0", "H1", "H2", "H3", "H4")
 
 
-def _scale(scale: Any) -> int | None:
-    if scale is None:
-        return None
-    if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, (int, np.integer)):
-        raise TypeError(f"scale: expected an int or None, found {type(scale).__name__}")
-    if scale < 0:
-        raise ValueError(f"scale: expected a non-negative int, found {scale}")
-    return int(scale)
+def _level(harness: str | int, name: str = "harness") -> str:
+    """A harness level as the extension reads it: ``"H0"``..``"H4"``, ``"h2"``, ``"2"`` or 0..4."""
+    expected = "a harness level 'H0' to 'H4' (or 0 to 4)"
+    if _check.is_int(harness):
+        return f"H{_check.integer(name, harness, 0, 4, 'a harness level')}"
+    if not isinstance(harness, str):
+        raise TypeError(f"{name}: expected {expected}, found {type(harness).__name__}")
+    t = harness.strip()
+    digits = t[1:] if t[:1] in ("H", "h") else t
+    if not (digits.isdigit() and int(digits) <= 4):
+        raise ValueError(f"{name}: expected {expected}, found {harness!r}")
+    return f"H{int(digits)}"
 
 
-def _seed(seed: Any) -> int:
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed: expected an int, found {type(seed).__name__}")
-    if not 0 <= seed < 2**64:
-        raise ValueError(f"seed: expected 0 <= seed < 2**64, found {seed}")
-    return int(seed)
+def _scale(scale: Any, name: str = "scale") -> int | None:
+    # The env's own range is checked by the extension (it names the range); here the type, and
+    # what fits the extension's unsigned 32-bit scales.
+    return _check.optional_integer(name, scale, 0, _check.U32_MAX, "an integer scale")
+
+
+def _seed(seed: Any, name: str = "seed") -> int:
+    return _check.seed(name, seed)
+
+
+def _canvas(canvas: Any) -> int:
+    return _check.integer("canvas", canvas, MIN_CANVAS, MAX_CANVAS, "a canvas side in pixels")
 
 
 def make(
@@ -310,3 +332,21 @@ def make(
     return EnvdistEnv(
         env_id, harness=harness, scale=scale, canvas=canvas, render_mode=render_mode, illegal_action=illegal_action
     )
+
+
+__all__ = [
+    "ACTION_NAMES",
+    "ALL_ACTIONS",
+    "CHANNELS",
+    "ILLEGAL_ACTION_MODES",
+    "NUM_ACTIONS",
+    "EnvdistEnv",
+    "HARNESS_LEVELS",
+    "MAX_CANVAS",
+    "MIN_CANVAS",
+    "ResetNeeded",
+    "join_channels",
+    "make",
+    "mask_array",
+    "parse_action",
+]
