@@ -34,7 +34,7 @@ pub fn bench_native(
     let mut tasks = Vec::with_capacity(num_envs);
     let mut envs = Vec::with_capacity(num_envs);
     for i in 0..num_envs {
-        let (spec, env) = suite::make(&s, &env_ids[i % env_ids.len()])?;
+        let (spec, env) = suite::make(&s, &env_ids[i % env_ids.len()], "env_ids")?;
         tasks.push(Task {
             env: spec.id.clone(),
             seed: seed + i as u64,

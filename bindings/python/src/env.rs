@@ -6,6 +6,7 @@ use envdist_core::{ActionId, Env as _, EnvSpec, HarnessLevel, NUM_ACTIONS, Rng, 
 use envdist_envs::StepInfo;
 use envdist_envs::SuiteEnv;
 use numpy::{PyArray1, PyArray3, PyArrayMethods};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
 use crate::errors::{to_json, value_error};
@@ -25,6 +26,9 @@ pub struct Slot {
     pub seeds: Rng,
     /// Seed of the current episode.
     pub seed: u64,
+    /// Whether an episode was started: a step before the first reset would play an episode
+    /// nobody chose (seed 0), so it is refused.
+    pub started: bool,
 }
 
 impl Slot {
@@ -36,6 +40,7 @@ impl Slot {
             scale,
             seeds: Rng::seed_from_u64(0),
             seed: 0,
+            started: false,
         }
     }
 
@@ -58,6 +63,7 @@ impl Slot {
         };
         // Text channels are built on demand (`harness_text`), not at every reset.
         self.env.reset_fast(&task);
+        self.started = true;
     }
 }
 
@@ -76,6 +82,20 @@ impl Slot {
     }
 }
 
+/// The message of a step before the first reset (Python raises it as `envdist.ResetNeeded`,
+/// a `RuntimeError` that is also Gymnasium's `ResetNeeded`).
+pub const RESET_NEEDED: &str =
+    "step() before reset(): call reset() (or reset(seed=...)) to start an episode first";
+
+/// Refuse a step of an env whose first episode was never started.
+pub fn check_started(slot: &Slot) -> PyResult<()> {
+    if slot.started {
+        Ok(())
+    } else {
+        Err(PyRuntimeError::new_err(RESET_NEEDED))
+    }
+}
+
 /// Check an action index.
 pub fn action(index: i64) -> PyResult<ActionId> {
     usize::try_from(index)
@@ -83,7 +103,8 @@ pub fn action(index: i64) -> PyResult<ActionId> {
         .and_then(ActionId::new)
         .ok_or_else(|| {
             value_error(format!(
-                "action: expected an index in 0..{NUM_ACTIONS} or an action name, found {index}"
+                "action: expected an index from 0 to {} or an action name, found {index}",
+                NUM_ACTIONS - 1
             ))
         })
 }
@@ -126,7 +147,7 @@ impl Env {
     #[pyo3(signature = (env_id, harness = "H4", scale = None, canvas = 64))]
     fn new(env_id: &str, harness: &str, scale: Option<u32>, canvas: u32) -> PyResult<Self> {
         let s = suite::suite(canvas)?;
-        let (spec, env) = suite::make(&s, env_id)?;
+        let (spec, env) = suite::make(&s, env_id, "env_id")?;
         let harness = suite::harness(harness)?;
         let scale = suite::scale(&spec, scale)?;
         Ok(Self {
@@ -189,6 +210,7 @@ impl Env {
     )> {
         let a = self::action(action)?;
         let slot = self.slot();
+        check_started(slot)?;
         let (s, terminated, truncated) = slot.step(a);
         Ok((
             image(py, &slot.env)?,

@@ -34,9 +34,12 @@ fn _envdist(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sampler::sampler_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(sampler::default_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(select::select_json, m)?)?;
+    m.add_function(wrap_pyfunction!(select::select_defaults_json, m)?)?;
     m.add_function(wrap_pyfunction!(profile::profile_log_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench::bench_native, m)?)?;
     m.add("NUM_ACTIONS", envdist_core::NUM_ACTIONS)?;
+    m.add("MIN_CANVAS", envdist_envs::MIN_CANVAS)?;
+    m.add("MAX_CANVAS", envdist_envs::MAX_CANVAS)?;
     // The workspace version, which is also the wheel's (maturin reads it from Cargo.toml).
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -137,7 +137,8 @@ impl Sampler {
         let s = suite::suite(64)?;
         let specs = env_ids
             .iter()
-            .map(|id| suite::spec_of(&s, id))
+            .enumerate()
+            .map(|(i, id)| suite::spec_of(&s, id, &format!("env_ids[{i}]")))
             .collect::<PyResult<Vec<_>>>()?;
         let options = BuildOptions {
             weights: weights.as_deref(),
@@ -260,8 +261,15 @@ impl Sampler {
     /// Restore a state from `state_json`; a state from another sampler or configuration, or
     /// a corrupt one, is a `ValueError` saying what differs, and nothing changes.
     fn load_state_json(&mut self, text: &str) -> PyResult<()> {
-        let v: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| value_error(format!("cannot restore sampler state: not JSON: {e}")))?;
+        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            // The position in the user's own text, in words (not serde's "at line 1 column 2").
+            value_error(format!(
+                "cannot restore sampler state: not JSON: {} (at character {} of line {})",
+                envdist_core::plain_serde_message(&e.to_string()),
+                e.column(),
+                e.line()
+            ))
+        })?;
         let kind = self.config.kind();
         self.get()
             .restore(&v)

@@ -3,16 +3,34 @@
 use std::path::PathBuf;
 
 use envdist_core::{EnvId, GradientSet, ProfileSet};
-use envdist_selection::{Problem, SelectConfig, SparseCounts, read_counts_npy, select};
+use envdist_selection::{Problem, SelectConfig, Selection, SparseCounts, read_counts_npy, select};
 use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
+use serde::Serialize;
 
 use crate::errors::{file_error, to_json, value_error};
 
 fn json_arg<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> PyResult<T> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(de)
-        .map_err(|e| value_error(format!("{what}: field `{}`: {}", e.path(), e.inner())))
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let v = envdist_core::invalid_from_serde(e.path().to_string(), &e.inner().to_string());
+        value_error(format!("{what}: {v}"))
+    })
+}
+
+/// What `select_json` returns: the selection as the CLI writes it, and the certificate's
+/// one-line summary and bound explanation (Rust's `Display` and `BoundKind::explanation`).
+#[derive(Serialize)]
+struct Out<'a> {
+    selection: &'a Selection,
+    certificate_summary: Option<String>,
+    certificate_explanation: Option<&'static str>,
+}
+
+/// `SelectConfig::default()` as JSON: every option with its default.
+#[pyfunction]
+pub fn select_defaults_json() -> PyResult<String> {
+    to_json(&SelectConfig::default())
 }
 
 fn select_error(e: envdist_selection::SelectError) -> PyErr {
@@ -26,7 +44,8 @@ fn select_error(e: envdist_selection::SelectError) -> PyErr {
 /// optional `env_ids` / `abilities` names), `profiles_json` (a `ProfileSet`), `profiles_path`
 /// (profiles.json) or `counts_npy` (a .npy matrix). Gradients, optional, from `gradients` (an
 /// env x dim matrix in pool order) or `gradients_path` (safetensors, matched by env id).
-/// Returns the `Selection` as JSON.
+/// Returns `{"selection": <Selection>, "certificate_summary", "certificate_explanation"}` as
+/// JSON.
 #[pyfunction]
 #[pyo3(signature = (config_json, counts = None, env_ids = None, abilities = None, profiles_json = None, profiles_path = None, counts_npy = None, gradients = None, gradients_path = None))]
 #[allow(clippy::too_many_arguments)]
@@ -102,5 +121,10 @@ pub fn select_json(
     let selection = py
         .detach(|| select(&problem, &config))
         .map_err(select_error)?;
-    to_json(&selection)
+    let cert = selection.certificate.as_ref();
+    to_json(&Out {
+        selection: &selection,
+        certificate_summary: cert.map(ToString::to_string),
+        certificate_explanation: cert.map(|c| c.kind.explanation()),
+    })
 }

@@ -14,7 +14,7 @@ use numpy::{PyReadonlyArray1, PyReadwriteArray1, PyReadwriteArray4, PyUntypedArr
 use pyo3::prelude::*;
 use rayon::prelude::*;
 
-use crate::env::{Slot, action};
+use crate::env::{Slot, action, check_started};
 use crate::errors::value_error;
 use crate::suite;
 
@@ -74,8 +74,8 @@ impl VectorEnv {
         }
         let s = suite::suite(canvas)?;
         let mut slots = Vec::with_capacity(n);
-        for ((id, h), sc) in env_ids.iter().zip(&harness).zip(&scales) {
-            let (spec, env) = suite::make(&s, id)?;
+        for (i, ((id, h), sc)) in env_ids.iter().zip(&harness).zip(&scales).enumerate() {
+            let (spec, env) = suite::make(&s, id, &format!("env_ids[{i}]"))?;
             let h = suite::harness(h)?;
             let sc = suite::scale(&spec, *sc)?;
             slots.push(Slot::new(spec, env, h, sc));
@@ -153,6 +153,10 @@ impl VectorEnv {
         let inner = self.inner();
         let n = inner.slots.len();
         let c = inner.canvas;
+        if let Some(slot) = inner.slots.first() {
+            // `reset` starts every env at once, so the first says for all.
+            check_started(slot)?;
+        }
         check_shape("actions", actions.shape(), &[n])?;
         check_shape("frames", frames.shape(), &[n, c, c, 3])?;
         for (name, shape) in [
@@ -240,7 +244,7 @@ impl VectorEnv {
     #[allow(clippy::type_complexity)]
     fn harness_text(
         &mut self,
-        i: usize,
+        i: i64,
     ) -> PyResult<(
         Option<String>,
         Option<String>,
@@ -249,10 +253,17 @@ impl VectorEnv {
     )> {
         let inner = self.inner();
         let n = inner.slots.len();
-        let slot = inner
-            .slots
-            .get_mut(i)
-            .ok_or_else(|| value_error(format!("env index: expected 0..{n}, found {i}")))?;
+        // `i64`, not `usize`: a negative index is a ValueError naming the range, not pyo3's
+        // OverflowError.
+        let slot = usize::try_from(i)
+            .ok()
+            .and_then(|i| inner.slots.get_mut(i))
+            .ok_or_else(|| {
+                value_error(format!(
+                    "i: expected an env index from 0 to {} (num_envs - 1), found {i}",
+                    n - 1
+                ))
+            })?;
         let t = slot.env.harness_text();
         Ok((t.observation, t.state, t.hints, t.rules))
     }

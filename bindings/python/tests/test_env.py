@@ -148,7 +148,7 @@ def test_steps_after_the_end_warn_and_illegal_actions_are_flagged():
     env.reset(seed=0)
     _, _, term, _, _ = env.step(0)
     assert term
-    with pytest.warns(UserWarning, match="already returned terminated = True"):
+    with pytest.warns(UserWarning, match=r"count-objects/classic: step\(\) after the episode ended: it returned terminated = True at step 1"):
         obs, reward, term, trunc, info = env.step(0)
     assert reward == 0.0 and term and info["action_mask"].all()
     maze = envdist.make("maze/classic")
@@ -164,6 +164,33 @@ def test_steps_after_the_end_warn_and_illegal_actions_are_flagged():
     warn.reset(seed=0)
     with pytest.warns(UserWarning, match="no-op"):
         warn.step(bad)
+
+
+def test_step_before_reset_raises_reset_needed_as_gymnasium_does():
+    import gymnasium
+
+    env = envdist.make("maze/classic")
+    with pytest.raises(envdist.ResetNeeded, match=r"maze/classic: step\(\) before reset\(\)"):
+        env.step(0)
+    # Both Gymnasium's exception (what its OrderEnforcing raises) and a RuntimeError.
+    assert issubclass(envdist.ResetNeeded, gymnasium.error.ResetNeeded)
+    assert issubclass(envdist.ResetNeeded, RuntimeError)
+    # Nothing was played: the first episode is the one reset chooses.
+    _, info = env.reset(seed=3)
+    assert (info["seed"], info["steps"]) == (3, 0)
+    # The extension refuses it too, for code that drives it directly.
+    raw = envdist._envdist.Env("maze/classic")
+    with pytest.raises(RuntimeError, match=r"step\(\) before reset\(\)"):
+        raw.step(0)
+    # A truncated multi-turn episode says so in the warning of the step after it.
+    long = envdist.make("maze/classic")
+    long.reset(seed=0)
+    trunc = False
+    while not trunc:
+        _, _, term, trunc, info = long.step("wait")
+        assert not term
+    with pytest.warns(UserWarning, match=f"truncated = True at step {info['steps']}"):
+        long.step("wait")
 
 
 def test_spec_fields_are_documented():

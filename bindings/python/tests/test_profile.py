@@ -74,3 +74,33 @@ def test_unusable_logs_are_errors_naming_the_file(tmp_path):
         envdist.profile_log(broken)
     with pytest.raises(FileNotFoundError, match="nothing.jsonl"):
         envdist.profile_log(tmp_path / "nothing.jsonl")
+
+
+def test_lines_missing_a_field_name_it_as_the_log_writes_it(tmp_path):
+    no_messages = tmp_path / "no_messages.jsonl"
+    no_messages.write_text(json.dumps({"env_id": "maze/classic", "episode": 1, "seed": 3}) + "\n")
+    with pytest.raises(ValueError, match=r"no_messages.jsonl line 1: field `messages`: missing: expected a chat episode "
+                                         r"line \(with `messages`\).*its fields: env_id, episode, seed"):
+        envdist.profile_log(no_messages)
+    no_env = tmp_path / "no_env.jsonl"
+    no_env.write_text("\n" + json.dumps({"episode": 1, "messages": [{"role": "assistant", "content": "left"}]}) + "\n")
+    with pytest.raises(ValueError, match=r"no_env.jsonl line 2: field `env_id`: missing: a chat episode line needs"):
+        envdist.profile_log(no_env)
+
+
+def test_unknown_env_ids_are_listed_with_the_nearest_known_ones(tmp_path):
+    env = envdist.make("maze/classic")
+    _, info = env.reset(seed=1)
+    move = envdist.ACTION_NAMES[env.oracle_action()]
+    line = {"env_id": "maze/clasic", "episode": 1, "seed": 1, "scale": info["scale"], "harness": "H4",
+            "messages": [{"role": "assistant", "content": move}]}
+    only = tmp_path / "misspelt.jsonl"
+    only.write_text(json.dumps(line) + "\n")
+    with pytest.raises(ValueError, match=r'"maze/clasic" \(1 trajectories; nearest: maze/classic'):
+        envdist.profile_log(only)
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(json.dumps(line) + "\n" + json.dumps({**line, "env_id": "maze/classic", "episode": 2}) + "\n")
+    with pytest.warns(UserWarning, match=r"'maze/clasic' \(1 trajectories; nearest: maze/classic"):
+        got = envdist.profile_log(mixed)
+    assert got["replay"]["unknown_env_ids"]["maze/clasic"]["nearest"][0] == "maze/classic"
+    assert got["replay"]["replayed"] == 1

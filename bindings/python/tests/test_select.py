@@ -85,7 +85,7 @@ def test_bad_arrays_and_configs_raise_clear_exceptions(tmp_path):
         envdist.select(counts, np.ones((40, 3), dtype=bool), k=2)
     with pytest.raises(ValueError, match="gradients: expected 40 rows"):
         envdist.select(counts, grads[:10], k=2)
-    with pytest.raises(ValueError, match=r"field `k`.*1..=40"):
+    with pytest.raises(ValueError, match=r"field `k`.*from 1 to 40"):
         envdist.select(counts, grads, k=41)
     with pytest.raises(ValueError, match="gradients\\[3\\]\\[0\\].*finite"):
         g = grads.copy()
@@ -101,3 +101,72 @@ def test_bad_arrays_and_configs_raise_clear_exceptions(tmp_path):
     bad.write_text("{\"schema_version\": 1, \"abilities\": 3}")
     with pytest.raises(ValueError, match="bad.json"):
         envdist.select(str(bad), k=1)
+
+
+def test_every_option_is_a_typed_keyword_documented_with_its_default():
+    import inspect
+
+    defaults = envdist.selection.defaults()
+    assert envdist.default_config("select") == defaults
+    params = inspect.signature(envdist.select).parameters
+    doc = envdist.select.__doc__
+    for option, value in defaults.items():
+        # Each option of the Rust SelectConfig is a keyword of select() and has a line in its
+        # docstring saying its default.
+        assert option in params, option
+        assert f"- ``{option}`` (default" in doc, option
+    assert defaults["optimizer"] == {"kind": "lazy"} and defaults["k"] == 30
+    for name in ("OPTIMIZERS", "ABILITY_WEIGHTINGS", "AGGREGATIONS"):
+        for value in getattr(envdist.selection, name):
+            assert f'"{value}"' in doc, (name, value)
+    counts, grads = pool()
+    # Options as keywords and as a config dict give the same selection.
+    a = envdist.select(counts, grads, k=6, aggregation="mean", ability_weighting="rarity", tie_break=7)
+    b = envdist.select(counts, grads, config={"k": 6, "aggregation": "mean", "ability_weighting": "rarity",
+                                              "tie_break": {"seeded": 7}})
+    assert a.env_ids == b.env_ids and a.raw["config"] == b.raw["config"]
+
+
+def test_the_certificate_is_typed_and_the_exact_optimizer_is_reachable():
+    counts, grads = pool(3, n=12, a=6)
+    greedy = envdist.select(counts, k=3)
+    cert = greedy.certificate
+    assert isinstance(cert, envdist.selection.Certificate)
+    assert cert.kind == "submodular_minus_modular" and cert.value == pytest.approx(greedy.objective)
+    assert cert.upper_bound >= cert.value and cert.within_percent == pytest.approx(100 * cert.gap_fraction)
+    assert str(cert).startswith(("within ", "objective ")) and "coverage" in str(cert)
+    assert "redundancy" in cert.explanation
+    assert envdist.select(counts, k=3, certify=False).certificate is None
+    exact = envdist.select(counts, k=3, optimizer="exact")
+    assert exact.method == "aes/exact" and exact.notes[0].startswith("exact search: optimal")
+    assert exact.objective >= greedy.objective - 1e-5
+    limited = envdist.select(counts, k=3, optimizer={"kind": "exact", "max_nodes": 1_000_000, "max_seconds": 5.0})
+    assert limited.env_ids == exact.env_ids
+    with pytest.raises(ValueError, match=r"optimizer\['max_nodes'\]: expected a number of nodes from 1 to"):
+        envdist.select(counts, k=3, optimizer={"kind": "exact", "max_nodes": 0})
+    with pytest.raises(ValueError, match="greedy optimizer for a pool of more than 256"):
+        envdist.select(np.ones((300, 2)), k=3, optimizer="exact")
+    with pytest.raises(ValueError, match="'stochastic' needs its epsilon and seed"):
+        envdist.select(counts, k=3, optimizer="stochastic")
+    st = envdist.select(counts, k=3, optimizer={"kind": "stochastic", "epsilon": 0.2, "seed": 1})
+    assert st.method == "aes/stochastic"
+
+
+def test_duplicate_ids_are_refused_and_unnamed_rows_are_said_to_be():
+    counts, _ = pool(n=4, a=3)
+    with pytest.raises(ValueError, match=r"env_ids\[2\]: expected unique names, found 'a/x' again \(env_ids\[0\] is 'a/x'\)"):
+        envdist.select(counts, k=2, env_ids=["a/x", "b/y", "a/x", "c/z"])
+    with pytest.raises(ValueError, match=r"abilities\[1\].*'n' again"):
+        envdist.select(counts, k=2, abilities=["n", "n", "m"])
+    # The Rust check, for a profile set and for the extension called directly.
+    profiles = {"schema_version": 1, "abilities": ["x"],
+                "profiles": [{"env": "a/b", "coverage": {"x": 1.0}}, {"env": "a/b", "coverage": {"x": 1.0}}]}
+    with pytest.raises(ValueError, match=r"profiles\[1\]\.env.*duplicate \"a/b\""):
+        envdist.select(profiles, k=1)
+    with pytest.raises(ValueError, match=r"env_ids\[2\].*\"a/x\" is already env_ids\[0\]"):
+        envdist._envdist.select_json('{"k": 1, "terms": {"conflict": false}}', counts=counts.astype(np.float32),
+                                     env_ids=["a/x", "b/y", "a/x", "c/z"])
+    s = envdist.select(counts, k=2)
+    assert s.env_ids[0].startswith("env/") and any("env_ids not given" in n for n in s.notes)
+    named = envdist.select(counts, k=2, env_ids=["a/x", "b/y", "c/z", "d/w"])
+    assert not any("env_ids not given" in n for n in named.notes)

@@ -105,13 +105,27 @@ def test_gymnasium_vector_wrappers_run_on_it():
     assert episodes >= 3
 
 
+def test_step_before_reset_raises_reset_needed():
+    env = envdist.vector.make(IDS, 4)
+    with pytest.raises(envdist.ResetNeeded, match=r"vector env: step\(\) before reset\(\)"):
+        env.step([0, 0, 0, 0])
+    raw = envdist._envdist.VectorEnv(["maze/classic"], ["H4"], [None])
+    frames = np.zeros((1, 64, 64, 3), np.uint8)
+    out = [np.zeros(1, t) for t in (np.float64, np.bool_, np.bool_, np.bool_, np.uint32)]
+    with pytest.raises(RuntimeError, match=r"step\(\) before reset\(\)"):
+        raw.step(np.zeros(1, np.int64), frames, *out)
+    obs, info = env.reset(seed=0)
+    assert [e[3] for e in env.episodes()] == [0, 1, 2, 3]
+    env.step([0, 0, 0, 0])
+
+
 def test_text_actions_and_bad_input():
     env = envdist.vector.make(IDS, 4)
     env.reset(seed=0)
     env.step(["left", "answer_1", "<answer>up</answer>", "interact"])
     with pytest.raises(ValueError, match="names no action"):
         env.step(["left", "jump", "up", "up"])
-    with pytest.raises(TypeError, match="dtype float64"):
+    with pytest.raises(TypeError, match="actions: expected integer action indices.*found floats"):
         env.step(np.zeros(4))
     with pytest.raises(ValueError, match=r"expected shape \(4,\), found \(3,\)"):
         env.step([0, 0, 0])

@@ -163,7 +163,7 @@ fn parse_value<T: DeserializeOwned>(
             path: path.to_path_buf(),
             line,
             field,
-            message: e.into_inner().to_string(),
+            message: crate::plain_serde_message(&e.into_inner().to_string()),
         }
     })
 }

@@ -37,9 +37,11 @@ pub mod harness;
 pub mod hash;
 pub mod image;
 pub mod io;
+pub mod near;
 pub mod policy;
 pub mod rank;
 pub mod rng;
+pub mod serde_words;
 
 pub use action::{
     ActionId, ActionMask, NUM_ACTIONS, NUM_ANSWERS, ParseActionError, ParseActionTextError,
@@ -57,5 +59,7 @@ pub use error::{Checked, InvalidValue, Validate};
 pub use harness::{HarnessChannel, HarnessLevel, HarnessSchedule, HarnessText, ParseHarnessError};
 pub use image::Rgb8Image;
 pub use io::FileError;
+pub use near::nearest_ids;
 pub use policy::{OutcomeError, Policy, PolicyInput, SamplerStateError, TaskSampler, check_issued};
 pub use rng::Rng;
+pub use serde_words::{invalid_from_serde, plain_serde_message};

@@ -136,11 +136,10 @@ impl SamplerConfig {
             // The variant's own struct, not the tagged enum: an internally tagged enum buffers
             // its fields first and loses the path to a bad one.
             serde_path_to_error::deserialize(fields).map_err(|e| {
-                CurriculumError::Config(InvalidValue::new(
-                    e.path().to_string(),
-                    format!("a field of the {kind} configuration, of its type"),
-                    e.inner().to_string(),
-                ))
+                let mut v =
+                    envdist_core::invalid_from_serde(e.path().to_string(), &e.inner().to_string());
+                v.expected = format!("{} (in the {kind} configuration)", v.expected);
+                CurriculumError::Config(v)
             })
         }
         Ok(match Self::default_for(kind)? {
@@ -227,10 +226,12 @@ impl SamplerConfig {
                 }
             },
             (Some(v), None) => serde_path_to_error::deserialize(v).map_err(|e| {
+                let v =
+                    envdist_core::invalid_from_serde(e.path().to_string(), &e.inner().to_string());
                 bad(
-                    &e.path().to_string(),
-                    "a field of the HDC configuration, of its type".into(),
-                    e.inner().to_string(),
+                    &v.field,
+                    format!("{} (in the HDC configuration)", v.expected),
+                    v.found,
                 )
             })?,
             (None, _) => HdcConfig::default(),
@@ -458,6 +459,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("lowe") && e.contains("pass_rate"), "{e}");
+        // In words, not serde's: the range of the field's type, no Rust type name.
+        let e = SamplerConfig::from_fields("plr", &serde_json::json!({"buffer_size": -1}))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("field `buffer_size`: expected an integer from 0 to 4294967295 (in the plr configuration), found -1"),
+            "{e}"
+        );
         assert_eq!(
             SamplerConfig::from_fields("Pass-Rate", &serde_json::json!({})).unwrap(),
             SamplerConfig::default_for("pass_rate").unwrap()

@@ -60,7 +60,7 @@ mod toy;
 pub use graph::{AbilityEdge, AbilityGraph, AbilityNode};
 pub use llm::{LlmConfig, LlmSegmenter, SYSTEM_PROMPT, SegmentError};
 pub use log::{
-    ChatMessage, ChatRecord, EpisodeKey, LogCheck, LogRead, ReplayReport, StepRecord,
+    ChatMessage, ChatRecord, EpisodeKey, LogCheck, LogRead, ReplayReport, StepRecord, UnknownEnvId,
     check_trajectories, read_log, read_trajectory_log, replay_abilities,
 };
 pub use meta::{MetaConfig, cluster, coverage, meta_of, similarity_matrix};

@@ -138,8 +138,9 @@ pub fn check_usable(
             "; log each step's `abilities`, or replay the actions in their environments".to_string()
         }
         Some(r) if r.unknown_env > 0 => format!(
-            "; {} trajectories are of environments the replay does not know",
-            r.unknown_env
+            "; {} trajectories are of environments the replay does not know: {}",
+            r.unknown_env,
+            r.describe_unknown().unwrap_or_default()
         ),
         Some(_) => String::new(),
     };
@@ -320,6 +321,16 @@ mod tests {
             .to_string();
         assert!(
             e.contains("other.jsonl") && e.contains("does not know"),
+            "{e}"
+        );
+        // A misspelt id is named, with the id it most likely meant.
+        let misspelt = d.join("misspelt.jsonl");
+        std::fs::write(&misspelt, line.replace("toy/walk", "toy/wakl")).unwrap();
+        let e = profile_log(&misspelt, &seg, &meta, Some(&ToyFactory))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("\"toy/wakl\" (1 trajectories; nearest: toy/walk, toy/mirror)"),
             "{e}"
         );
         let _ = std::fs::remove_dir_all(&d);

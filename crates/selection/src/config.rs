@@ -127,7 +127,7 @@ pub enum Aggregation {
     Sum,
 }
 
-/// The greedy optimizer.
+/// The optimizer: one of the greedy ones, or the exact search for small pools.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Optimizer {
@@ -145,6 +145,37 @@ pub enum Optimizer {
         /// Seed of the sampling stream.
         seed: u64,
     },
+    /// The optimum itself, by branch and bound ([`solve_exact`](crate::solve_exact)), for
+    /// pools of at most [`EXACT_MAX_ENVS`](crate::EXACT_MAX_ENVS) environments. A search
+    /// stopped at a limit returns the best selection found and says so in the notes (method
+    /// `aes/exact`, not proven optimal).
+    Exact {
+        /// Nodes (partial selections) to visit at most. Default 2,000,000 (see
+        /// [`ExactLimits`](crate::ExactLimits)).
+        #[serde(default = "default_exact_max_nodes")]
+        max_nodes: u64,
+        /// Wall-clock limit in seconds. Default 10.
+        #[serde(default = "default_exact_max_seconds")]
+        max_seconds: f64,
+    },
+}
+
+fn default_exact_max_nodes() -> u64 {
+    crate::ExactLimits::default().max_nodes
+}
+
+fn default_exact_max_seconds() -> f64 {
+    crate::ExactLimits::default().max_time.as_secs_f64()
+}
+
+impl Optimizer {
+    /// [`Optimizer::Exact`] with the default limits.
+    pub fn exact() -> Self {
+        Self::Exact {
+            max_nodes: default_exact_max_nodes(),
+            max_seconds: default_exact_max_seconds(),
+        }
+    }
 }
 
 /// How ties between equally scoring environments are broken. The optimizers always prefer the
@@ -291,9 +322,30 @@ impl SelectConfig {
         {
             return Err(InvalidValue::new(
                 "optimizer.epsilon",
-                "a value in (0, 1)",
+                "a value in (0, 1), both ends excluded",
                 epsilon,
             ));
+        }
+        if let Optimizer::Exact {
+            max_nodes,
+            max_seconds,
+        } = self.optimizer
+        {
+            if max_nodes == 0 {
+                return Err(InvalidValue::new(
+                    "optimizer.max_nodes",
+                    "at least 1",
+                    max_nodes,
+                ));
+            }
+            // Duration::from_secs_f64 panics on a negative, NaN or huge value.
+            if !(max_seconds > 0.0 && max_seconds <= 1e9) {
+                return Err(InvalidValue::new(
+                    "optimizer.max_seconds",
+                    "a number of seconds above 0, at most 1e9",
+                    max_seconds,
+                ));
+            }
         }
         Ok(())
     }
@@ -306,10 +358,20 @@ impl SelectConfig {
         let n = problem.n_envs();
         self.validate_fields()
             .map_err(|v| SelectError::invalid("config", v.field, v.expected, v.found))?;
+        if matches!(self.optimizer, Optimizer::Exact { .. }) && n > crate::EXACT_MAX_ENVS {
+            return Err(bad(
+                "optimizer",
+                &format!(
+                    "a greedy optimizer for a pool of more than {} environments (the exact search is for small pools)",
+                    crate::EXACT_MAX_ENVS
+                ),
+                format!("exact, on {n} environments"),
+            ));
+        }
         if self.k > n {
             return Err(bad(
                 "k",
-                &format!("1..={n} (the pool has {n} environments)"),
+                &format!("a number of environments from 1 to {n} (the pool has {n})"),
                 self.k.to_string(),
             ));
         }

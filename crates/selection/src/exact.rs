@@ -464,7 +464,7 @@ pub fn solve_exact(
     Ok(solve_checked(problem, &checked, limits))
 }
 
-fn solve_checked(
+pub(crate) fn solve_checked(
     problem: &Problem,
     checked: &CheckedSelectConfig,
     limits: &ExactLimits,
@@ -656,5 +656,109 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("n_envs") && e.contains("257"), "{e}");
+    }
+
+    #[test]
+    fn the_exact_optimizer_is_a_select_config_option() {
+        use crate::{Optimizer, PickReason};
+        let p = trap();
+        let cfg = SelectConfig {
+            optimizer: Optimizer::exact(),
+            ..SelectConfig::aes(2).coverage_only()
+        };
+        let s = select(&p, &cfg).unwrap();
+        assert_eq!((s.method.as_str(), s.objective), ("aes/exact", 6.0));
+        let mut r = s.ranking.clone();
+        r.sort_unstable();
+        assert_eq!(r, vec![1, 2]);
+        assert!(
+            s.notes
+                .iter()
+                .any(|n| n.starts_with("exact search: optimal (")),
+            "{:?}",
+            s.notes
+        );
+        // Its certificate holds: the optimum is within the bound.
+        assert!(s.certificate.unwrap().upper_bound.unwrap() >= 6.0);
+        // Must-includes are marked as in the greedy optimizers.
+        let with_include = SelectConfig {
+            must_include: vec![p.env_ids()[0].clone()],
+            ..cfg.clone()
+        };
+        let s = select(&p, &with_include).unwrap();
+        assert_eq!(s.steps[0].reason, PickReason::MustInclude);
+        assert_eq!(s.steps[0].env, 0);
+        // A stopped search says so; limits and pool size are checked.
+        let stopped = SelectConfig {
+            optimizer: Optimizer::Exact {
+                max_nodes: 2,
+                max_seconds: 10.0,
+            },
+            ..cfg.clone()
+        };
+        // Stopped before its first leaf (the greedy selection, at depth k): nothing to return.
+        let e = select(&p, &stopped).unwrap_err().to_string();
+        assert!(
+            e.contains("optimizer.max_nodes") && e.contains("stopped before any"),
+            "{e}"
+        );
+        // Stopped after its first leaf: the best found, said not to be proven optimal.
+        let pool = crate::synthetic::generate(&crate::synthetic::SyntheticConfig {
+            n: 60,
+            dim: 0,
+            conflict_clusters: 0,
+            ..Default::default()
+        })
+        .unwrap();
+        let limited = SelectConfig {
+            optimizer: Optimizer::Exact {
+                max_nodes: 200,
+                max_seconds: 10.0,
+            },
+            ..SelectConfig::aes(8).coverage_only()
+        };
+        let s = select(&pool.problem, &limited).unwrap();
+        assert!(
+            s.notes
+                .iter()
+                .any(|n| n.contains("node limit") && n.contains("not proven optimal")),
+            "{:?}",
+            s.notes
+        );
+        assert_eq!(s.ranking.len(), 8);
+        for bad in [
+            Optimizer::Exact {
+                max_nodes: 0,
+                max_seconds: 1.0,
+            },
+            Optimizer::Exact {
+                max_nodes: 1,
+                max_seconds: f64::NAN,
+            },
+            Optimizer::Exact {
+                max_nodes: 1,
+                max_seconds: -1.0,
+            },
+        ] {
+            let c = SelectConfig {
+                optimizer: bad,
+                ..cfg.clone()
+            };
+            let e = select(&p, &c).unwrap_err().to_string();
+            assert!(e.contains("optimizer.max_"), "{e}");
+        }
+        let big = crate::synthetic::generate(&crate::synthetic::SyntheticConfig {
+            n: 257,
+            dim: 0,
+            conflict_clusters: 0,
+            ..Default::default()
+        })
+        .unwrap();
+        let e = select(&big.problem, &cfg).unwrap_err().to_string();
+        assert!(e.contains("optimizer") && e.contains("257"), "{e}");
+        // Serde: the limits have defaults.
+        let parsed: SelectConfig =
+            serde_json::from_str(r#"{"optimizer": {"kind": "exact"}}"#).unwrap();
+        assert_eq!(parsed.optimizer, Optimizer::exact());
     }
 }

@@ -153,6 +153,18 @@ fn transpose(
     (col_ptr, col_envs)
 }
 
+/// The first name that repeats: `(index of its first occurrence, index of the repeat, name)`.
+fn first_duplicate<'a>(names: impl Iterator<Item = &'a str>) -> Option<(usize, usize, &'a str)> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, name) in names.enumerate() {
+        if let Some(&first) = seen.get(name) {
+            return Some((first, i, name));
+        }
+        seen.insert(name, i);
+    }
+    None
+}
+
 impl Problem {
     /// Build from a core [`ProfileSet`] (coverage keys are the abilities) and optional
     /// gradients, matched to profiles by environment id.
@@ -201,7 +213,8 @@ impl Problem {
     }
 
     /// Build from a sparse count matrix (rows = environments). Environment ids default to
-    /// `env/<row>` and abilities to `a<col>`.
+    /// `env/<row>` and abilities to `a<col>`; given ones must be unique (a duplicate is refused,
+    /// naming both positions).
     pub fn from_counts(
         counts: SparseCounts,
         env_ids: Option<Vec<EnvId>>,
@@ -236,6 +249,23 @@ impl Problem {
                 "abilities",
                 format!("{} names (one per column)", counts.cols),
                 abilities.len().to_string(),
+            ));
+        }
+        // A duplicate id would make a selection name one environment twice, and must_include /
+        // must_exclude (which resolve ids) pick only one of the rows.
+        if let Some((field, first, again, name)) =
+            first_duplicate(env_ids.iter().map(|e| e.as_str()))
+                .map(|(i, j, n)| ("env_ids", i, j, n))
+                .or_else(|| {
+                    first_duplicate(abilities.iter().map(String::as_str))
+                        .map(|(i, j, n)| ("abilities", i, j, n))
+                })
+        {
+            return Err(SelectError::invalid(
+                "problem",
+                format!("{field}[{again}]"),
+                format!("unique names ({name:?} is already {field}[{first}])"),
+                format!("{name:?} again"),
             ));
         }
         let ok = counts.indptr.len() == counts.rows + 1
@@ -555,5 +585,27 @@ mod tests {
         let b: Vec<f32> = (0..19).map(|i| 1.0 - i as f32 * 0.125).collect();
         let naive: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
         assert!((dot(&a, &b) - naive).abs() < 1e-4);
+    }
+
+    #[test]
+    fn duplicate_ids_and_ability_names_are_refused_naming_both_rows() {
+        let counts =
+            || SparseCounts::from_dense(3, 2, &[1.0, 0.0, 0.0, 1.0, 1.0, 1.0], "t").unwrap();
+        let ids = |v: &[&str]| Some(v.iter().map(|s| EnvId::new(*s)).collect());
+        let e = Problem::from_counts(counts(), ids(&["a/x", "b/y", "a/x"]), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("env_ids[2]") && e.contains("\"a/x\" is already env_ids[0]"),
+            "{e}"
+        );
+        let e = Problem::from_counts(counts(), None, Some(vec!["n".into(), "n".into()]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("abilities[1]") && e.contains("already abilities[0]"),
+            "{e}"
+        );
+        assert!(Problem::from_counts(counts(), ids(&["a/x", "b/y", "c/z"]), None).is_ok());
     }
 }

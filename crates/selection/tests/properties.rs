@@ -215,7 +215,7 @@ fn must_include_and_exclude_are_honoured_and_checked() {
     let e = select(&p, &bad).unwrap_err().to_string();
     assert!(e.contains("must_include") && e.contains("env/99"), "{e}");
     let e = select(&p, &SelectConfig::aes(21)).unwrap_err().to_string();
-    assert!(e.contains("`k`") && e.contains("1..=20"), "{e}");
+    assert!(e.contains("`k`") && e.contains("from 1 to 20"), "{e}");
 }
 
 #[test]

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import json as _json
 
-from . import _envdist
+from . import _check, _envdist
 from .curriculum import HDC, Curriculum, Ticket, default_config, sampler_kinds
-from .env import ACTION_NAMES, NUM_ACTIONS, EnvdistEnv, make, parse_action
+from .env import ACTION_NAMES, NUM_ACTIONS, EnvdistEnv, ResetNeeded, make, parse_action
 from .profiling import profile_log
 from .registration import gym_id, register_envs
 from .selection import Selection, select
@@ -35,6 +35,7 @@ __all__ = [
     "HDC",
     "NUM_ACTIONS",
     "EnvdistEnv",
+    "ResetNeeded",
     "Selection",
     "Ticket",
     "default_config",
@@ -77,6 +78,7 @@ def spec(env_id: str) -> dict:
     ability tags it can emit), ``conflict_twin`` (the rule-inverted twin, or ``None``),
     ``instruction`` (the task statement), ``max_steps`` (the step limit at the top scale).
     Unknown ids are a ``KeyError`` naming the nearest ids."""
+    _check.env_id("env_id", env_id)
     try:
         return dict(_SPECS[env_id])
     except KeyError:

@@ -11,7 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _envdist
+from . import _check, _envdist
+
+#: The most tickets (or rows) one call hands out.
+MAX_TICKETS = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,15 @@ class Ticket:
     scale: int
     seed: int
 
+    def __post_init__(self):
+        from .env import _level
+
+        _check.env_id("env_id", self.env_id)
+        # The harness level in its canonical form ("h2", "2" and 2 are "H2").
+        object.__setattr__(self, "harness", _level(self.harness))
+        object.__setattr__(self, "scale", _check.integer("scale", self.scale, 0, _check.U32_MAX, "an integer scale"))
+        object.__setattr__(self, "seed", _check.seed("seed", self.seed))
+
     @property
     def ticket_id(self) -> str:
         return f"{self.env_id}|{self.harness}|{self.scale}|{self.seed}"
@@ -33,32 +45,11 @@ class Ticket:
     @classmethod
     def parse(cls, ticket: str | Ticket | Mapping[str, Any]) -> Ticket:
         """A ticket from its id (``"maze/classic|H2|5|123"``), a ``Ticket`` or a row dict."""
-        if isinstance(ticket, Ticket):
-            return ticket
-        if isinstance(ticket, Mapping):
-            if "ticket_id" in ticket:
-                return cls.parse(ticket["ticket_id"])
-            try:
-                return cls(str(ticket["env_id"]), str(ticket["harness"]), int(ticket["scale"]), int(ticket["seed"]))
-            except KeyError as e:
-                raise ValueError(f"ticket: expected keys env_id, harness, scale, seed; missing {e}") from None
-        if not isinstance(ticket, str):
-            raise TypeError(f"ticket id: expected str, Ticket or dict, found {type(ticket).__name__}")
-        parts = ticket.split("|")
-        if len(parts) != 4:
-            raise ValueError(
-                f"ticket id {ticket!r}: expected 'env_id|harness|scale|seed' (e.g. 'maze/classic|H2|5|123')"
-            )
-        env_id, harness, scale, seed = parts
-        try:
-            return cls(env_id, harness, int(scale), int(seed))
-        except ValueError:
-            raise ValueError(
-                f"ticket id {ticket!r}: scale and seed must be integers ('env_id|harness|scale|seed')"
-            ) from None
+        return _parse_ticket(ticket, "ticket")
 
     def make(self, canvas: int = 64, render_mode: str | None = None):
-        """The environment this ticket plays (call ``reset(seed=ticket.seed)`` on it)."""
+        """The environment this ticket plays (call ``reset(seed=ticket.seed)`` on it); ``canvas``
+        and ``render_mode`` as in :func:`envdist.make`."""
         from .env import make
 
         return make(self.env_id, harness=self.harness, scale=self.scale, canvas=canvas, render_mode=render_mode)
@@ -75,6 +66,38 @@ class Ticket:
 
 TicketLike = str | Ticket | Mapping[str, Any]
 
+
+def _parse_ticket(ticket: Any, name: str) -> Ticket:
+    """A ticket from an id, a Ticket or a row dict; errors name the argument ``name``."""
+    if isinstance(ticket, Ticket):
+        return ticket
+    if isinstance(ticket, Mapping):
+        if "ticket_id" in ticket:
+            return _parse_ticket(ticket["ticket_id"], f"{name}['ticket_id']")
+        missing = [k for k in ("env_id", "harness", "scale", "seed") if k not in ticket]
+        if missing:
+            raise ValueError(f"{name}: expected a ticket_id or the keys env_id, harness, scale, seed; missing {', '.join(missing)}")
+        fields = {k: ticket[k] for k in ("env_id", "harness", "scale", "seed")}
+    elif isinstance(ticket, str):
+        parts = ticket.split("|")
+        if len(parts) != 4:
+            raise ValueError(
+                f"{name}: expected a ticket id 'env_id|harness|scale|seed' (e.g. 'maze/classic|H2|5|123'), found {ticket!r}"
+            )
+        env_id, harness, scale, seed = parts
+        try:
+            fields = {"env_id": env_id, "harness": harness, "scale": int(scale), "seed": int(seed)}
+        except ValueError:
+            raise ValueError(
+                f"{name}: in ticket id {ticket!r} the scale and the seed must be integers ('env_id|harness|scale|seed')"
+            ) from None
+    else:
+        raise TypeError(f"{name}: expected a ticket (a ticket id str, a Ticket or a row dict), found {type(ticket).__name__}")
+    try:
+        return Ticket(**fields)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{name}: {e}") from None
+
 # Float fields of a snapshot: JSON has no NaN, so "no estimate" arrives as null.
 _SNAPSHOT_FLOATS = ("probability", "score", "success", "mean_harness", "mean_scale")
 
@@ -82,8 +105,12 @@ _SNAPSHOT_FLOATS = ("probability", "score", "success", "mean_harness", "mean_sca
 def _tickets(ticket_ids: TicketLike | Iterable[TicketLike]) -> tuple[list[Ticket], bool]:
     """Tickets from one ticket (id, Ticket, row dict) or many; and whether one was given."""
     if isinstance(ticket_ids, (str, Mapping, Ticket)):
-        return [Ticket.parse(ticket_ids)], True
-    return [Ticket.parse(t) for t in ticket_ids], False
+        return [_parse_ticket(ticket_ids, "ticket_ids")], True
+    if not isinstance(ticket_ids, Iterable):
+        raise TypeError(
+            f"ticket_ids: expected a ticket (id str, Ticket, row dict) or a list of them, found {type(ticket_ids).__name__}"
+        )
+    return [_parse_ticket(t, f"ticket_ids[{i}]") for i, t in enumerate(ticket_ids)], False
 
 
 def _as_tuples(tickets: list[Ticket]) -> list[tuple[str, str, int, int]]:
@@ -99,10 +126,17 @@ def sampler_kinds() -> list[str]:
 def default_config(kind: str) -> dict:
     """The documented default configuration of ``kind`` (its fields; every number carries its
     source in the curriculum crate's docs). Pass a modified copy as ``Curriculum``'s
-    ``config``; fields left out take these values."""
-    if not isinstance(kind, str):
-        raise TypeError(f"kind: expected str, found {type(kind).__name__}")
-    return json.loads(_envdist.default_config_json(kind))
+    ``config``; fields left out take these values. ``kind`` is one of :func:`sampler_kinds`;
+    ``"select"`` gives AES's options (:func:`envdist.selection.defaults`)."""
+    _check.string("kind", kind, f"a sampler kind (one of {', '.join(sampler_kinds())}) or 'select'")
+    if kind == "select":
+        from .selection import defaults
+
+        return defaults()
+    try:
+        return json.loads(_envdist.default_config_json(kind))
+    except ValueError as e:
+        raise ValueError(f"kind: {e} (or 'select' for AES's options)") from None
 
 
 class TaskSampler:
@@ -140,10 +174,9 @@ class TaskSampler:
         return f"{type(self).__name__}(kind={self.kind!r}, envs={len(self.env_ids)}, samples={self.samples})"
 
     def sample(self, k: int = 1) -> list[Ticket]:
-        """``k`` tickets, drawn from the current distribution."""
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
-            raise ValueError(f"k: expected a non-negative int, found {k!r}")
-        return [Ticket(*t) for t in self._s.sample(int(k))]
+        """``k`` tickets (0 to :data:`MAX_TICKETS`), drawn from the current distribution."""
+        k = _check.integer("k", k, 0, MAX_TICKETS, "a number of tickets")
+        return [Ticket(*t) for t in self._s.sample(k)]
 
     def update(
         self,
@@ -174,11 +207,20 @@ class TaskSampler:
             if steps.dtype.kind not in "iu" or steps.ndim != 1 or (steps < 0).any() or (steps > 2**32 - 1).any():
                 raise ValueError(f"steps: expected non-negative ints (one per ticket), found {steps.tolist()!r}")
             steps = [int(x) for x in steps.tolist()]
-        flags = np.asarray(successes if not np.isscalar(successes) else [successes])
+        if isinstance(successes, (str, Mapping)) or not (np.isscalar(successes) or isinstance(successes, (Iterable, np.ndarray))):
+            raise TypeError(f"successes: expected bools or numbers (one per ticket), found {type(successes).__name__}")
+        try:
+            flags = np.asarray(successes if not np.isscalar(successes) else [successes])
+        except (TypeError, ValueError):
+            flags = np.asarray([None])
         if flags.dtype.kind not in "biuf":
-            raise TypeError(f"successes: expected bools or numbers, found dtype {flags.dtype}")
+            raise TypeError(f"successes: expected bools or numbers, found {_dtype_words(flags.dtype)}")
         if flags.ndim != 1:
             raise ValueError(f"successes: expected a flat sequence, found shape {flags.shape}")
+        if len(flags) != len(tickets):
+            raise ValueError(
+                f"successes: expected {len(tickets)} values, one per ticket of ticket_ids, found {len(flags)}"
+            )
         self._s.update(_as_tuples(tickets), [float(x) for x in flags.tolist()], steps)
 
     def _balances_turns(self) -> bool:
@@ -216,13 +258,19 @@ class TaskSampler:
         """Restore ``state_dict()``'s output. A state saved by another kind of sampler, under
         another configuration or environment list, or a corrupt one, is a ValueError saying
         what differs; nothing changes then."""
-        if isinstance(state, Mapping):
-            text = json.dumps(state)
-        elif isinstance(state, str):
-            text = state
+        if isinstance(state, str):
+            text = state  # parsed in Rust: nesting is bounded there, not by Python's stack
+        elif isinstance(state, Mapping):
+            try:
+                text = json.dumps(state, allow_nan=False)
+            except (TypeError, ValueError, RecursionError) as e:
+                raise ValueError(f"state: expected a dict from state_dict(), found one that is not JSON-compatible ({e})") from None
         else:
-            raise TypeError(f"state: expected a dict (or its JSON), found {type(state).__name__}")
-        self._s.load_state_json(text)
+            raise TypeError(f"state: expected a dict from state_dict() (or its JSON text), found {type(state).__name__}")
+        try:
+            self._s.load_state_json(text)
+        except ValueError as e:
+            raise ValueError(f"state: {e}") from None
 
     def probabilities(self) -> dict:
         """Where the next tickets come from: ``env`` (n,) env probabilities (summing to 1),
@@ -259,16 +307,20 @@ class TaskSampler:
 
     def to_rows(self, n: int) -> list[dict]:
         """``n`` tickets as dataset rows, for trainers that read a fixed dataset (one row per
-        prompt: a GRPO group repeats the row, so its level stays fixed)."""
+        prompt: a GRPO group repeats the row, so its level stays fixed); ``n`` from 0 to
+        :data:`MAX_TICKETS`."""
+        n = _check.integer("n", n, 0, MAX_TICKETS, "a number of rows")
         return [t.as_row() for t in self.sample(n)]
 
     def grid_rows(self, seeds_per_cell: int = 1, seed: int = 0) -> list[dict]:
         """Rows for every (env, harness level, scale) cell the sampler can draw (every level
         for HDC, the config's ``harness_levels`` for the others), ``seeds_per_cell`` seeds
         each: the dataset a dataset-driven curriculum sampler (``envdist.adapters.verl``)
-        picks rows from."""
+        picks rows from. ``seeds_per_cell`` from 1 to 65536; ``seed`` seeds the rows' seeds."""
         import envdist
 
+        seeds_per_cell = _check.integer("seeds_per_cell", seeds_per_cell, 1, 1 << 16, "a number of seeds")
+        seed = _check.seed("seed", seed)
         levels = self.config.get("harness_levels") or [f"H{h}" for h in range(5)]
         rng = np.random.default_rng(seed)
         rows = []
@@ -281,12 +333,29 @@ class TaskSampler:
         return rows
 
 
+def _dtype_words(dtype: np.dtype) -> str:
+    """A numpy dtype as the kind of values it holds."""
+    return {"U": "strs", "S": "bytes", "O": "objects", "b": "bools", "f": "floats", "c": "complex numbers",
+            "M": "datetimes", "m": "timedeltas", "V": "structured values"}.get(dtype.kind, f"dtype {dtype}")
+
+
 def _weights(weights: Sequence[float] | np.ndarray | None) -> list[float] | None:
     if weights is None:
         return None
-    arr = np.asarray(weights)
+    if isinstance(weights, (str, Mapping)) or not isinstance(weights, (Sequence, np.ndarray)):
+        raise TypeError(f"weights: expected a flat sequence of numbers (one per env), found {type(weights).__name__}")
+    try:
+        arr = np.asarray(weights)
+    except (TypeError, ValueError):
+        arr = np.asarray(weights, dtype=object)
     if arr.dtype.kind not in "iuf" or arr.ndim != 1:
-        raise TypeError(f"weights: expected a flat sequence of numbers, found {arr.dtype} shape {arr.shape}")
+        raise TypeError(
+            f"weights: expected a flat sequence of numbers (one per env), found {_dtype_words(arr.dtype)} of shape {arr.shape}"
+        )
+    if not np.all(np.isfinite(arr.astype(np.float64))):
+        raise ValueError(f"weights: expected finite numbers, found {arr.tolist()}")
+    if np.any(np.abs(arr.astype(np.float64)) > np.finfo(np.float32).max):
+        raise ValueError(f"weights: expected numbers within float32's range (|w| <= 3.4e38), found {arr.tolist()}")
     return [float(x) for x in arr]
 
 
@@ -313,17 +382,15 @@ class Curriculum(TaskSampler):
         seed: int = 0,
         weights: Sequence[float] | np.ndarray | None = None,
     ):
-        if not isinstance(kind, str):
-            raise TypeError(f"kind: expected str (one of {', '.join(sampler_kinds())}), found {type(kind).__name__}")
-        if isinstance(env_ids, str):
-            env_ids = [env_ids]
-        if config is not None and not isinstance(config, Mapping):
-            raise TypeError(f"config: expected a dict of {kind} config fields, found {type(config).__name__}")
-        super().__init__(
-            _envdist.Sampler(
-                kind, list(env_ids), None if config is None else json.dumps(dict(config)), int(seed), _weights(weights)
-            )
-        )
+        # Spellings such as "Pass-Rate" are the extension's to read; it names the kinds.
+        _check.string("kind", kind, f"a sampler kind (one of {', '.join(sampler_kinds())})")
+        env_ids = _check.env_ids("env_ids", env_ids)
+        config = _check.optional_mapping("config", config, f"a dict of {kind} config fields")
+        seed = _check.seed("seed", seed)
+        _check.json_values("config", dict(config))
+        # numpy scalars (checked above) as the Python numbers they hold.
+        text = json.dumps(dict(config), allow_nan=False, default=lambda o: o.item())
+        super().__init__(_envdist.Sampler(kind, env_ids, text if config else None, seed, _weights(weights)))
 
 
 class HDC(Curriculum):
@@ -346,4 +413,4 @@ class HDC(Curriculum):
         super().__init__("hdc", env_ids, config, seed, weights)
 
 
-__all__ = ["HDC", "Curriculum", "TaskSampler", "Ticket", "default_config", "sampler_kinds"]
+__all__ = ["HDC", "MAX_TICKETS", "Curriculum", "TaskSampler", "Ticket", "default_config", "sampler_kinds"]

@@ -11,7 +11,17 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from . import _envdist
+from . import _check, _envdist
+
+
+class ResetNeeded(gym.error.ResetNeeded, RuntimeError):
+    """``step()`` before the first ``reset()``: there is no episode to step. Both Gymnasium's
+    ``ResetNeeded`` (what its ``OrderEnforcing`` wrapper raises, so code written against
+    ``gymnasium.make`` catches it) and a ``RuntimeError``."""
+
+
+#: The message of :class:`ResetNeeded` (the Rust side words the same refusal).
+RESET_NEEDED = "step() before reset(): call reset() (or reset(seed=...)) to start an episode first"
 
 NUM_ACTIONS: int = _envdist.NUM_ACTIONS
 #: The shared action space by index: up, down, left, right, interact, wait, answer_0..15.
@@ -22,15 +32,20 @@ CHANNELS = ("rules", "observation", "state", "hints")
 CHARSET = frozenset(string.printable)
 #: Longest text observation the spaces admit.
 MAX_TEXT = 1 << 16
+#: The smallest and largest canvas side in pixels (both included).
+MIN_CANVAS: int = _envdist.MIN_CANVAS
+MAX_CANVAS: int = _envdist.MAX_CANVAS
 
 
 def parse_action(text: str) -> int:
     """The action index a text names, read the way a VLM writes it: ``"left"``,
     ``"Action: move left"``, ``"<answer>answer_3</answer>"``, ``"3"``. ``ValueError`` when
     the text names no action or several different ones."""
-    if not isinstance(text, str):
-        raise TypeError(f"action text: expected str, found {type(text).__name__}")
-    return _envdist.parse_action(text)
+    _check.string("text", text, "an action text (a str such as 'left' or '<answer>answer_3</answer>')")
+    try:
+        return _envdist.parse_action(text)
+    except ValueError as e:
+        raise ValueError(f"text: {e}") from None
 
 
 def action_index(action: Any) -> int:
@@ -45,11 +60,11 @@ def action_index(action: Any) -> int:
         a = int(action)
     else:
         raise TypeError(
-            f"action: expected an int index in 0..{NUM_ACTIONS} or an action name, "
+            f"action: expected an int index from 0 to {NUM_ACTIONS - 1} or an action name, "
             f"found {type(action).__name__}"
         )
     if not 0 <= a < NUM_ACTIONS:
-        raise ValueError(f"action: expected an index in 0..{NUM_ACTIONS} or an action name, found {a}")
+        raise ValueError(f"action: expected an index from 0 to {NUM_ACTIONS - 1} or an action name, found {a}")
     return a
 
 
@@ -65,15 +80,23 @@ ILLEGAL_ACTION_MODES = ("noop", "warn", "raise")
 
 
 def mask_array(mask: int | np.ndarray) -> np.ndarray:
-    """Legal-action bit masks as int8 arrays of length ``NUM_ACTIONS`` (last axis)."""
+    """Legal-action bit masks (ints from 0 to ``ALL_ACTIONS``, or an integer array of them) as
+    int8 arrays of length ``NUM_ACTIONS`` (last axis)."""
+    if isinstance(mask, np.ndarray) and mask.dtype == np.uint32:
+        masks = mask  # the envs' own masks: in range by construction
+    else:
+        arr = np.asarray(mask) if _check.is_int(mask) or isinstance(mask, np.ndarray) else None
+        if arr is None or arr.dtype.kind not in "iu":
+            raise TypeError(f"mask: expected an int bit mask or an integer array of them, found {type(mask).__name__}")
+        if arr.size and (int(arr.min()) < 0 or int(arr.max()) > ALL_ACTIONS):
+            raise ValueError(f"mask: expected bit masks from 0 to {ALL_ACTIONS} (every action), found {mask!r}")
+        masks = arr.astype(np.uint32)
     bits = np.arange(NUM_ACTIONS, dtype=np.uint32)
-    return ((np.asarray(mask, dtype=np.uint32)[..., None] >> bits) & 1).astype(np.int8)
+    return ((masks[..., None] >> bits) & 1).astype(np.int8)
 
 
 def illegal_action_mode(mode: str) -> str:
-    if mode not in ILLEGAL_ACTION_MODES:
-        raise ValueError(f"illegal_action: expected one of {', '.join(ILLEGAL_ACTION_MODES)}, found {mode!r}")
-    return mode
+    return _check.choice("illegal_action", mode, ILLEGAL_ACTION_MODES)
 
 
 def illegal_message(env_id: str, action: int, legal: int, mode: str) -> str:
@@ -88,6 +111,7 @@ def text_space() -> spaces.Text:
 
 def join_channels(channels: dict[str, str | None]) -> str:
     """The present channels as one text: ``Rules:\\n...\\n\\nState:\\n...`` ("" at H4)."""
+    _check.mapping("channels", channels, "a dict of harness channels (rules, observation, state, hints)")
     return "\n\n".join(f"{c.capitalize()}:\n{channels[c]}" for c in CHANNELS if channels.get(c) is not None)
 
 
@@ -104,8 +128,11 @@ class EnvdistEnv(gym.Env):
     a step) and ``harness_text`` (the channels one by one).
 
     ``illegal_action``: ``"noop"`` (default), ``"warn"`` or ``"raise"`` (see
-    :data:`ILLEGAL_ACTION_MODES`). A ``step`` after the episode ended warns, as Gymnasium's own
-    envs do, and returns the final observation again with reward 0.
+    :data:`ILLEGAL_ACTION_MODES`). A ``step`` before the first ``reset`` raises
+    :class:`ResetNeeded` (a ``RuntimeError``, and Gymnasium's ``ResetNeeded``), as Gymnasium's
+    ``OrderEnforcing`` does. A ``step`` after the episode ended warns once (saying how and at
+    which step it ended), as Gymnasium's own envs do, and returns the final observation again
+    with reward 0.
 
     Single-turn envs (one question, step limit 1) end as ``terminated`` when the step limit is
     reached without an answer (a failed episode: the limit is part of the task); multi-turn envs
@@ -128,8 +155,9 @@ class EnvdistEnv(gym.Env):
         render_mode: str | None = None,
         illegal_action: str = "noop",
     ):
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode: expected None or 'rgb_array', found {render_mode!r}")
+        _check.env_id("env_id", env_id)
+        _check.choice("render_mode", render_mode, (None, "rgb_array"))
+        canvas = _canvas(canvas)
         self.illegal_action = illegal_action_mode(illegal_action)
         self._env = _envdist.Env(env_id, _level(harness), _scale(scale), canvas)
         self.spec_dict: dict = json.loads(self._env.spec_json())
@@ -148,11 +176,15 @@ class EnvdistEnv(gym.Env):
         # The legal mask of the current state; None before the first reset and after the end.
         self._legal: int | None = None
         self._warned_after_end = False
+        # How the episode ended ("terminated" / "truncated") and after how many steps; None
+        # while it runs and before the first reset.
+        self._ended: tuple[str, int] | None = None
 
     # Gymnasium API -------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         if seed is not None:
             seed = _seed(seed)
+        options = _check.optional_mapping("options", options, "a dict with keys harness, scale")
         super().reset(seed=seed)
         if options:
             unknown = set(options) - {"harness", "scale"}
@@ -170,16 +202,20 @@ class EnvdistEnv(gym.Env):
         self._image = image
         self._legal = legal
         self._warned_after_end = False
+        self._ended = None
         text = self.harness_text()
         return self._observation(image, text), self._info(legal, False, [], text, False)
 
     def step(self, action):
         a = action_index(action)
-        if self._legal is None and self._image is not None and not self._warned_after_end:
+        if self._image is None:
+            raise ResetNeeded(f"{self.env_id}: {RESET_NEEDED}")
+        if self._ended is not None and not self._warned_after_end:
+            how, steps = self._ended
             gym.logger.warn(
-                "You are calling 'step()' even though this environment has already returned "
-                "terminated = True or truncated = True. You should always call 'reset()' once you "
-                "receive it: further steps are no-ops (reward 0, the final observation again)."
+                f"{self.env_id}: step() after the episode ended: it returned {how} = True at step "
+                f"{steps}. Call reset() to start the next episode: until then steps are no-ops "
+                "(reward 0, the final observation again)."
             )
             self._warned_after_end = True
         illegal = self._legal is not None and not (self._legal >> a & 1)
@@ -190,7 +226,9 @@ class EnvdistEnv(gym.Env):
             warnings.warn(message, stacklevel=2)
         image, reward, terminated, truncated, success, abilities, legal = self._env.step(a)
         self._image = image
-        over = terminated or truncated or self._legal is None
+        over = terminated or truncated or self._ended is not None
+        if over and self._ended is None:
+            self._ended = ("terminated" if terminated else "truncated", self._env.episode()[3])
         self._legal = None if over else legal
         text = self.harness_text()
         info = self._info(ALL_ACTIONS if over else legal, success, abilities, text, illegal)
@@ -247,30 +285,36 @@ class EnvdistEnv(gym.Env):
         }
 
 
-def _level(harness: str | int) -> str:
-    if isinstance(harness, (int, np.integer)) and not isinstance(harness, bool):
-        return f"H{int(harness)}"
-    if isinstance(harness, str):
-        return harness
-    raise TypeError(f"harness: expected 'H0'..'H4' or 0..4, found {type(harness).__name__}")
+#: The harness levels, strongest first.
+HARNESS_LEVELS = ("H0", "H1", "H2", "H3", "H4")
 
 
-def _scale(scale: Any) -> int | None:
-    if scale is None:
-        return None
-    if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, (int, np.integer)):
-        raise TypeError(f"scale: expected an int or None, found {type(scale).__name__}")
-    if scale < 0:
-        raise ValueError(f"scale: expected a non-negative int, found {scale}")
-    return int(scale)
+def _level(harness: str | int, name: str = "harness") -> str:
+    """A harness level as the extension reads it: ``"H0"``..``"H4"``, ``"h2"``, ``"2"`` or 0..4."""
+    expected = "a harness level 'H0' to 'H4' (or 0 to 4)"
+    if _check.is_int(harness):
+        return f"H{_check.integer(name, harness, 0, 4, 'a harness level')}"
+    if not isinstance(harness, str):
+        raise TypeError(f"{name}: expected {expected}, found {type(harness).__name__}")
+    t = harness.strip()
+    digits = t[1:] if t[:1] in ("H", "h") else t
+    if not (digits.isdigit() and int(digits) <= 4):
+        raise ValueError(f"{name}: expected {expected}, found {harness!r}")
+    return f"H{int(digits)}"
 
 
-def _seed(seed: Any) -> int:
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed: expected an int, found {type(seed).__name__}")
-    if not 0 <= seed < 2**64:
-        raise ValueError(f"seed: expected 0 <= seed < 2**64, found {seed}")
-    return int(seed)
+def _scale(scale: Any, name: str = "scale") -> int | None:
+    # The env's own range is checked by the extension (it names the range); here the type, and
+    # what fits the extension's unsigned 32-bit scales.
+    return _check.optional_integer(name, scale, 0, _check.U32_MAX, "an integer scale")
+
+
+def _seed(seed: Any, name: str = "seed") -> int:
+    return _check.seed(name, seed)
+
+
+def _canvas(canvas: Any) -> int:
+    return _check.integer("canvas", canvas, MIN_CANVAS, MAX_CANVAS, "a canvas side in pixels")
 
 
 def make(
@@ -288,3 +332,21 @@ def make(
     return EnvdistEnv(
         env_id, harness=harness, scale=scale, canvas=canvas, render_mode=render_mode, illegal_action=illegal_action
     )
+
+
+__all__ = [
+    "ACTION_NAMES",
+    "ALL_ACTIONS",
+    "CHANNELS",
+    "ILLEGAL_ACTION_MODES",
+    "NUM_ACTIONS",
+    "EnvdistEnv",
+    "HARNESS_LEVELS",
+    "MAX_CANVAS",
+    "MIN_CANVAS",
+    "ResetNeeded",
+    "join_channels",
+    "make",
+    "mask_array",
+    "parse_action",
+]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import gymnasium
 
-from . import _envdist
+from . import _check, _envdist
 
 
 def gym_id(env_id: str) -> str:
     """The Gymnasium id of an envdist env id: ``maze/classic`` -> ``envdist/maze-classic-v0``."""
+    _check.env_id("env_id", env_id)
     return "envdist/" + env_id.replace("/", "-") + "-v0"
 
 

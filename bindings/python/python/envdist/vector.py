@@ -9,10 +9,13 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from . import _envdist
+from . import _check, _envdist
 from .env import (
     ALL_ACTIONS,
     NUM_ACTIONS,
+    RESET_NEEDED,
+    ResetNeeded,
+    _canvas,
     _level,
     _scale,
     _seed,
@@ -23,6 +26,11 @@ from .env import (
     parse_action,
     text_space,
 )
+
+
+#: The most sub-envs one vector env holds (its frame buffer alone is num_envs x canvas² x 3
+#: bytes: 0.8 GB at this many 64-pixel envs).
+MAX_ENVS = 1 << 16
 
 
 class EnvdistVectorEnv(VectorEnv):
@@ -43,7 +51,9 @@ class EnvdistVectorEnv(VectorEnv):
     ``success``, ``action_mask`` (legal actions; every action for a sub-env whose episode just
     ended, since its next action is ignored, so a mask is never empty) and ``illegal_action``,
     each with its ``_``-prefixed mask. Actions: an int array, or a sequence of action texts.
-    ``illegal_action`` (``"noop"``, ``"warn"``, ``"raise"``) works as in the single env.
+    ``illegal_action`` (``"noop"``, ``"warn"``, ``"raise"``) works as in the single env. A
+    ``step`` before the first ``reset`` raises :class:`envdist.ResetNeeded` (a ``RuntimeError``,
+    and Gymnasium's ``ResetNeeded``), as in the single env.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": ["rgb_array"]}
@@ -60,24 +70,30 @@ class EnvdistVectorEnv(VectorEnv):
         text: bool = False,
         illegal_action: str = "noop",
     ):
-        ids = [env_ids] if isinstance(env_ids, str) else list(env_ids)
-        if not ids:
-            raise ValueError("env_ids: expected at least one environment id, found none")
-        n = len(ids) if num_envs is None else int(num_envs)
-        if n < 1:
-            raise ValueError(f"num_envs: expected at least 1, found {num_envs}")
+        ids = _check.env_ids("env_ids", env_ids)
+        n = len(ids) if num_envs is None else _check.integer("num_envs", num_envs, 1, MAX_ENVS, "a number of envs")
+        canvas = _canvas(canvas)
+        copy = _check.boolean("copy", copy)
+        text = _check.boolean("text", text)
+        _check.choice("render_mode", render_mode, (None, "rgb_array"))
+        self.illegal_action = illegal_action_mode(illegal_action)
         per_env = lambda v: [v[i % len(v)] for i in range(n)]  # noqa: E731
+        for name, v in (("harness", harness), ("scale", scale)):
+            if _is_seq(v) and not len(v):
+                raise ValueError(f"{name}: expected one value or one per env, found an empty sequence")
         harness_list = per_env(harness) if _is_seq(harness) else [harness] * n
         scale_list = per_env(scale) if _is_seq(scale) else [scale] * n
         self.env_ids = per_env(ids)
         self._vec = _envdist.VectorEnv(
-            self.env_ids, [_level(h) for h in harness_list], [_scale(s) for s in scale_list], canvas
+            self.env_ids,
+            [_level(h, f"harness[{i % len(harness)}]" if _is_seq(harness) else "harness") for i, h in enumerate(harness_list)],
+            [_scale(s, f"scale[{i % len(scale)}]" if _is_seq(scale) else "scale") for i, s in enumerate(scale_list)],
+            canvas,
         )
         self.num_envs = n
         self.copy = copy
         self.render_mode = render_mode
-        self.text = bool(text)
-        self.illegal_action = illegal_action_mode(illegal_action)
+        self.text = text
         obs_spaces = {"image": spaces.Box(0, 255, (canvas, canvas, 3), np.uint8)}
         if self.text:
             import envdist
@@ -99,33 +115,44 @@ class EnvdistVectorEnv(VectorEnv):
         self._over = np.zeros(n, dtype=np.bool_)
         self._illegal = np.zeros(n, dtype=np.bool_)
         self._seeded = False
+        self._started = False
         self._ones = np.ones(n, dtype=np.bool_)
 
     def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict | None = None):
-        super().reset(seed=seed if isinstance(seed, int) else None)
-        if options:
-            raise ValueError("reset options: the vector env takes none (configure it at make)")
         n = self.num_envs
         if seed is None:
+            seeds = None
+        elif _check.is_int(seed):
+            # Sub-env i plays seed + i: every one of them must be a seed.
+            seeds = [_seed(int(seed) + i, "seed" if i == 0 else f"seed + {i} (sub-env {i})") for i in range(n)]
+        elif isinstance(seed, (Sequence, np.ndarray)) and not isinstance(seed, str):
+            seeds = list(seed)
+            if len(seeds) != n:
+                raise ValueError(f"seed: expected {n} seeds (one per env), found {len(seeds)}")
+            seeds = [None if s is None else _seed(s, f"seed[{i}]") for i, s in enumerate(seeds)]
+        else:
+            raise TypeError(
+                f"seed: expected None, an integer seed or a sequence of {n} (one per env), found {type(seed).__name__}"
+            )
+        if _check.optional_mapping("options", options, "None (the vector env takes no options)"):
+            raise ValueError("options: the vector env takes none (configure it at make)")
+        super().reset(seed=seeds[0] if _check.is_int(seed) else None)
+        if seeds is None:
             if self._seeded:
                 seeds = [None] * n
             else:
                 seeds = [int(s) for s in self.np_random.integers(0, 2**63, size=n)]
-        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            seeds = [_seed(int(seed) + i) for i in range(n)]
-        else:
-            seeds = list(seed)
-            if len(seeds) != n:
-                raise ValueError(f"seed: expected {n} seeds (one per env), found {len(seeds)}")
-            seeds = [None if s is None else _seed(s) for s in seeds]
         self._seeded = self._seeded or any(s is not None for s in seeds)
         self._vec.reset(seeds, self._frames, self._legal)
+        self._started = True
         self._success[:] = False
         self._over[:] = False
         self._illegal[:] = False
         return self._obs(), self._info()
 
     def step(self, actions):
+        if not self._started:
+            raise ResetNeeded(f"vector env: {RESET_NEEDED}")
         acts = self._actions(actions)
         playing = ~self._over
         self._illegal = playing & (((self._legal >> acts.astype(np.uint32)) & 1) == 0)
@@ -167,7 +194,9 @@ class EnvdistVectorEnv(VectorEnv):
         return self._vec.episodes()
 
     def harness_text(self, i: int) -> dict[str, str | None]:
-        """The harness channels of sub-env ``i`` now (built on request, not at every step)."""
+        """The harness channels of sub-env ``i`` (0 to ``num_envs - 1``) now (built on request,
+        not at every step)."""
+        i = _check.integer("i", i, 0, self.num_envs - 1, "an env index")
         o, s, h, r = self._vec.harness_text(i)
         return {"observation": o, "state": s, "hints": h, "rules": r}
 
@@ -190,12 +219,22 @@ class EnvdistVectorEnv(VectorEnv):
 
     def _actions(self, actions) -> np.ndarray:
         if isinstance(actions, (list, tuple)) and actions and all(isinstance(a, str) for a in actions):
-            actions = [parse_action(a) for a in actions]
-        a = np.asarray(actions)
+            parsed = []
+            for i, a in enumerate(actions):
+                try:
+                    parsed.append(parse_action(a))
+                except ValueError as e:
+                    raise ValueError(f"actions[{i}]: {str(e).removeprefix('text: ')}") from None
+            actions = parsed
+        if isinstance(actions, str):
+            raise TypeError(f"actions: expected {self.num_envs} action indices or texts (one per env), found one str")
+        try:
+            a = np.asarray(actions)
+        except (TypeError, ValueError):
+            a = np.asarray(actions, dtype=object)
         if a.dtype.kind not in "iu":
-            raise TypeError(
-                f"actions: expected integer indices (or action texts), found dtype {a.dtype}"
-            )
+            kind = {"U": "strs mixed with other values", "f": "floats", "b": "bools", "O": "objects"}.get(a.dtype.kind, str(a.dtype))
+            raise TypeError(f"actions: expected integer action indices (or action texts), found {kind}")
         if a.shape != (self.num_envs,):
             raise ValueError(f"actions: expected shape ({self.num_envs},), found {a.shape}")
         return np.ascontiguousarray(a, dtype=np.int64)
@@ -224,6 +263,7 @@ def make_registered(num_envs: int = 1, env_id: str = "", **kwargs) -> EnvdistVec
     """The ``vector_entry_point`` of the registered Gymnasium ids (``gymnasium.make_vec``):
     with the text channels by default (``text=False`` leaves them out), so that the id's
     observation space is the single env's in every ``vectorization_mode``."""
+    _check.env_id("env_id", env_id)
     kwargs.pop("max_episode_steps", None)
     kwargs.setdefault("text", True)
     return EnvdistVectorEnv(env_id, num_envs, **kwargs)

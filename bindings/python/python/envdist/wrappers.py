@@ -53,21 +53,40 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from .curriculum import TaskSampler, Ticket
-from .env import ALL_ACTIONS, CHANNELS, NUM_ACTIONS, EnvdistEnv, mask_array
+from . import _check
+from .curriculum import TaskSampler, Ticket, _parse_ticket
+from .env import (
+    ALL_ACTIONS,
+    CHANNELS,
+    MAX_TEXT,
+    NUM_ACTIONS,
+    RESET_NEEDED,
+    EnvdistEnv,
+    ResetNeeded,
+    _canvas,
+    _seed,
+    illegal_action_mode,
+    mask_array,
+)
+from .vector import MAX_ENVS
 
 #: A canvas that fits SB3's NatureCNN (>= 36) and CleanRL's Atari CNN.
 SB3_CANVAS = 64
 #: The smallest side SB3's NatureCNN takes.
 MIN_CNN_SIDE = 36
 TEXT_MODES = (None, "bow", "ids")
+#: The most hash buckets / character ids per text the encoders make.
+MAX_TEXT_DIMS = 1 << 20
 _TOKEN = re.compile(r"[^\W_]+|[^\s\w,():;.]")
 
 
 def bag_of_words(text: str, dims: int = 256) -> np.ndarray:
     """``text`` as a ``(dims,)`` float32 array: 1 at the hash bucket of every token it holds
     (tokens: runs of letters and digits, lower-cased, and single symbols other than
-    ``, ( ) : ; .``; bucket: CRC-32 of the token's UTF-8 bytes modulo ``dims``)."""
+    ``, ( ) : ; .``; bucket: CRC-32 of the token's UTF-8 bytes modulo ``dims``, from 1 to
+    :data:`MAX_TEXT_DIMS`)."""
+    _check.string("text", text)
+    dims = _check.integer("dims", dims, 1, MAX_TEXT_DIMS, "a number of buckets")
     out = np.zeros(dims, dtype=np.float32)
     for tok in _TOKEN.findall(text.lower()):
         out[zlib.crc32(tok.encode()) % dims] = 1.0
@@ -76,7 +95,10 @@ def bag_of_words(text: str, dims: int = 256) -> np.ndarray:
 
 def char_ids(text: str, length: int) -> np.ndarray:
     """``text``'s first ``length`` characters as ``(length,)`` uint8 token ids: the ASCII code,
-    0 as padding (a character outside ASCII, which envdist's texts never hold, becomes ``?``)."""
+    0 as padding (a character outside ASCII, which envdist's texts never hold, becomes ``?``);
+    ``length`` from 0 to :data:`MAX_TEXT_DIMS`."""
+    _check.string("text", text)
+    length = _check.integer("length", length, 0, MAX_TEXT_DIMS, "a number of characters")
     raw = text[:length].encode("ascii", errors="replace")
     out = np.zeros(length, dtype=np.uint8)
     out[: len(raw)] = np.frombuffer(raw, dtype=np.uint8)
@@ -96,20 +118,25 @@ class NumpyObservation(gym.ObservationWrapper):
         max_chars: tuple[int, int] = (256, 2048),
         split_channels: bool = False,
     ):
+        if not isinstance(env, gym.Env) or not isinstance(getattr(env, "observation_space", None), spaces.Dict) \
+                or "image" not in env.observation_space.spaces:
+            raise TypeError(
+                f"env: expected an envdist env (envdist.make, CurriculumEnv) with a Dict observation space, "
+                f"found {type(env).__name__}"
+            )
         super().__init__(env)
-        if text not in TEXT_MODES:
-            raise ValueError(f"text: expected one of None, 'bow', 'ids', found {text!r}")
-        if text_dims < 1:
-            raise ValueError(f"text_dims: expected at least 1, found {text_dims}")
-        if len(max_chars) != 2 or min(max_chars) < 1:
-            raise ValueError(f"max_chars: expected two positive lengths (instruction, text), found {max_chars}")
+        _check.choice("text", text, TEXT_MODES)
+        text_dims = _check.integer("text_dims", text_dims, 1, MAX_TEXT_DIMS, "a number of buckets")
+        if not isinstance(max_chars, (tuple, list)) or len(max_chars) != 2:
+            raise TypeError(f"max_chars: expected two lengths (instruction, text), found {max_chars!r}")
+        max_chars = tuple(_check.integer(f"max_chars[{i}]", m, 1, MAX_TEXT, "a length") for i, m in enumerate(max_chars))
+        self.text = text
+        self.text_dims = text_dims
+        self.max_chars = max_chars
         if not isinstance(split_channels, (bool, np.bool_)):
             raise TypeError(f"split_channels: expected a bool, found {type(split_channels).__name__}")
         if split_channels and text is None:
             raise ValueError("split_channels=True needs text='bow' or text='ids' (there is no text to split)")
-        self.text = text
-        self.text_dims = int(text_dims)
-        self.max_chars = (int(max_chars[0]), int(max_chars[1]))
         self.split_channels = bool(split_channels)
         image = env.observation_space["image"]
         if text is None:
@@ -127,6 +154,12 @@ class NumpyObservation(gym.ObservationWrapper):
         return bag_of_words(s, self.text_dims) if self.text == "bow" else char_ids(s, length)
 
     def observation(self, obs: dict, channels: dict[str, str | None] | None = None) -> np.ndarray | dict:
+        """The env's observation (``{"image", "instruction", "text"}``) in numpy arrays;
+        ``channels``: the harness channels of the step (``info["harness_text"]``) when split."""
+        if not isinstance(obs, dict) or not {"image", "instruction", "text"} <= obs.keys():
+            raise TypeError(
+                f"obs: expected an envdist observation (a dict with image, instruction, text), found {type(obs).__name__}"
+            )
         if self.text is None:
             return obs["image"]
         out = {"image": obs["image"], "instruction": self._encode(obs["instruction"], self.max_chars[0])}
@@ -190,10 +223,10 @@ class CurriculumEnv(gym.Env):
                 f"sampler: expected an envdist sampler (envdist.HDC / envdist.Curriculum), found {type(sampler).__name__}"
             )
         self.sampler = sampler
-        self.canvas = int(canvas)
-        self.report = bool(report)
-        self.render_mode = render_mode
-        self.illegal_action = illegal_action
+        self.canvas = _canvas(canvas)
+        self.report = _check.boolean("report", report)
+        self.render_mode = _check.choice("render_mode", render_mode, (None, "rgb_array"))
+        self.illegal_action = illegal_action_mode(illegal_action)
         self._envs: dict[str, EnvdistEnv] = {}
         self._seeded_tickets: OrderedDict[int, Ticket] = OrderedDict()
         self.ticket: Ticket | None = None
@@ -218,13 +251,15 @@ class CurriculumEnv(gym.Env):
         return None if self.ticket is None else self._envs[self.ticket.env_id]
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if seed is not None:
+            seed = _seed(seed)
+        options = dict(_check.optional_mapping("options", options, "a dict with the key ticket"))
         super().reset(seed=seed)
-        options = dict(options or {})
         ticket = options.pop("ticket", None)
         if options:
-            raise ValueError(f"reset options: expected only 'ticket', found {sorted(options)}")
+            raise ValueError(f"options: expected only the key 'ticket', found {sorted(options)}")
         if ticket is not None:
-            t = Ticket.parse(ticket)
+            t = _parse_ticket(ticket, "options['ticket']")
         elif seed is not None and seed in self._seeded_tickets:
             t = self._seeded_tickets[seed]
         else:
@@ -243,7 +278,7 @@ class CurriculumEnv(gym.Env):
     def step(self, action):
         env = self.current
         if env is None:
-            raise RuntimeError("CurriculumEnv: call reset() before step()")
+            raise ResetNeeded(f"CurriculumEnv: {RESET_NEEDED}")
         obs, reward, terminated, truncated, info = env.step(action)
         if (terminated or truncated) and self._open:
             self._open = False
@@ -282,6 +317,7 @@ def make(
     ``harness`` and ``scale`` then come from the tickets) with numpy observations, ready for
     SB3 / MaskablePPO / CleanRL (``text``, ``split_channels``: see :class:`NumpyObservation`).
     Warns when ``canvas`` is below SB3's NatureCNN minimum."""
+    canvas = _canvas(canvas)
     if canvas < MIN_CNN_SIDE:
         warnings.warn(
             f"canvas {canvas}: SB3's default CNN (NatureCNN) and CleanRL's Atari CNN need at least "
@@ -303,16 +339,18 @@ def make_vec(
     """``gymnasium.vector.SyncVectorEnv`` over :func:`make` envs, for CleanRL-style loops:
     sub-env ``i`` plays ``env_ids[i % len(env_ids)]``, or, given a sampler, tickets of that one
     sampler. Keywords go to :func:`make`."""
+    num_envs = _check.integer("num_envs", num_envs, 1, MAX_ENVS, "a number of envs")
     if isinstance(env_ids, TaskSampler):
         fns = [lambda: make(env_ids, **kwargs) for _ in range(num_envs)]
     else:
-        ids = [env_ids] if isinstance(env_ids, str) else list(env_ids)
+        ids = _check.env_ids("env_ids", env_ids)
         fns = [lambda i=i: make(ids[i % len(ids)], **kwargs) for i in range(num_envs)]
     return gym.vector.SyncVectorEnv(fns)
 
 
 __all__ = [
     "CurriculumEnv",
+    "MAX_TEXT_DIMS",
     "MIN_CNN_SIDE",
     "NumpyObservation",
     "SB3_CANVAS",

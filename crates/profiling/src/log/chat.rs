@@ -174,7 +174,15 @@ mod tests {
                 replayed: 2,
                 tagged: 1,
                 unknown_env: 1,
-                ended_early: 0
+                ended_early: 0,
+                unknown_env_ids: [(
+                    "other/env".to_string(),
+                    crate::log::UnknownEnvId {
+                        trajectories: 1,
+                        nearest: vec!["toy/mirror".into(), "toy/walk".into()],
+                    }
+                )]
+                .into()
             }
         );
         let tags: Vec<Vec<String>> = ts[0].steps.iter().map(|s| s.abilities.clone()).collect();

@@ -13,6 +13,10 @@ pub struct LogCheck {
     pub unknown_envs: BTreeMap<String, u64>,
     /// For known environments: step tags their spec does not declare, with occurrence counts.
     pub unknown_abilities: BTreeMap<String, BTreeMap<String, u64>>,
+    /// For each unknown environment, up to five known ids nearest to it (a misspelt id
+    /// finds the one it meant).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub nearest_known: BTreeMap<String, Vec<String>>,
 }
 
 impl LogCheck {
@@ -25,8 +29,12 @@ impl LogCheck {
     pub fn describe(&self) -> Vec<String> {
         let mut out = Vec::new();
         for (env, n) in &self.unknown_envs {
+            let nearest = match self.nearest_known.get(env) {
+                Some(ids) if !ids.is_empty() => format!(" (nearest known: {})", ids.join(", ")),
+                _ => String::new(),
+            };
             out.push(format!(
-                "unknown environment {env:?} ({n} trajectories): not in the known specs; profiled anyway"
+                "unknown environment {env:?} ({n} trajectories): not in the known specs{nearest}; profiled anyway"
             ));
         }
         for (env, abilities) in &self.unknown_abilities {
@@ -65,6 +73,15 @@ pub fn check_trajectories(trajectories: &[Trajectory], specs: &[EnvSpec]) -> Log
             }
         }
     }
+    let known: Vec<&str> = specs.iter().map(|s| s.id.as_str()).collect();
+    check.nearest_known = check
+        .unknown_envs
+        .keys()
+        .map(|id| {
+            let near = envdist_core::nearest_ids(id, &known);
+            (id.clone(), near.into_iter().map(str::to_string).collect())
+        })
+        .collect();
     check
 }
 
@@ -88,6 +105,16 @@ mod tests {
         let lines = c.describe();
         assert_eq!(lines.len(), 2);
         assert!(lines[0].contains("other/env") && lines[1].contains("teleport"));
+        // A misspelt id names the one it meant.
+        let misspelt = check_trajectories(&[traj("toy/wakl", &[&["navigate"]])], &specs);
+        assert_eq!(misspelt.nearest_known["toy/wakl"][0], "toy/walk");
+        assert!(
+            misspelt.describe()[0].contains(
+                "\"toy/wakl\" (1 trajectories): not in the known specs (nearest known: toy/walk"
+            ),
+            "{:?}",
+            misspelt.describe()
+        );
         assert!(
             check_trajectories(&ts[..1], &[])
                 .unknown_envs

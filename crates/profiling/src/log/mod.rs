@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 pub use chat::{ChatMessage, ChatRecord};
 pub use check::{LogCheck, check_trajectories};
-pub use replay::{ReplayReport, replay_abilities};
+pub use replay::{ReplayReport, UnknownEnvId, replay_abilities};
 
 use chat::chat_trajectory;
 
@@ -115,7 +115,8 @@ fn from_value<T: serde::de::DeserializeOwned>(
 ) -> Result<T, FileError> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let field = e.path().to_string();
-        parse_error(path, line, field, e.into_inner().to_string())
+        let message = envdist_core::plain_serde_message(&e.into_inner().to_string());
+        parse_error(path, line, field, message)
     })
 }
 
@@ -160,6 +161,16 @@ pub fn read_log(path: impl AsRef<Path>) -> Result<LogRead, FileError> {
             ));
         }
         if value.get("messages").is_some() {
+            // `env` is the chat record's field name, but chat logs write `env_id` (its alias):
+            // a line with neither is told about the name it most likely lacks.
+            if value.get("env_id").is_none() && value.get("env").is_none() {
+                return Err(parse_error(
+                    path,
+                    line,
+                    "env_id".into(),
+                    "missing: a chat episode line needs the id of its environment (`env_id`, or `env`), e.g. \"env_id\": \"maze/classic\"".into(),
+                ));
+            }
             let chat: ChatRecord = from_value(path, line, value)?;
             let key = (
                 chat.env.clone(),
@@ -181,6 +192,33 @@ pub fn read_log(path: impl AsRef<Path>) -> Result<LogRead, FileError> {
         }
         match value.get("schema_version").and_then(|v| v.as_u64()) {
             Some(v) if v == TRAJECTORY_SCHEMA_VERSION as u64 => {}
+            // Neither a chat episode (`messages`) nor one of envdist's lines (`schema_version`):
+            // a line with a chat log's `env_id` most likely lost its messages.
+            None if value.get("schema_version").is_none() => {
+                let keys: Vec<&str> = value
+                    .as_object()
+                    .map(|o| o.keys().map(String::as_str).collect())
+                    .unwrap_or_default();
+                let chat_like = value.get("env_id").is_some() || value.get("action").is_none();
+                return Err(parse_error(
+                    path,
+                    line,
+                    if chat_like {
+                        "messages"
+                    } else {
+                        "schema_version"
+                    }
+                    .into(),
+                    format!(
+                        "missing: expected a chat episode line (with `messages`) or an envdist trajectory or step line (with `schema_version`: {TRAJECTORY_SCHEMA_VERSION}), found a line with neither (its fields: {})",
+                        if keys.is_empty() {
+                            "none".to_string()
+                        } else {
+                            keys.join(", ")
+                        }
+                    ),
+                ));
+            }
             _ => {
                 let found = value
                     .get("schema_version")
@@ -365,6 +403,24 @@ mod tests {
                 "task",
             ),
             ("[1,2]\n", "line 1", "JSON object"),
+            // A chat line without its messages names them, not schema_version.
+            (
+                "{\"env_id\":\"e/a\",\"episode\":1,\"seed\":3}\n",
+                "line 1",
+                "field `messages`: missing: expected a chat episode line (with `messages`) or an envdist trajectory or step line (with `schema_version`: 1), found a line with neither (its fields: env_id, episode, seed)",
+            ),
+            // A chat line without its environment names `env_id`, as chat logs write it.
+            (
+                "\n{\"episode\":1,\"messages\":[]}\n",
+                "line 2",
+                "field `env_id`: missing: a chat episode line needs the id of its environment (`env_id`, or `env`)",
+            ),
+            // serde's words are translated.
+            (
+                "{\"schema_version\":1,\"env\":\"e/a\",\"episode\":1,\"action\":\"up\",\"scale\":-2}\n",
+                "line 1",
+                "field `scale`: expected an integer from 0 to 4294967295, found -2",
+            ),
             (
                 "{\"schema_version\":1,\"env\":\"e/a\",\"episode\":1,\"t\":0,\"action\":\"up\"}\n{\"schema_version\":1,\"env\":\"e/a\",\"episode\":1,\"t\":0,\"action\":\"up\"}\n",
                 "line 2",

@@ -266,10 +266,22 @@ fn run_checked(problem: &Problem, checked: &CheckedSelectConfig) -> Result<Selec
         ));
     }
     let cfg = &checked.config;
+    if let Optimizer::Exact {
+        max_nodes,
+        max_seconds,
+    } = cfg.optimizer
+    {
+        let limits = crate::ExactLimits {
+            max_nodes,
+            max_time: std::time::Duration::from_secs_f64(max_seconds),
+        };
+        return run_exact(problem, checked, &limits);
+    }
     let mut notes = Vec::new();
     let mut fell_back = false;
     let monotone = cfg.gains_non_increasing();
     let mode = match cfg.optimizer {
+        Optimizer::Exact { .. } => unreachable!("the exact search returned above"),
         Optimizer::Naive => Mode::Naive,
         Optimizer::Stochastic { epsilon, seed } => Mode::Stochastic { epsilon, seed },
         Optimizer::Lazy if monotone => Mode::Lazy,
@@ -314,6 +326,7 @@ fn run_checked(problem: &Problem, checked: &CheckedSelectConfig) -> Result<Selec
         (Optimizer::Lazy, false) => "aes/lazy",
         (Optimizer::Lazy, true) | (Optimizer::Naive, _) => "aes/naive",
         (Optimizer::Stochastic { .. }, _) => "aes/stochastic",
+        (Optimizer::Exact { .. }, _) => unreachable!("the exact search returned above"),
     };
     notes.extend(out.notes);
     let selection = finish(
@@ -330,6 +343,65 @@ fn run_checked(problem: &Problem, checked: &CheckedSelectConfig) -> Result<Selec
 
 /// Attach the certificate, if the config asks for one. `tracked` is the coverage bound the
 /// exact coverage greedy kept while it ran (it spares the certificate a second walk).
+/// [`Optimizer::Exact`]: the branch-and-bound optimum as a [`Selection`], its steps scored by
+/// the reference terms ([`evaluate_ranking`](crate::evaluate_ranking)); a search stopped at a
+/// limit returns the best selection found, and the notes say it is not proven optimal.
+fn run_exact(
+    problem: &Problem,
+    checked: &CheckedSelectConfig,
+    limits: &crate::ExactLimits,
+) -> Result<Selection, SelectError> {
+    use crate::ExactStatus;
+    let solution = crate::exact::solve_checked(problem, checked, limits);
+    let stats = format!("{} nodes, {:.3} s", solution.nodes, solution.seconds);
+    let note = match (solution.status, solution.objective) {
+        (ExactStatus::Optimal, Some(_)) => format!("exact search: optimal ({stats})"),
+        (ExactStatus::Infeasible, _) => {
+            return Err(SelectError::invalid(
+                "config",
+                "require_full_coverage",
+                "a selection of k environments that covers every coverable ability",
+                format!("none exists (the exact search proved it: {stats})"),
+            ));
+        }
+        (status, None) => {
+            let (field, limit) = match status {
+                ExactStatus::TimeLimit => ("optimizer.max_seconds", limits.max_time.as_secs_f64()),
+                _ => ("optimizer.max_nodes", limits.max_nodes as f64),
+            };
+            return Err(SelectError::invalid(
+                "config",
+                field,
+                "a limit that lets the exact search reach a first selection",
+                format!("{limit} (stopped before any: {stats})"),
+            ));
+        }
+        (status, Some(_)) => format!(
+            "exact search stopped at its {} ({stats}): the selection is the best found, not proven optimal",
+            if status == ExactStatus::TimeLimit {
+                "time limit (optimizer.max_seconds)"
+            } else {
+                "node limit (optimizer.max_nodes)"
+            }
+        ),
+    };
+    let mut steps = crate::evaluate_ranking(problem, checked, &solution.ranking)?;
+    // Must-includes come first in the exact ranking, as in the greedy ones.
+    for step in steps.iter_mut().take(checked.include.len()) {
+        step.reason = crate::PickReason::MustInclude;
+    }
+    let selection = finish(
+        problem,
+        checked,
+        "aes/exact",
+        steps,
+        solution.nodes,
+        false,
+        vec![note],
+    );
+    Ok(certified(selection, problem, checked, None))
+}
+
 pub(crate) fn certified(
     mut selection: Selection,
     problem: &Problem,

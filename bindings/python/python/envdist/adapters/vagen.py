@@ -10,7 +10,8 @@ import numpy as np
 
 import envdist
 from envdist.curriculum import Ticket
-from envdist.env import join_channels
+from envdist import _check
+from envdist.env import RESET_NEEDED, ResetNeeded, join_channels
 
 #: Where the image goes in the observation text (VAGEN's placeholder).
 IMAGE_PLACEHOLDER = "<image>"
@@ -47,7 +48,7 @@ class VagenEnv:
         if env_id is None:
             raise ValueError("VagenEnv: expected an env_id or a ticket")
         self.env = envdist.make(env_id, harness=harness, scale=scale, canvas=canvas)
-        self.invalid_action_penalty = float(invalid_action_penalty)
+        self.invalid_action_penalty = _check.number("invalid_action_penalty", invalid_action_penalty)
         self._turns = 0
         self._done = True
 
@@ -67,6 +68,9 @@ class VagenEnv:
         return self._obs(obs), self._info(info, valid=True)
 
     def step(self, action_str: str) -> tuple[dict, float, bool, dict]:
+        _check.string("action_str", action_str, "the policy's reply text (a str)")
+        if self.env._image is None:
+            raise ResetNeeded(f"VagenEnv {self.env.env_id}: {RESET_NEEDED}")
         if self._done:
             raise RuntimeError("step after the episode ended: call reset() first")
         try:
