@@ -160,6 +160,8 @@ class NumpyObservation(gym.ObservationWrapper):
             raise TypeError(
                 f"obs: expected an envdist observation (a dict with image, instruction, text), found {type(obs).__name__}"
             )
+        if channels is not None and not isinstance(channels, dict):
+            raise TypeError(f"channels: expected a dict of harness channels (info['harness_text']) or None, found {type(channels).__name__}")
         if self.text is None:
             return obs["image"]
         out = {"image": obs["image"], "instruction": self._encode(obs["instruction"], self.max_chars[0])}
