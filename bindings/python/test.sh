@@ -107,7 +107,30 @@ else
 fi
 export VIRTUAL_ENV="$venv"
 export PATH="$venv/bin:$PATH"
-(cd "$here" && maturin develop --locked --quiet)
+# The build's own output (cargo's "Downloaded <crate>" lines, maturin's progress and the pip
+# lines of its install) goes to a log, shown only when the build fails.
+build_log="$(dirname "$venv")/python-test-build.log"
+say "building the extension (maturin develop, dev profile; the first build compiles every crate: about 5 minutes on 2 cores, later ones seconds; log: $build_log)"
+if ! (cd "$here" && maturin develop --locked --quiet) >"$build_log" 2>&1; then
+  cat "$build_log" >&2
+  echo "test.sh: the extension did not build (maturin's output above, also in $build_log)" >&2
+  exit 1
+fi
 say "extension built"
 cd "$here"
-python -m pytest tests -q -p no:cacheprovider "$@"
+summary="$(mktemp)"
+trap 'rm -f "$summary"' EXIT
+# Test files named in the arguments run alone; otherwise the whole tests/ directory.
+where=tests
+for arg in "$@"; do
+  case "$arg" in -*) ;; *) if [ -e "${arg%%::*}" ]; then where=""; fi ;; esac
+done
+set +e
+ENVDIST_TIER_SUMMARY="$summary" python -m pytest $where -q -p no:cacheprovider "$@"
+status=$?
+set -e
+# The last line says what each tier did (pytest's own summary line stays just above it); the
+# exit status is pytest's.
+"$venv/bin/python" "$here/tests/tier.py" "$summary" "$status" "$(( $(date +%s) - start ))" \
+  || echo "test.sh: pytest exited with status $status (no tier summary: it stopped before its end)"
+exit "$status"

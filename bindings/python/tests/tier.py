@@ -5,7 +5,9 @@ ENVDIST_TEST_INTEGRATION (1 or 0) and ENVDIST_TEST_INTEGRATION_WHY. Where the ti
 imports are plain imports: a broken install fails the tests instead of skipping them."""
 
 import importlib.util
+import json
 import os
+import sys
 
 import pytest
 
@@ -30,3 +32,32 @@ def require_integration():
     on, why = integration_state()
     if not on:
         pytest.skip(f"integration tier off: {why}", allow_module_level=True)
+
+
+def summary_line(summary: dict, status: int, seconds: int | str) -> str:
+    """test.sh's last line: each tier's outcome (from conftest's ENVDIST_TIER_SUMMARY file),
+    then pytest's exit status."""
+
+    def tier(name: str, c: dict) -> str:
+        if c["failed"]:
+            return f"{name} tier FAILED ({c['failed']} of {c['passed'] + c['failed']} tests failed)"
+        if c["passed"]:
+            return f"{name} tier passed ({c['passed']} tests)"
+        return f"{name} tier: no test selected"
+
+    core = tier("core", summary["core"])
+    if summary["integration_on"]:
+        integration = tier("integration", summary["integration"])
+    else:
+        integration = f"integration tier SKIPPED: {summary['why']}"
+    return f"test.sh: {core}; {integration} (pytest exit status {status}; {seconds}s)"
+
+
+if __name__ == "__main__":
+    # python tests/tier.py SUMMARY_JSON PYTEST_STATUS SECONDS (test.sh's last line)
+    try:
+        with open(sys.argv[1]) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        sys.exit(1)
+    print(summary_line(data, int(sys.argv[2]), sys.argv[3]))
