@@ -3,8 +3,8 @@
 //! reach) is refused with an error naming the field, for every sampler kind; and the
 //! environments a retarget drops keep their in-flight outcomes and their counts.
 
-use envdist_core::{EnvId, EpisodeOutcome, HarnessLevel, Task, TaskSampler};
-use envdist_curriculum::{CurriculumSampler, SamplerConfig, synthetic_specs};
+use envdist_core::{EnvId, EpisodeOutcome, HarnessLevel, Task};
+use envdist_curriculum::{SamplerConfig, synthetic_specs};
 use serde_json::{Value, json};
 
 fn specs() -> Vec<envdist_core::EnvSpec> {

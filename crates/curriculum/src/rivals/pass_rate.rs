@@ -635,7 +635,7 @@ mod tests {
         assert_eq!(s.state(), before);
         // Filler from here on: arm 1 (v0, scale 2), half solved, so its groups stay mixed
         // (normal) and the other arms are left alone.
-        let filler = |k: u64| outcome(&a, h4, 2, k % 2 == 0);
+        let filler = |k: u64| outcome(&a, h4, 2, k.is_multiple_of(2));
         s.record(&filler(16)).unwrap();
         assert_eq!(s.rule.arms[0].group_n, 0);
         let snap = s.snapshot();

@@ -172,7 +172,7 @@ impl HdcSampler {
         // The window starts at the bottom and moves by whole steps, stopping at the top.
         let step = self.window_step(k);
         let on_staircase = if mode.slides_scale() {
-            st.window_lo == top || (st.window_lo - lo) % step == 0
+            st.window_lo == top || (st.window_lo - lo).is_multiple_of(step)
         } else {
             st.window_lo == lo
         };
