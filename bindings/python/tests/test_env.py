@@ -182,6 +182,13 @@ def test_step_before_reset_raises_reset_needed_as_gymnasium_does():
     raw = envdist._envdist.Env("maze/classic")
     with pytest.raises(RuntimeError, match=r"step\(\) before reset\(\)"):
         raw.step(0)
+    # The envs built on it refuse it the same way.
+    from envdist.adapters.vagen import VagenEnv
+
+    with pytest.raises(envdist.ResetNeeded):
+        VagenEnv("maze/classic").step("left")
+    with pytest.raises(envdist.ResetNeeded):
+        envdist.wrappers.CurriculumEnv(envdist.HDC(["maze/classic"])).step(0)
     # A truncated multi-turn episode says so in the warning of the step after it.
     long = envdist.make("maze/classic")
     long.reset(seed=0)
