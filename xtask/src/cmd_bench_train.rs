@@ -54,6 +54,13 @@ pub struct BenchTrainArgs {
     /// Harness level of the tasks (H0 encodes every text channel).
     #[arg(long, default_value = "H0")]
     pub harness: HarnessLevel,
+    /// Image encoder of the network: `patch-mlp` or `conv` (default: the preset's).
+    #[arg(long)]
+    pub encoder: Option<envdist_trainer::ImageEncoder>,
+    /// `conv` encoder: widths of its three convolutions, comma-separated (default: the
+    /// preset's, 16,32,32 for `cpu`).
+    #[arg(long, value_parser = crate::cmd_train::parse_widths)]
+    pub conv_channels: Option<[usize; 3]>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -62,6 +69,7 @@ pub struct BenchTrainArgs {
 #[derive(Serialize)]
 struct Record<'a> {
     preset: TrainPreset,
+    encoder: &'static str,
     harness: HarnessLevel,
     envs: &'a [&'a str],
     #[serde(flatten)]
@@ -83,6 +91,12 @@ pub fn run(args: BenchTrainArgs) -> anyhow::Result<()> {
         Device::Cuda(_) => TrainPreset::Gpu,
     });
     let mut cfg = TrainConfig::of(preset);
+    if let Some(e) = args.encoder {
+        cfg.model.encoder = e;
+    }
+    if let Some(c) = &args.conv_channels {
+        cfg.model.conv_channels = *c;
+    }
     if let Some(n) = args.num_envs {
         cfg.num_envs = n;
     }
@@ -108,6 +122,7 @@ pub fn run(args: BenchTrainArgs) -> anyhow::Result<()> {
             cfg.num_envs, cfg.rollout_len, args.warmup, args.updates
         );
     }
+    let cfg_encoder = cfg.model.encoder.name();
     let t = measure_throughput(
         cfg,
         factory,
@@ -118,6 +133,7 @@ pub fn run(args: BenchTrainArgs) -> anyhow::Result<()> {
     )?;
     let record = Record {
         preset,
+        encoder: cfg_encoder,
         harness: args.harness,
         envs: &BENCH_ENVS,
         throughput: &t,

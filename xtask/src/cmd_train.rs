@@ -11,9 +11,9 @@ use envdist_core::{EnvId, HarnessLevel, TaskSampler};
 use envdist_curriculum::{HdcConfig, HdcSampler};
 use envdist_envs::Suite;
 use envdist_trainer::{
-    AdvantageKind, Baseline, Device, GradientConfig, GradientParams, PolicyModel, ProjectionKind,
-    RunFiles, RunOptions, ScaleChoice, SingleTurn, TrainConfig, TrainPreset, Trainer,
-    UniformSampler,
+    AdvantageKind, Baseline, Device, GradientConfig, GradientParams, ImageEncoder, PolicyModel,
+    ProjectionKind, RunFiles, RunOptions, ScaleChoice, SingleTurn, TrainConfig, TrainPreset,
+    Trainer, UniformSampler,
 };
 
 /// Arguments of `cargo xtask train`.
@@ -43,6 +43,17 @@ pub struct TrainArgs {
     /// Network and RL preset: `cpu`, `gpu` or `tiny` (default: the device's).
     #[arg(long)]
     pub preset: Option<TrainPreset>,
+    /// Image encoder of the network: `patch-mlp` or `conv` (default: the preset's).
+    #[arg(long)]
+    pub encoder: Option<ImageEncoder>,
+    /// `conv` encoder: widths of its three convolutions, comma-separated (default: the
+    /// preset's, 16,32,32 for `cpu`).
+    #[arg(long, value_parser = parse_widths)]
+    pub conv_channels: Option<[usize; 3]>,
+    /// Bootstrap the value of an episode cut by its step limit, as SB3 does (default: the
+    /// preset's, which counts the cut as the failure it is).
+    #[arg(long)]
+    pub bootstrap_time_limits: bool,
     /// Seed of the model, the sampler and the rollouts.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -199,6 +210,13 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let mut cfg = TrainConfig::of(preset);
     cfg.seed = args.seed;
     cfg.advantage = args.advantage;
+    if let Some(e) = args.encoder {
+        cfg.model.encoder = e;
+    }
+    if let Some(c) = &args.conv_channels {
+        cfg.model.conv_channels = *c;
+    }
+    cfg.bootstrap_time_limits |= args.bootstrap_time_limits;
     if let Some(n) = args.num_envs {
         cfg.num_envs = n;
     }
@@ -248,9 +266,10 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     };
     let cfg = trainer.config().clone();
     eprintln!(
-        "train: {} envs at {harness}, scale {}, device {device}, preset {preset}: {} params, {} envs x {} steps per update, budget {} env steps",
+        "train: {} envs at {harness}, scale {}, device {device}, preset {preset}, encoder {}: {} params, {} envs x {} steps per update, budget {} env steps",
         envs.len(),
         args.scale,
+        cfg.model.encoder.name(),
         trainer.policy().num_params(),
         cfg.num_envs,
         cfg.rollout_len,
@@ -432,4 +451,16 @@ pub fn run_gradients(args: GradientsArgs) -> anyhow::Result<()> {
         t0.elapsed().as_secs_f32()
     );
     Ok(())
+}
+
+/// `--conv-channels`: three positive widths, comma-separated.
+pub(crate) fn parse_widths(s: &str) -> Result<[usize; 3], String> {
+    let widths: Vec<usize> = s
+        .split(',')
+        .map(|w| w.trim().parse::<usize>().ok().filter(|w| *w > 0))
+        .collect::<Option<_>>()
+        .ok_or_else(|| format!("expected three positive widths like 16,32,32, found {s:?}"))?;
+    widths
+        .try_into()
+        .map_err(|_| format!("expected three positive widths like 16,32,32, found {s:?}"))
 }

@@ -6,17 +6,75 @@ use serde::{Deserialize, Serialize};
 
 use crate::TrainerError;
 
+/// How the network reads the frame (see [`crate::model`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ImageEncoder {
+    /// `patch x patch` patches, one shared patch embedding (`patch_dim` wide), then one dense
+    /// layer over every patch position: weights are shared across positions only within a
+    /// patch. What every record up to v3 used, hence the default of a config that names none.
+    #[default]
+    PatchMlp,
+    /// Three stride-2 convolutions without padding (5x5, 3x3, 3x3 kernels, `conv_channels`
+    /// wide, ReLU), then a dense layer over the last feature map: features shared across
+    /// positions, as in the small CNNs of Stable-Baselines3 or CleanRL.
+    Conv,
+}
+
+impl ImageEncoder {
+    /// The encoder's name in configs and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::PatchMlp => "patch-mlp",
+            Self::Conv => "conv",
+        }
+    }
+}
+
+impl std::str::FromStr for ImageEncoder {
+    type Err = TrainerError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "patch-mlp" => Ok(Self::PatchMlp),
+            "conv" => Ok(Self::Conv),
+            other => Err(TrainerError::Config(InvalidValue::new(
+                "model.encoder",
+                "patch-mlp or conv",
+                format!("{other:?}"),
+            ))),
+        }
+    }
+}
+
+/// Kernel side of the first convolution of [`ImageEncoder::Conv`] (run on the host as an
+/// im2col of the frame, see [`crate::encode`]).
+pub const CONV1_KERNEL: usize = 5;
+/// Kernel side of the second and third convolutions of [`ImageEncoder::Conv`].
+pub const CONV_KERNEL: usize = 3;
+/// Stride of every convolution of [`ImageEncoder::Conv`].
+pub const CONV_STRIDE: usize = 2;
+
+fn default_conv_channels() -> [usize; 3] {
+    [16, 32, 32]
+}
+
 /// Shape of the policy network (see [`crate::model`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
     /// Side of the square frame the network sees; env frames are box-filtered down to it.
     pub image_size: usize,
-    /// Side of one square image patch (must divide `image_size`).
+    /// The image encoder. Default (when a config names none): `patch-mlp`.
+    #[serde(default)]
+    pub encoder: ImageEncoder,
+    /// `patch-mlp`: side of one square image patch (must divide `image_size`).
     pub patch: usize,
-    /// Width of one patch embedding.
+    /// `patch-mlp`: width of one patch embedding.
     pub patch_dim: usize,
-    /// Width of the image feature (after the patch-flatten layer).
+    /// `conv`: widths of the three convolutions. Default `[16, 32, 32]`.
+    #[serde(default = "default_conv_channels")]
+    pub conv_channels: [usize; 3],
+    /// Width of the image feature (after the encoder's last dense layer).
     pub image_dim: usize,
     /// Hash buckets of the bag-of-tokens text encoder.
     pub vocab: usize,
@@ -32,8 +90,10 @@ impl ModelConfig {
     pub fn cpu() -> Self {
         Self {
             image_size: 32,
+            encoder: ImageEncoder::PatchMlp,
             patch: 8,
             patch_dim: 64,
+            conv_channels: default_conv_channels(),
             image_dim: 256,
             vocab: 1024,
             text_dim: 32,
@@ -45,8 +105,10 @@ impl ModelConfig {
     pub fn gpu() -> Self {
         Self {
             image_size: 64,
+            encoder: ImageEncoder::PatchMlp,
             patch: 8,
             patch_dim: 128,
+            conv_channels: [32, 64, 64],
             image_dim: 512,
             vocab: 4096,
             text_dim: 64,
@@ -58,8 +120,10 @@ impl ModelConfig {
     pub fn tiny() -> Self {
         Self {
             image_size: 16,
+            encoder: ImageEncoder::PatchMlp,
             patch: 4,
             patch_dim: 16,
+            conv_channels: [8, 16, 16],
             image_dim: 64,
             vocab: 256,
             text_dim: 16,
@@ -73,37 +137,76 @@ impl ModelConfig {
     /// model file with it.
     pub fn num_params(&self) -> Option<usize> {
         let (actions, channels) = (envdist_core::NUM_ACTIONS, crate::encode::NUM_CHANNELS);
-        let side = self.image_size.checked_div(self.patch)?;
-        let patches = side.checked_mul(side)?;
-        let patch_values = self.patch.checked_mul(self.patch)?.checked_mul(3)?;
         let linear = |d_in: usize, d_out: usize, bias: bool| {
             d_in.checked_mul(d_out)?
                 .checked_add(if bias { d_out } else { 0 })
         };
+        let image: Vec<Option<usize>> = match self.encoder {
+            ImageEncoder::PatchMlp => {
+                let side = self.image_size.checked_div(self.patch)?;
+                let patches = side.checked_mul(side)?;
+                let patch_values = self.patch.checked_mul(self.patch)?.checked_mul(3)?;
+                vec![
+                    linear(patch_values, self.patch_dim, true),
+                    linear(patches.checked_mul(self.patch_dim)?, self.image_dim, true),
+                ]
+            }
+            ImageEncoder::Conv => {
+                let [c1, c2, c3] = self.conv_channels;
+                let side = self.conv_sides()?[2];
+                let k = CONV_KERNEL * CONV_KERNEL;
+                vec![
+                    linear(CONV1_KERNEL * CONV1_KERNEL * 3, c1, true),
+                    linear(k.checked_mul(c1)?, c2, true),
+                    linear(k.checked_mul(c2)?, c3, true),
+                    linear(
+                        side.checked_mul(side)?.checked_mul(c3)?,
+                        self.image_dim,
+                        true,
+                    ),
+                ]
+            }
+        };
         let fused_in = channels
             .checked_mul(self.text_dim)?
             .checked_add(self.image_dim)?;
-        [
-            linear(patch_values, self.patch_dim, true)?,
-            linear(patches.checked_mul(self.patch_dim)?, self.image_dim, true)?,
-            linear(self.vocab, self.text_dim, false)?,
-            linear(channels, self.text_dim, false)?,
-            linear(fused_in, self.hidden, true)?,
-            linear(self.hidden, actions, true)?,
-            linear(self.hidden, 1, true)?,
-        ]
-        .into_iter()
-        .try_fold(0usize, usize::checked_add)
+        image
+            .into_iter()
+            .chain([
+                linear(self.vocab, self.text_dim, false),
+                linear(channels, self.text_dim, false),
+                linear(fused_in, self.hidden, true),
+                linear(self.hidden, actions, true),
+                linear(self.hidden, 1, true),
+            ])
+            .try_fold(0usize, |acc, n| acc.checked_add(n?))
     }
 
-    /// Number of patches per frame.
+    /// `conv`: the side of each convolution's output map, or `None` when the frame is too
+    /// small for the three layers (each needs a map at least as wide as its kernel).
+    pub fn conv_sides(&self) -> Option<[usize; 3]> {
+        let out = |side: usize, k: usize| side.checked_sub(k).map(|d| d / CONV_STRIDE + 1);
+        let s1 = out(self.image_size, CONV1_KERNEL)?;
+        let s2 = out(s1, CONV_KERNEL)?;
+        let s3 = out(s2, CONV_KERNEL)?;
+        Some([s1, s2, s3])
+    }
+
+    /// Rows the first image layer reads per frame: patches (`patch-mlp`) or the first
+    /// convolution's output positions (`conv`).
     pub fn num_patches(&self) -> usize {
-        (self.image_size / self.patch).pow(2)
+        match self.encoder {
+            ImageEncoder::PatchMlp => (self.image_size / self.patch).pow(2),
+            ImageEncoder::Conv => self.conv_sides().map_or(0, |s| s[0] * s[0]),
+        }
     }
 
-    /// Values per patch (RGB).
+    /// Values of one such row (RGB): a patch, or the first convolution's receptive field.
     pub fn patch_values(&self) -> usize {
-        self.patch * self.patch * 3
+        match self.encoder {
+            ImageEncoder::PatchMlp => self.patch * self.patch * 3,
+            ImageEncoder::Conv => CONV1_KERNEL * CONV1_KERNEL * 3,
+        }
     }
 
     fn validate(&self) -> Result<(), TrainerError> {
@@ -114,12 +217,36 @@ impl ModelConfig {
                 found,
             )))
         };
-        if self.patch == 0 || self.image_size == 0 || !self.image_size.is_multiple_of(self.patch) {
-            return bad(
-                "patch",
-                "a positive divisor of image_size",
-                format!("patch {} for image_size {}", self.patch, self.image_size),
-            );
+        match self.encoder {
+            ImageEncoder::PatchMlp => {
+                if self.patch == 0
+                    || self.image_size == 0
+                    || !self.image_size.is_multiple_of(self.patch)
+                {
+                    return bad(
+                        "patch",
+                        "a positive divisor of image_size",
+                        format!("patch {} for image_size {}", self.patch, self.image_size),
+                    );
+                }
+            }
+            ImageEncoder::Conv => {
+                if self.conv_sides().is_none_or(|s| s[2] == 0) {
+                    return bad(
+                        "image_size",
+                        "at least 17 for the conv encoder (three stride-2 convolutions of \
+                         kernels 5, 3, 3 need a 17x17 frame)",
+                        self.image_size.to_string(),
+                    );
+                }
+                if let Some(i) = self.conv_channels.iter().position(|&c| c == 0) {
+                    return bad(
+                        &format!("conv_channels[{i}]"),
+                        "a positive width",
+                        "0".into(),
+                    );
+                }
+            }
         }
         for (name, v) in [
             ("patch_dim", self.patch_dim),

@@ -7,7 +7,7 @@ use envdist_core::hash::{fnv1a, fnv1a_from};
 use envdist_core::{ActionMask, NUM_ACTIONS, Observation, Rgb8Image};
 use rayon::prelude::*;
 
-use crate::config::ModelConfig;
+use crate::config::{CONV_STRIDE, CONV1_KERNEL, ImageEncoder, ModelConfig};
 
 /// Text channels the model reads, in input order. The instruction is always present; the four
 /// harness channels only at the levels that keep them.
@@ -23,7 +23,9 @@ const MAX_TOKENS: usize = 96;
 /// One observation, encoded.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Features {
-    /// `num_patches * patch * patch * 3` bytes, patch-major, each patch row-major RGB.
+    /// The frame's bytes: `patch-mlp`, `num_patches * patch * patch * 3` of them, patch-major,
+    /// each patch row-major RGB; `conv`, `image_size * image_size * 3`, row-major RGB (the
+    /// im2col of the first convolution is built from them by [`BatchBuffers::fill`]).
     pub patches: Vec<u8>,
     /// Hash buckets per channel; `None` when the channel is absent at this harness level.
     pub text: [Option<Vec<u16>>; NUM_CHANNELS],
@@ -127,7 +129,12 @@ pub fn encode_image(img: &Rgb8Image, size: usize, patch: usize, out: &mut Vec<u8
 /// Encode one observation.
 pub fn encode(obs: &Observation, legal: ActionMask, cfg: &ModelConfig) -> Features {
     let mut patches = Vec::new();
-    encode_image(&obs.image, cfg.image_size, cfg.patch, &mut patches);
+    // A patch of one pixel is the row-major frame.
+    let patch = match cfg.encoder {
+        ImageEncoder::PatchMlp => cfg.patch,
+        ImageEncoder::Conv => 1,
+    };
+    encode_image(&obs.image, cfg.image_size, patch, &mut patches);
     let h = &obs.harness;
     let chan = |t: Option<&String>| t.map(|s| hash_text(s, cfg.vocab));
     Features {
@@ -168,6 +175,32 @@ pub struct BatchBuffers {
     pub n: usize,
 }
 
+/// The im2col of the first convolution of the `conv` encoder: `frame` (`size x size` RGB
+/// bytes, row-major) to `out` (`side * side` rows of `5 x 5 x 3` values in `[0, 1]`, in
+/// `(ky, kx, channel)` order, `side = (size - 5) / 2 + 1`). A frame shorter than `size x size`
+/// (an empty image) leaves zeros.
+fn first_conv_im2col(frame: &[u8], size: usize, out: &mut [f32]) {
+    let k = CONV1_KERNEL;
+    let span = k * 3;
+    out.fill(0.0);
+    if frame.len() < size * size * 3 || size < k {
+        return;
+    }
+    let side = (size - k) / CONV_STRIDE + 1;
+    let mut o = 0;
+    for oy in 0..side {
+        for ox in 0..side {
+            for ky in 0..k {
+                let at = ((oy * CONV_STRIDE + ky) * size + ox * CONV_STRIDE) * 3;
+                for (d, b) in out[o..o + span].iter_mut().zip(&frame[at..at + span]) {
+                    *d = *b as f32 * (1.0 / 255.0);
+                }
+                o += span;
+            }
+        }
+    }
+}
+
 /// Rows of patch values converted per parallel task (small batches stay on one thread).
 const PATCH_ROWS_PER_TASK: usize = 32;
 
@@ -185,13 +218,19 @@ impl BatchBuffers {
         self.patches.clear();
         self.patches.resize(n * img, 0.0);
         if img > 0 {
+            let (encoder, size) = (cfg.encoder, cfg.image_size);
             self.patches
                 .par_chunks_mut(img * PATCH_ROWS_PER_TASK)
                 .zip(items.par_chunks(PATCH_ROWS_PER_TASK))
                 .for_each(|(dst, rows)| {
                     for (d, f) in dst.chunks_mut(img).zip(rows) {
-                        for (o, b) in d.iter_mut().zip(&f.patches) {
-                            *o = *b as f32 * (1.0 / 255.0);
+                        match encoder {
+                            ImageEncoder::PatchMlp => {
+                                for (o, b) in d.iter_mut().zip(&f.patches) {
+                                    *o = *b as f32 * (1.0 / 255.0);
+                                }
+                            }
+                            ImageEncoder::Conv => first_conv_im2col(&f.patches, size, d),
                         }
                     }
                 });

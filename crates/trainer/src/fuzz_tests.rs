@@ -98,9 +98,25 @@ fn resume(dir: &Path) -> Result<(), String> {
 #[test]
 fn the_parameter_count_is_known_before_building() {
     for p in ["tiny", "cpu", "gpu"] {
-        let cfg = TrainConfig::preset(p).unwrap().model;
-        let net = PolicyModel::new(&cfg, 0, Device::Cpu).unwrap();
-        assert_eq!(cfg.num_params(), Some(net.num_params()), "{p}");
+        for encoder in [crate::ImageEncoder::PatchMlp, crate::ImageEncoder::Conv] {
+            let mut cfg = TrainConfig::preset(p).unwrap().model;
+            cfg.encoder = encoder;
+            if p == "tiny" && encoder == crate::ImageEncoder::Conv {
+                // 16x16 is too small for three convolutions: refused, naming the field.
+                let mut c = TrainConfig::preset(p).unwrap();
+                c.model = cfg.clone();
+                let e = c.validate().unwrap_err().to_string();
+                assert!(e.contains("model.image_size") && e.contains("17"), "{e}");
+                cfg.image_size = 24;
+            }
+            let net = PolicyModel::new(&cfg, 0, Device::Cpu).unwrap();
+            assert_eq!(
+                cfg.num_params(),
+                Some(net.num_params()),
+                "{p} {}",
+                encoder.name()
+            );
+        }
     }
 }
 

@@ -1,7 +1,13 @@
 //! The policy network, generic over the burn backend (only inside this crate).
 //!
-//! image: frame -> `patch x patch` patches -> shared linear patch embedding (ReLU) -> flatten
-//! (keeps each patch's position, as a VLM's position embedding does) -> linear (ReLU).
+//! image, `patch-mlp` encoder: frame -> `patch x patch` patches -> shared linear patch
+//! embedding (ReLU) -> flatten (keeps each patch's position, as a VLM's position embedding
+//! does) -> linear (ReLU).
+//! image, `conv` encoder: three stride-2 convolutions without padding (kernels 5, 3, 3; ReLU),
+//! NHWC, each a linear map over an im2col of its input: the first one's im2col is built on the
+//! host ([`crate::encode`]), the others' on the device from strided slices
+//! ([`im2col_stride2`]); then flatten -> linear (ReLU). Weights are shared across positions
+//! at every layer.
 //! text: each of the five channels (instruction, observation, state, hints, rules) is a
 //! hashed bag of tokens; one shared embedding matrix turns a bag into the scaled sum of its
 //! tokens' embeddings (an embedding-bag lookup on token ids, never a dense `vocab`-wide
@@ -19,7 +25,9 @@
 //! [`GEMM_K_MAX`] values is one block on every machine. So every product here contracts over
 //! at most that many values, forwards and backwards: wide inputs are split into column blocks
 //! ([`linear_blocked`]) and the patch embedding runs on row chunks, so its weight gradient sums
-//! at most `GEMM_K_MAX` rows at a time; minibatches of at most `GEMM_K_MAX` samples (the `cpu`
+//! at most `GEMM_K_MAX` rows at a time (the convolutions run as one batched product over groups
+//! of at most `GEMM_K_MAX` rows, [`linear_row_groups`]: each group's weight gradient is one
+//! product, and the groups' sum a reduction in a fixed order); minibatches of at most `GEMM_K_MAX` samples (the `cpu`
 //! and `tiny` presets, cloning, gradient chunks) keep the other weight gradients within it.
 //! The same code then gives the same numbers on any x86-64 machine with FMA.
 
@@ -30,14 +38,19 @@ use burn::tensor::backend::Backend;
 use burn::tensor::{IndexingUpdateOp, Int, Tensor, TensorData};
 use envdist_core::{NUM_ACTIONS, Rng};
 
-use crate::config::ModelConfig;
+use crate::config::{CONV_KERNEL, CONV_STRIDE, ImageEncoder, ModelConfig};
 use crate::encode::{BatchBuffers, NUM_CHANNELS};
 
 /// The policy-and-value network.
 #[derive(Module, Debug)]
 pub struct PolicyNet<B: Backend> {
+    /// The patch embedding (`patch-mlp`) or the first convolution (`conv`).
     patch: Linear<B>,
+    /// The dense layer over every patch or every position of the last feature map.
     image: Linear<B>,
+    /// `conv`: the second and third convolutions; empty for `patch-mlp`, which is how the
+    /// forward pass tells the encoders apart.
+    convs: Vec<Linear<B>>,
     text: Linear<B>,
     presence: Param<Tensor<B, 2>>,
     fuse: Linear<B>,
@@ -48,7 +61,8 @@ pub struct PolicyNet<B: Backend> {
 /// A batch of encoded observations as tensors.
 #[derive(Debug, Clone)]
 pub struct Inputs<B: Backend> {
-    /// `[n, num_patches, patch_values]`.
+    /// `[n, num_patches, patch_values]`: patches (`patch-mlp`) or the first convolution's
+    /// im2col (`conv`, row-major positions, each `5 x 5 x RGB`).
     pub patches: Tensor<B, 3>,
     /// `[T]`: every token's hash bucket.
     pub tokens: Tensor<B, 1, Int>,
@@ -137,6 +151,105 @@ pub(crate) fn linear_blocked<B: Backend>(layer: &Linear<B>, x: Tensor<B, 2>) -> 
     }
 }
 
+/// `x W + b` for `x = [rows, k]` whose rows come in frames of `per_frame` rows, as one batched
+/// product over groups of whole frames, at most [`GEMM_K_MAX`] rows each (equal parts of one
+/// frame when a frame alone is longer). The weight's gradient is then one product per group, each
+/// contracting over at most `GEMM_K_MAX` rows, summed over the groups by a reduction whose
+/// order is fixed: the same numbers on every machine. A frame's output does not depend on the
+/// other frames of its batch.
+pub(crate) fn linear_row_groups<B: Backend>(
+    layer: &Linear<B>,
+    x: Tensor<B, 2>,
+    per_frame: usize,
+) -> Tensor<B, 2> {
+    let [rows, k] = x.dims();
+    let w = layer.weight.val();
+    let d_out = w.dims()[1];
+    let per_frame = per_frame.max(1);
+    let frames = rows / per_frame;
+    let largest_divisor =
+        |of: usize, most: usize| (1..=most.max(1)).rev().find(|d| of.is_multiple_of(*d));
+    let group_rows = if per_frame <= GEMM_K_MAX {
+        // The most whole frames that fit in GEMM_K_MAX rows and divide the batch evenly.
+        let most = (GEMM_K_MAX / per_frame).min(frames);
+        per_frame * largest_divisor(frames, most).unwrap_or(1)
+    } else {
+        // A frame longer than GEMM_K_MAX rows: groups of an equal part of one frame.
+        largest_divisor(per_frame, GEMM_K_MAX).unwrap_or(1)
+    };
+    let groups = rows.checked_div(group_rows).unwrap_or(1);
+    // Inputs wider than GEMM_K_MAX are split into column blocks, as in `linear_blocked`.
+    let mut y: Option<Tensor<B, 2>> = None;
+    for lo in (0..k).step_by(GEMM_K_MAX) {
+        let hi = (lo + GEMM_K_MAX).min(k);
+        let (xb, wb) = if k <= GEMM_K_MAX {
+            (x.clone(), w.clone())
+        } else {
+            (
+                x.clone().slice([0..rows, lo..hi]),
+                w.clone().slice([lo..hi, 0..d_out]),
+            )
+        };
+        let part = if groups <= 1 {
+            xb.matmul(wb)
+        } else {
+            xb.reshape([groups, group_rows, hi - lo])
+                .matmul(wb.unsqueeze::<3>())
+                .reshape([rows, d_out])
+        };
+        y = Some(match y {
+            None => part,
+            Some(acc) => acc + part,
+        });
+    }
+    let y = y.expect("k > 0 gives at least one block");
+    match &layer.bias {
+        Some(b) => y + b.val().reshape([1, d_out]),
+        None => y,
+    }
+}
+
+/// The im2col of a stride-2 `kernel x kernel` convolution without padding: `x = [n, side,
+/// side, c]` (NHWC) to `[n * out * out, kernel * kernel * c]`, `out = (side - kernel) / 2 + 1`,
+/// each row one output position's receptive field in `(ky, kx, channel)` order.
+///
+/// Built from slices only (so burn's autodiff differentiates it): the map is split by parity,
+/// `[n, side / 2, 2, side / 2, 2, c]` (an odd side gets a zero row and column first, which no
+/// tap reads), and tap `(ky, kx)` of every output position is then one contiguous slice,
+/// `[.., ky / 2.., ky % 2, kx / 2.., kx % 2, ..]`.
+pub(crate) fn im2col_stride2<B: Backend>(x: Tensor<B, 4>, kernel: usize) -> Tensor<B, 2> {
+    let [n, side, _, c] = x.dims();
+    let out = (side - kernel) / 2 + 1;
+    let x = if side % 2 == 1 {
+        let dev = x.device();
+        let x = Tensor::cat(vec![x, Tensor::zeros([n, 1, side, c], &dev)], 1);
+        Tensor::cat(vec![x, Tensor::zeros([n, side + 1, 1, c], &dev)], 2)
+    } else {
+        x
+    };
+    let half = x.dims()[1] / 2;
+    let x: Tensor<B, 6> = x.reshape([n, half, 2, half, 2, c]);
+    let mut taps = Vec::with_capacity(kernel * kernel);
+    for ky in 0..kernel {
+        for kx in 0..kernel {
+            let (qy, ry, qx, rx) = (ky / 2, ky % 2, kx / 2, kx % 2);
+            taps.push(
+                x.clone()
+                    .slice([
+                        0..n,
+                        qy..qy + out,
+                        ry..ry + 1,
+                        qx..qx + out,
+                        rx..rx + 1,
+                        0..c,
+                    ])
+                    .reshape([n, out, out, c]),
+            );
+        }
+    }
+    Tensor::cat(taps, 3).reshape([n * out * out, kernel * kernel * c])
+}
+
 fn uniform<B: Backend, const D: usize>(
     shape: [usize; D],
     bound: f32,
@@ -171,23 +284,43 @@ impl<B: Backend> PolicyNet<B> {
     pub fn init(cfg: &ModelConfig, seed: u64, device: &B::Device) -> Self {
         let mut rng = Rng::derive(seed, 0x6e6e);
         let fused_in = cfg.image_dim + NUM_CHANNELS * cfg.text_dim;
+        let (patch, convs, image) = match cfg.encoder {
+            ImageEncoder::PatchMlp => {
+                let patch = linear(
+                    cfg.patch_values(),
+                    cfg.patch_dim,
+                    1.0,
+                    true,
+                    &mut rng,
+                    device,
+                );
+                let image = linear(
+                    cfg.num_patches() * cfg.patch_dim,
+                    cfg.image_dim,
+                    1.0,
+                    true,
+                    &mut rng,
+                    device,
+                );
+                (patch, Vec::new(), image)
+            }
+            ImageEncoder::Conv => {
+                let [c1, c2, c3] = cfg.conv_channels;
+                let side = cfg.conv_sides().expect("a validated conv config")[2];
+                let k = CONV_KERNEL * CONV_KERNEL;
+                let patch = linear(cfg.patch_values(), c1, 1.0, true, &mut rng, device);
+                let convs = vec![
+                    linear(k * c1, c2, 1.0, true, &mut rng, device),
+                    linear(k * c2, c3, 1.0, true, &mut rng, device),
+                ];
+                let image = linear(side * side * c3, cfg.image_dim, 1.0, true, &mut rng, device);
+                (patch, convs, image)
+            }
+        };
         Self {
-            patch: linear(
-                cfg.patch_values(),
-                cfg.patch_dim,
-                1.0,
-                true,
-                &mut rng,
-                device,
-            ),
-            image: linear(
-                cfg.num_patches() * cfg.patch_dim,
-                cfg.image_dim,
-                1.0,
-                true,
-                &mut rng,
-                device,
-            ),
+            patch,
+            image,
+            convs,
             // An embedding matrix (rows are looked up by bag weights, so no bias) with unit-
             // variance entries, as embeddings are usually initialised: a bag's mean then has
             // the same order of magnitude as the image features, so text is heard from the
@@ -226,29 +359,12 @@ impl<B: Backend> PolicyNet<B> {
     /// The fused features `h` (`[n, hidden]`, what both heads read) and the action mask
     /// (`[n, NUM_ACTIONS]`, moved out of `x`).
     pub fn trunk(&self, x: Inputs<B>) -> (Tensor<B, 2>, Tensor<B, 2>) {
-        let [n, np, pv] = x.patches.dims();
-        // Patches as `[rows, pv]` matrices of at most GEMM_K_MAX rows (whole frames each):
-        // few large products, and a weight gradient that never sums more than GEMM_K_MAX rows
-        // in one product (see the module docs).
-        let frames = (GEMM_K_MAX / np).max(1);
-        let flat = x.patches.reshape([n * np, pv]);
-        let chunks: Vec<Tensor<B, 2>> = (0..n)
-            .step_by(frames)
-            .map(|lo| {
-                let hi = (lo + frames).min(n);
-                relu(
-                    self.patch
-                        .forward(flat.clone().slice([lo * np..hi * np, 0..pv])),
-                )
-            })
-            .collect();
-        let p = if chunks.len() == 1 {
-            chunks.into_iter().next().expect("one chunk")
+        let n = x.patches.dims()[0];
+        let img = if self.convs.is_empty() {
+            self.patch_mlp_image(x.patches)
         } else {
-            Tensor::cat(chunks, 0)
+            self.conv_image(x.patches)
         };
-        let pd = p.dims()[1];
-        let img = relu(linear_blocked(&self.image, p.reshape([n, np * pd])));
         // Embedding bag: look up each token's row, add it into its (row, channel) segment,
         // then weigh each segment's sum.
         let table = self.text.weight.val();
@@ -269,6 +385,58 @@ impl<B: Backend> PolicyNet<B> {
         let t = t.reshape([n, NUM_CHANNELS * td]);
         let h = relu(linear_blocked(&self.fuse, Tensor::cat(vec![img, t], 1)));
         (h, x.mask)
+    }
+
+    /// `patch-mlp`: image features `[n, image_dim]` of patches `[n, num_patches, patch_values]`.
+    fn patch_mlp_image(&self, patches: Tensor<B, 3>) -> Tensor<B, 2> {
+        let [n, np, pv] = patches.dims();
+        // Patches as `[rows, pv]` matrices of at most GEMM_K_MAX rows (whole frames each):
+        // few large products, and a weight gradient that never sums more than GEMM_K_MAX rows
+        // in one product (see the module docs).
+        let frames = (GEMM_K_MAX / np).max(1);
+        let flat = patches.reshape([n * np, pv]);
+        let chunks: Vec<Tensor<B, 2>> = (0..n)
+            .step_by(frames)
+            .map(|lo| {
+                let hi = (lo + frames).min(n);
+                relu(
+                    self.patch
+                        .forward(flat.clone().slice([lo * np..hi * np, 0..pv])),
+                )
+            })
+            .collect();
+        let p = if chunks.len() == 1 {
+            chunks.into_iter().next().expect("one chunk")
+        } else {
+            Tensor::cat(chunks, 0)
+        };
+        let pd = p.dims()[1];
+        relu(linear_blocked(&self.image, p.reshape([n, np * pd])))
+    }
+
+    /// `conv`: image features `[n, image_dim]` of the first convolution's im2col
+    /// `[n, side * side, 5 * 5 * 3]`.
+    fn conv_image(&self, cols: Tensor<B, 3>) -> Tensor<B, 2> {
+        let [n, positions, values] = cols.dims();
+        let mut side = positions.isqrt();
+        debug_assert_eq!(side * side, positions, "a square first feature map");
+        let mut fmap = relu(linear_row_groups(
+            &self.patch,
+            cols.reshape([n * positions, values]),
+            positions,
+        ));
+        for conv in &self.convs {
+            let c = fmap.dims()[1];
+            let out = (side - CONV_KERNEL) / CONV_STRIDE + 1;
+            let cols = im2col_stride2(fmap.reshape([n, side, side, c]), CONV_KERNEL);
+            fmap = relu(linear_row_groups(conv, cols, out * out));
+            side = out;
+        }
+        let c = fmap.dims()[1];
+        relu(linear_blocked(
+            &self.image,
+            fmap.reshape([n, side * side * c]),
+        ))
     }
 
     /// Masked action logits from the fused features `h` (see [`PolicyNet::trunk`]).

@@ -796,32 +796,218 @@ fn blocked_products_equal_the_plain_ones_and_rows_do_not_depend_on_their_batch()
     for (a, b) in blocked.iter().zip(&plain) {
         assert!((a - b).abs() < 1e-3 * (1.0 + b.abs()), "{a} vs {b}");
     }
-    // The patch embedding runs on chunks of whole frames: a frame's output does not depend on
-    // which (or how many) other frames share its batch.
-    let cfg = ModelConfig::cpu();
-    let net = crate::model::PolicyNet::<B>::init(&cfg, 1, &dev);
-    let frames = |n: usize, seed: u64| {
-        let mut r = envdist_core::Rng::seed_from_u64(seed);
-        (0..n * cfg.num_patches() * cfg.patch_values())
-            .map(|_| r.next_f32())
-            .collect::<Vec<f32>>()
-    };
-    let image = |data: Vec<f32>, n: usize| -> Vec<f32> {
-        let x = crate::model::Inputs::<B> {
-            patches: Tensor::from_data(
-                TensorData::new(data, [n, cfg.num_patches(), cfg.patch_values()]),
-                &dev,
-            ),
-            tokens: Tensor::from_data(TensorData::new(Vec::<i32>::new(), [0]), &dev),
-            token_segments: Tensor::from_data(TensorData::new(Vec::<i32>::new(), [0]), &dev),
-            segment_weights: Tensor::zeros([n, crate::encode::NUM_CHANNELS, 1], &dev),
-            present: Tensor::zeros([n, crate::encode::NUM_CHANNELS, 1], &dev),
-            mask: Tensor::zeros([n, envdist_core::NUM_ACTIONS], &dev),
+    // The patch embedding and the convolutions run on groups of whole frames: a frame's output
+    // does not depend on which (or how many) other frames share its batch.
+    for encoder in [ImageEncoder::PatchMlp, ImageEncoder::Conv] {
+        let cfg = ModelConfig {
+            encoder,
+            ..ModelConfig::cpu()
         };
-        net.trunk(x).0.into_data().to_vec().unwrap()
+        let net = crate::model::PolicyNet::<B>::init(&cfg, 1, &dev);
+        let frames = |n: usize, seed: u64| {
+            let mut r = envdist_core::Rng::seed_from_u64(seed);
+            (0..n * cfg.num_patches() * cfg.patch_values())
+                .map(|_| r.next_f32())
+                .collect::<Vec<f32>>()
+        };
+        let image = |data: Vec<f32>, n: usize| -> Vec<f32> {
+            let x = crate::model::Inputs::<B> {
+                patches: Tensor::from_data(
+                    TensorData::new(data, [n, cfg.num_patches(), cfg.patch_values()]),
+                    &dev,
+                ),
+                tokens: Tensor::from_data(TensorData::new(Vec::<i32>::new(), [0]), &dev),
+                token_segments: Tensor::from_data(TensorData::new(Vec::<i32>::new(), [0]), &dev),
+                segment_weights: Tensor::zeros([n, crate::encode::NUM_CHANNELS, 1], &dev),
+                present: Tensor::zeros([n, crate::encode::NUM_CHANNELS, 1], &dev),
+                mask: Tensor::zeros([n, envdist_core::NUM_ACTIONS], &dev),
+            };
+            net.trunk(x).0.into_data().to_vec().unwrap()
+        };
+        let many = frames(70, 5);
+        let first_alone = image(many[..cfg.num_patches() * cfg.patch_values()].to_vec(), 1);
+        let in_batch = image(many, 70);
+        assert_eq!(
+            first_alone,
+            in_batch[..cfg.hidden].to_vec(),
+            "{}",
+            encoder.name()
+        );
+    }
+}
+
+/// A plain stride-2 convolution without padding, one output at a time, NHWC in and out.
+fn naive_conv(
+    x: &[f32],
+    n: usize,
+    side: usize,
+    c: usize,
+    k: usize,
+    w: &[f32],
+    d: usize,
+) -> Vec<f32> {
+    let out = (side - k) / 2 + 1;
+    let mut y = vec![0.0f32; n * out * out * d];
+    for b in 0..n {
+        for oy in 0..out {
+            for ox in 0..out {
+                for o in 0..d {
+                    let mut acc = 0.0f64;
+                    for ky in 0..k {
+                        for kx in 0..k {
+                            for ch in 0..c {
+                                let xi = ((b * side + 2 * oy + ky) * side + 2 * ox + kx) * c + ch;
+                                let wi = ((ky * k + kx) * c + ch) * d + o;
+                                acc += x[xi] as f64 * w[wi] as f64;
+                            }
+                        }
+                    }
+                    y[((b * out + oy) * out + ox) * d + o] = acc as f32;
+                }
+            }
+        }
+    }
+    y
+}
+
+#[test]
+fn strided_slice_im2col_is_a_convolution_and_the_host_im2col_matches_it() {
+    use burn::tensor::{Tensor, TensorData};
+    type B = crate::device::CpuB;
+    let dev = Default::default();
+    let mut rng = envdist_core::Rng::seed_from_u64(9);
+    // Even and odd sides, as the encoder meets them (14 -> 6 -> 2 at 32; 7 -> 3 at 17).
+    for (n, side, c, k, d) in [(3, 14, 4, 3, 5), (2, 7, 3, 3, 2), (2, 17, 3, 5, 4)] {
+        let x: Vec<f32> = (0..n * side * side * c).map(|_| rng.normal()).collect();
+        let w: Vec<f32> = (0..k * k * c * d).map(|_| rng.normal()).collect();
+        let xt = Tensor::<B, 4>::from_data(TensorData::new(x.clone(), [n, side, side, c]), &dev);
+        let wt = Tensor::<B, 2>::from_data(TensorData::new(w.clone(), [k * k * c, d]), &dev);
+        let got: Vec<f32> = crate::model::im2col_stride2(xt, k)
+            .matmul(wt)
+            .into_data()
+            .to_vec()
+            .unwrap();
+        let want = naive_conv(&x, n, side, c, k, &w, d);
+        assert_eq!(got.len(), want.len());
+        for (a, b) in got.iter().zip(&want) {
+            assert!(
+                (a - b).abs() < 1e-4 * (1.0 + b.abs()),
+                "{a} vs {b} (side {side})"
+            );
+        }
+    }
+    // The host's im2col of a frame (bytes) is the same first convolution.
+    let cfg = ModelConfig {
+        encoder: ImageEncoder::Conv,
+        ..ModelConfig::cpu()
     };
-    let many = frames(70, 5);
-    let first_alone = image(many[..cfg.num_patches() * cfg.patch_values()].to_vec(), 1);
-    let in_batch = image(many, 70);
-    assert_eq!(first_alone, in_batch[..cfg.hidden].to_vec());
+    let size = cfg.image_size;
+    let mut img = envdist_core::Rgb8Image::new(size as u32, size as u32);
+    for (i, v) in img.data.iter_mut().enumerate() {
+        *v = (i * 37 % 251) as u8;
+    }
+    let obs = envdist_core::Observation {
+        image: img.clone(),
+        instruction: "x".into(),
+        harness: Default::default(),
+    };
+    let f = crate::encode::encode(&obs, envdist_core::ActionMask::ALL, &cfg);
+    let mut bufs = crate::encode::BatchBuffers::default();
+    bufs.fill([&f].into_iter(), &cfg);
+    let frame: Vec<f32> = img.data.iter().map(|b| *b as f32 * (1.0 / 255.0)).collect();
+    let xt = Tensor::<B, 4>::from_data(TensorData::new(frame, [1, size, size, 3]), &dev);
+    let device_cols: Vec<f32> = crate::model::im2col_stride2(xt, crate::CONV1_KERNEL)
+        .into_data()
+        .to_vec()
+        .unwrap();
+    assert_eq!(bufs.patches.len(), cfg.num_patches() * cfg.patch_values());
+    let differ = bufs
+        .patches
+        .iter()
+        .zip(&device_cols)
+        .filter(|(a, b)| a != b)
+        .count();
+    assert_eq!(
+        differ, 0,
+        "values of the host im2col that differ from the device's"
+    );
+}
+
+#[test]
+fn grouped_rows_give_the_plain_product_and_its_gradient() {
+    use burn::tensor::{Tensor, TensorData};
+    type B = crate::device::CpuB;
+    let dev = Default::default();
+    let mut rng = envdist_core::Rng::seed_from_u64(4);
+    // 30 frames of 36 rows (groups of 14 frames would not divide 30: groups of 10), and
+    // frames longer than GEMM_K_MAX rows (split in equal parts), and inputs wider than it.
+    for (frames, per_frame, k) in [(30, 36, 20), (3, 900, 8), (4, 16, 700)] {
+        let rows = frames * per_frame;
+        let x: Vec<f32> = (0..rows * k).map(|_| rng.normal()).collect();
+        let w: Vec<f32> = (0..k * 3).map(|_| rng.normal()).collect();
+        let layer = |w: &[f32]| burn::nn::Linear::<B> {
+            weight: burn::module::Param::from_tensor(
+                Tensor::from_data(TensorData::new(w.to_vec(), [k, 3]), &dev).require_grad(),
+            ),
+            bias: None,
+        };
+        let xt = || Tensor::<B, 2>::from_data(TensorData::new(x.clone(), [rows, k]), &dev);
+        let (grouped_layer, plain_layer) = (layer(&w), layer(&w));
+        let grouped = crate::model::linear_row_groups(&grouped_layer, xt(), per_frame);
+        let plain = plain_layer.forward(xt());
+        let (g, p): (Vec<f32>, Vec<f32>) = (
+            grouped.clone().into_data().to_vec().unwrap(),
+            plain.clone().into_data().to_vec().unwrap(),
+        );
+        for (a, b) in g.iter().zip(&p) {
+            assert!((a - b).abs() < 1e-3 * (1.0 + b.abs()), "{a} vs {b}");
+        }
+        let gg = grouped.powf_scalar(2.0).sum().backward();
+        let gp = plain.powf_scalar(2.0).sum().backward();
+        let dg: Vec<f32> = grouped_layer
+            .weight
+            .grad(&gg)
+            .unwrap()
+            .into_data()
+            .to_vec()
+            .unwrap();
+        let dp: Vec<f32> = plain_layer
+            .weight
+            .grad(&gp)
+            .unwrap()
+            .into_data()
+            .to_vec()
+            .unwrap();
+        for (a, b) in dg.iter().zip(&dp) {
+            assert!((a - b).abs() < 1e-2 * (1.0 + b.abs()), "{a} vs {b}");
+        }
+    }
+}
+
+/// The conv encoder trains to the same numbers on one thread and on two: its products keep
+/// the `GEMM_K_MAX` invariant, and nothing in it sums in an order the thread count decides.
+#[test]
+fn the_conv_encoder_learns_and_gives_the_same_numbers_at_one_and_two_threads() {
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut cfg = tiny(10_000);
+            cfg.model.encoder = ImageEncoder::Conv;
+            cfg.model.image_size = 24;
+            let mut s = sampler(&["toy/goal", "toy/goal-mirrored"], HarnessLevel::H0);
+            let mut t = Trainer::new(cfg, Arc::new(ToyFactory), Device::Cpu).unwrap();
+            (0..3)
+                .map(|_| {
+                    let u = t.train_update(&mut s).unwrap();
+                    [u.policy_loss, u.value_loss, u.entropy, u.approx_kl].map(f32::to_bits)
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+    let one = run(1);
+    assert_eq!(one, run(2));
+    assert!(one.iter().all(|u| f32::from_bits(u[1]).is_finite()));
 }
