@@ -494,8 +494,19 @@ impl PlrRule {
         self.values[a] += self.config.value_rate * (x - self.values[a]);
         self.value_n[a] = self.value_n[a].saturating_add(1);
         let task = &outcome.task;
-        if let Some(drawn_at) = self.pending.remove(task) {
+        let pending = self.pending.remove(task);
+        if let Some(drawn_at) = pending {
             self.pending_order.remove(&drawn_at);
+        }
+        // A new level whose task the buffer already holds (a seed that repeated a buffered
+        // task's, or a state edited so) is scored as that level's replay: the buffer never
+        // holds one task twice, which its saved state's check requires.
+        if let Some(&i) = self.slot_of.get(task) {
+            let al = self.config.alpha;
+            self.unrank(i);
+            self.levels[i].score = (1.0 - al) * self.levels[i].score + al * score;
+            self.rerank(i);
+        } else if let Some(drawn_at) = pending {
             let slot = self.candidate_slot();
             let staleness = samples.saturating_sub(drawn_at) as i64;
             let level = Level {
@@ -519,11 +530,6 @@ impl PlrRule {
             } else {
                 self.discarded = self.discarded.saturating_add(1);
             }
-        } else if let Some(&i) = self.slot_of.get(task) {
-            let al = self.config.alpha;
-            self.unrank(i);
-            self.levels[i].score = (1.0 - al) * self.levels[i].score + al * score;
-            self.rerank(i);
         }
         true
     }
