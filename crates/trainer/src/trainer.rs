@@ -639,8 +639,17 @@ impl<B: AutodiffBackend> Core<B> {
             &opt_path,
             "a burn optimizer record (the optimizer_file of state.json)",
             || {
-                let record =
+                let record: AdamRecord<B> =
                     Recorder::<B>::load(&rec, bytes, &device).map_err(|e| e.to_string())?;
+                // burn takes the moments as they come: one of another shape than its parameter
+                // would only panic in the first step.
+                let bad = optimizer_shape_mismatches(&core.model, &record);
+                if let Some(first) = bad.first() {
+                    return Err(format!(
+                        "Adam moments of the model's parameter shapes; {} of them differ, first {first}",
+                        bad.len()
+                    ));
+                }
                 Ok(adam().init().load_record(record))
             },
         )?;
@@ -676,6 +685,15 @@ impl<B: AutodiffBackend> Core<B> {
                         format!("slots[{i}].task"),
                         "a task of the run's environments",
                         e.to_string(),
+                    )
+                })?;
+                // An episode in progress must be one the sampler could have issued: its outcome
+                // is reported to it later, and a refusal then would name no file.
+                sampler.check_outcome(&outcome(&slot, false)).map_err(|e| {
+                    in_state(
+                        format!("slots[{i}].task"),
+                        "a task the resumed sampler could have issued",
+                        e.problem.to_string(),
                     )
                 })?;
                 slot.trains = s.trains;
@@ -824,6 +842,44 @@ fn level_scale_means<B: Backend>(
         [(total[0] / n) as f32, (total[1] / n) as f32]
     });
     (per_env, overall)
+}
+
+/// What the trainer's optimizer saves: Adam's moments per parameter id.
+type AdamRecord<B> =
+    <OptimizerAdaptor<Adam, PolicyNet<B>, B> as Optimizer<PolicyNet<B>, B>>::Record;
+
+/// The parameters of `net` whose Adam moments in `record` have another shape than theirs
+/// (`id: found vs expected`). A moment of another rank panics in burn's conversion, which the
+/// caller's [`burn_load`] reports as the file's error.
+fn optimizer_shape_mismatches<B: AutodiffBackend>(
+    net: &PolicyNet<B>,
+    record: &AdamRecord<B>,
+) -> Vec<String> {
+    struct Check<'a, B: AutodiffBackend> {
+        record: &'a AdamRecord<B>,
+        bad: Vec<String>,
+    }
+    impl<B: AutodiffBackend> ModuleVisitor<B> for Check<'_, B> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            let Some(r) = self.record.get(&param.id) else {
+                return;
+            };
+            let want = param.val().dims();
+            let m = r.clone().into_state::<D>().momentum;
+            for found in [m.moment_1.dims(), m.moment_2.dims()] {
+                if found != want {
+                    self.bad
+                        .push(format!("{}: {found:?} vs {want:?}", param.id));
+                }
+            }
+        }
+    }
+    let mut check = Check {
+        record,
+        bad: Vec::new(),
+    };
+    net.visit(&mut check);
+    check.bad
 }
 
 fn param_shapes<B: Backend, M: Module<B>>(net: &M) -> Vec<Vec<usize>> {
