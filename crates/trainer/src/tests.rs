@@ -1011,3 +1011,43 @@ fn the_conv_encoder_learns_and_gives_the_same_numbers_at_one_and_two_threads() {
     assert_eq!(one, run(2));
     assert!(one.iter().all(|u| f32::from_bits(u[1]).is_finite()));
 }
+
+/// The `cpu` preset's network trains to the same numbers on one thread and on two. burn's CPU
+/// backend runs products of at least 192^3 multiply-adds on every thread (its `rayon` feature):
+/// the `cpu` network's image and fusion layers at a 256-sample minibatch are above that, so
+/// this test runs the threaded products. The threads split a product's output rows and
+/// columns, never its contraction, so each value is the same sum in the same order; a change
+/// that let the thread count decide an order (a threaded reduction, a split contraction) fails
+/// here.
+#[test]
+fn the_cpu_network_gives_the_same_numbers_at_one_and_two_threads() {
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut cfg = TrainConfig::preset("cpu").unwrap();
+            cfg.num_envs = 16;
+            cfg.total_env_steps = 10_000;
+            let mut s = sampler(&["toy/goal", "toy/goal-mirrored"], HarnessLevel::H0);
+            let mut t = Trainer::new(cfg, Arc::new(ToyFactory), Device::Cpu).unwrap();
+            (0..2)
+                .map(|_| {
+                    let u = t.train_update(&mut s).unwrap();
+                    [
+                        u.policy_loss,
+                        u.value_loss,
+                        u.entropy,
+                        u.approx_kl,
+                        u.grad_norm,
+                    ]
+                    .map(f32::to_bits)
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+    let one = run(1);
+    assert_eq!(one, run(2));
+    assert!(one.iter().all(|u| f32::from_bits(u[1]).is_finite()));
+}

@@ -1,0 +1,83 @@
+//! Criterion benchmarks for envdist-trainer on the `cpu` preset, the study's network and PPO
+//! settings, over the six families `xtask bench-train` trains on (H0, each family's smallest
+//! scale): one whole update (rollout and learning) in env steps, and its two halves timed by
+//! the trainer itself: the rollout (batched inference and env stepping) in env steps and the
+//! learning passes (forward, backward, Adam over every epoch) in samples.
+//!
+//! `cargo bench -p envdist-benches --bench trainer`; docs/trainer.md reads it beside the
+//! PyTorch anchor (`scripts/bench_torch_policy.py cpu`).
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use envdist_core::env::EnvFactory;
+use envdist_core::{EnvId, HarnessLevel};
+use envdist_envs::Suite;
+use envdist_trainer::{Device, ScaleChoice, TrainConfig, Trainer, UniformSampler};
+
+/// The families of `xtask bench-train`.
+const ENVS: [&str; 6] = [
+    "maze/classic",
+    "collect/classic",
+    "sokoban/classic",
+    "count-objects/classic",
+    "key-door/classic",
+    "symmetry/classic",
+];
+
+fn trainer() -> (Trainer, UniformSampler, TrainConfig) {
+    let cfg = TrainConfig::preset("cpu").expect("the cpu preset");
+    let suite = Arc::new(Suite::with_canvas(cfg.model.image_size as u32).expect("a canvas"));
+    let factory: Arc<dyn EnvFactory> = suite;
+    let envs: Vec<EnvId> = ENVS.iter().map(|e| EnvId::new(*e)).collect();
+    let mut sampler = UniformSampler::new(
+        factory.as_ref(),
+        &envs,
+        HarnessLevel::H0,
+        Some(ScaleChoice::Min),
+        0,
+    )
+    .expect("a sampler");
+    let mut t = Trainer::new(cfg.clone(), factory, Device::Cpu).expect("a trainer");
+    // Warm-up: the first update allocates what the others reuse.
+    t.train_update(&mut sampler).expect("an update");
+    (t, sampler, cfg)
+}
+
+fn update(c: &mut Criterion) {
+    let (mut t, mut sampler, cfg) = trainer();
+    let steps = (cfg.num_envs * cfg.rollout_len) as u64;
+    let mut group = c.benchmark_group("trainer/cpu");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(20));
+    group.throughput(Throughput::Elements(steps));
+    group.bench_function("update (env steps)", |b| {
+        b.iter(|| t.train_update(&mut sampler).expect("an update"))
+    });
+    // The halves, timed inside the update by the trainer (the other half runs untimed).
+    group.bench_function("rollout (env steps)", |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| {
+                    let u = t.train_update(&mut sampler).expect("an update");
+                    Duration::from_secs_f32(u.rollout_seconds)
+                })
+                .sum()
+        })
+    });
+    group.throughput(Throughput::Elements(steps * cfg.epochs as u64));
+    group.bench_function("learning (samples)", |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| {
+                    let u = t.train_update(&mut sampler).expect("an update");
+                    Duration::from_secs_f32(u.learn_seconds)
+                })
+                .sum()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, update);
+criterion_main!(benches);
