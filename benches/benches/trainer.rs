@@ -9,27 +9,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use envdist_core::env::EnvFactory;
 use envdist_core::{EnvId, HarnessLevel};
-use envdist_envs::Suite;
-use envdist_trainer::{Device, ScaleChoice, TrainConfig, Trainer, UniformSampler};
-
-/// The families of `xtask bench-train`.
-const ENVS: [&str; 6] = [
-    "maze/classic",
-    "collect/classic",
-    "sokoban/classic",
-    "count-objects/classic",
-    "key-door/classic",
-    "symmetry/classic",
-];
+use envdist_envs::{BENCH_ENVS, Suite};
+use envdist_trainer::{Device, ScaleChoice, TrainConfig, Trainer, UniformSampler, UpdateStats};
 
 fn trainer() -> (Trainer, UniformSampler, TrainConfig) {
     let cfg = TrainConfig::preset("cpu").expect("the cpu preset");
     let suite = Arc::new(Suite::with_canvas(cfg.model.image_size as u32).expect("a canvas"));
     let factory: Arc<dyn EnvFactory> = suite;
-    let envs: Vec<EnvId> = ENVS.iter().map(|e| EnvId::new(*e)).collect();
+    let envs: Vec<EnvId> = BENCH_ENVS.iter().map(|e| EnvId::new(*e)).collect();
     let mut sampler = UniformSampler::new(
         factory.as_ref(),
         &envs,
@@ -44,6 +35,26 @@ fn trainer() -> (Trainer, UniformSampler, TrainConfig) {
     (t, sampler, cfg)
 }
 
+/// Benchmark one half of an update: `seconds` picks its time from the update's statistics.
+fn half(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    t: &mut Trainer,
+    sampler: &mut UniformSampler,
+    name: &str,
+    seconds: fn(&UpdateStats) -> f32,
+) {
+    group.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| {
+                    let u = t.train_update(sampler).expect("an update");
+                    Duration::from_secs_f32(seconds(&u))
+                })
+                .sum()
+        })
+    });
+}
+
 fn update(c: &mut Criterion) {
     let (mut t, mut sampler, cfg) = trainer();
     let steps = (cfg.num_envs * cfg.rollout_len) as u64;
@@ -55,27 +66,21 @@ fn update(c: &mut Criterion) {
         b.iter(|| t.train_update(&mut sampler).expect("an update"))
     });
     // The halves, timed inside the update by the trainer (the other half runs untimed).
-    group.bench_function("rollout (env steps)", |b| {
-        b.iter_custom(|iters| {
-            (0..iters)
-                .map(|_| {
-                    let u = t.train_update(&mut sampler).expect("an update");
-                    Duration::from_secs_f32(u.rollout_seconds)
-                })
-                .sum()
-        })
-    });
+    half(
+        &mut group,
+        &mut t,
+        &mut sampler,
+        "rollout (env steps)",
+        |u| u.rollout_seconds,
+    );
     group.throughput(Throughput::Elements(steps * cfg.epochs as u64));
-    group.bench_function("learning (samples)", |b| {
-        b.iter_custom(|iters| {
-            (0..iters)
-                .map(|_| {
-                    let u = t.train_update(&mut sampler).expect("an update");
-                    Duration::from_secs_f32(u.learn_seconds)
-                })
-                .sum()
-        })
-    });
+    half(
+        &mut group,
+        &mut t,
+        &mut sampler,
+        "learning (samples)",
+        |u| u.learn_seconds,
+    );
     group.finish();
 }
 

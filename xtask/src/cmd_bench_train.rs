@@ -12,16 +12,7 @@ use envdist_trainer::{
 };
 use serde::Serialize;
 
-/// The fixed mixture: the classic variants of three navigation, one puzzle and two
-/// single-turn families (the set the throughput issue was measured on).
-pub const BENCH_ENVS: [&str; 6] = [
-    "maze/classic",
-    "collect/classic",
-    "sokoban/classic",
-    "count-objects/classic",
-    "key-door/classic",
-    "symmetry/classic",
-];
+pub use envdist_envs::BENCH_ENVS;
 
 /// Arguments of `cargo xtask bench-train`.
 #[derive(Debug, clap::Args)]

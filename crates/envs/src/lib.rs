@@ -68,6 +68,17 @@ pub use vec_env::{VecEnv, VecEnvError};
 use env::VariantCfg;
 use render::{CLASSIC, THEMES};
 
+/// The throughput mixture `xtask bench-train` and the trainer's criterion bench train on: the
+/// classic variants of three navigation, one puzzle and two single-turn families.
+pub const BENCH_ENVS: [&str; 6] = [
+    "maze/classic",
+    "collect/classic",
+    "sokoban/classic",
+    "count-objects/classic",
+    "key-door/classic",
+    "symmetry/classic",
+];
+
 /// Smallest supported canvas side.
 pub const MIN_CANVAS: u32 = 16;
 /// Largest supported canvas side.

@@ -18,6 +18,15 @@ fn sampler(envs: &[&str], harness: HarnessLevel) -> UniformSampler {
     UniformSampler::new(&ToyFactory, &ids, harness, Some(ScaleChoice::Fixed(3)), 5).unwrap()
 }
 
+/// `f` run on a rayon pool of `threads` threads (the backend's products and env stepping use it).
+fn at_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
 fn tmp(name: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("envdist-trainer-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -989,11 +998,7 @@ fn grouped_rows_give_the_plain_product_and_its_gradient() {
 #[test]
 fn the_conv_encoder_learns_and_gives_the_same_numbers_at_one_and_two_threads() {
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        at_threads(threads, || {
             let mut cfg = tiny(10_000);
             cfg.model.encoder = ImageEncoder::Conv;
             cfg.model.image_size = 24;
@@ -1022,11 +1027,7 @@ fn the_conv_encoder_learns_and_gives_the_same_numbers_at_one_and_two_threads() {
 #[test]
 fn the_cpu_network_gives_the_same_numbers_at_one_and_two_threads() {
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        at_threads(threads, || {
             let mut cfg = TrainConfig::preset("cpu").unwrap();
             cfg.num_envs = 16;
             cfg.total_env_steps = 10_000;
