@@ -211,6 +211,70 @@ pub(crate) fn infer_inputs<IB: Backend>(
     Ok((l, v))
 }
 
+/// The fewest rows a batch needs before [`infer_rows`] splits it in two.
+const SPLIT_INFERENCE_ROWS: usize = 8;
+
+/// Encode `rows` and forward them through `net` (an inference copy): the uploaded patches,
+/// presence and mask (`[n, ..]`, what a rollout keeps for its learning passes), then masked
+/// logits (row-major `[n, NUM_ACTIONS]`) and values.
+///
+/// On the CPU backend, with more than one rayon thread and at least [`SPLIT_INFERENCE_ROWS`]
+/// rows, the two halves of the batch are encoded and forwarded at once, one per thread: at a
+/// rollout's batch sizes each product is under the backend's threading threshold, so a single
+/// forward keeps one core busy. The numbers do not change: every row's output depends on that row alone (the
+/// products' rows are independent and the patch embedding runs per frame; checked by
+/// `blocked_products_equal_the_plain_ones_and_rows_do_not_depend_on_their_batch` and the
+/// one-and-two-thread tests).
+pub(crate) fn infer_rows<IB: Backend>(
+    net: &PolicyNet<IB>,
+    bufs: &mut [BatchBuffers; 2],
+    rows: &[&Features],
+    cfg: &ModelConfig,
+    device: &IB::Device,
+) -> Result<InferredRows<IB>, TrainerError> {
+    let forward = |buf: &mut BatchBuffers, part: &[&Features]| {
+        buf.fill(part.iter().copied(), cfg);
+        let x = Inputs::<IB>::from_buffers(buf, cfg, device);
+        let kept = (x.patches.clone(), x.present.clone(), x.mask.clone());
+        infer_inputs(net, x).map(|out| (kept, out))
+    };
+    let [first, second] = bufs;
+    // Only on the CPU backend: a device's kernels may be chosen by batch size, and two half
+    // batches there would only queue two launches where one did.
+    let cpu = std::any::TypeId::of::<IB>() == std::any::TypeId::of::<burn_flex::Flex>();
+    if !cpu || rows.len() < SPLIT_INFERENCE_ROWS || rayon::current_num_threads() < 2 {
+        let ((patches, present, mask), (logits, values)) = forward(first, rows)?;
+        return Ok(InferredRows {
+            patches,
+            present,
+            mask,
+            logits,
+            values,
+        });
+    }
+    let (a, b) = rows.split_at(rows.len() / 2);
+    let (ra, rb) = rayon::join(|| forward(first, a), || forward(second, b));
+    let (((pa, sa, ma), (mut logits, mut values)), ((pb, sb, mb), (lb, vb))) = (ra?, rb?);
+    logits.extend(lb);
+    values.extend(vb);
+    Ok(InferredRows {
+        patches: Tensor::cat(vec![pa, pb], 0),
+        present: Tensor::cat(vec![sa, sb], 0),
+        mask: Tensor::cat(vec![ma, mb], 0),
+        logits,
+        values,
+    })
+}
+
+/// What [`infer_rows`] returns: the batch's uploaded inputs a rollout keeps, and its outputs.
+pub(crate) struct InferredRows<IB: Backend> {
+    pub patches: Tensor<IB, 3>,
+    pub present: Tensor<IB, 3>,
+    pub mask: Tensor<IB, 2>,
+    pub logits: Vec<f32>,
+    pub values: Vec<f32>,
+}
+
 pub(crate) fn to_inner_device<B: AutodiffBackend>(
     d: &B::Device,
 ) -> burn::tensor::Device<B::InnerBackend> {
@@ -317,7 +381,7 @@ pub(crate) fn play_episodes<B: AutodiffBackend>(
         )));
     }
     let mut out: Vec<Option<Played>> = (0..tasks.len()).map(|_| None).collect();
-    let mut bufs = BatchBuffers::default();
+    let mut bufs: [BatchBuffers; 2] = Default::default();
     let inner = net.valid();
     let inner_device = to_inner_device::<B>(device);
     let width = width.max(1).min(tasks.len().max(1));
@@ -339,9 +403,9 @@ pub(crate) fn play_episodes<B: AutodiffBackend>(
     let mut recs: Vec<Vec<Recorded>> = (0..slots.len()).map(|_| Vec::new()).collect();
     let mut next = slots.len();
     while !slots.is_empty() {
-        bufs.fill(slots.iter().map(|s| &s.features), cfg);
-        let x = Inputs::from_buffers(&bufs, cfg, &inner_device);
-        let (logits, values) = infer_inputs(&inner, x)?;
+        let rows: Vec<&Features> = slots.iter().map(|s| &s.features).collect();
+        let InferredRows { logits, values, .. } =
+            infer_rows(&inner, &mut bufs, &rows, cfg, &inner_device)?;
         let actions: Vec<ActionId> = (0..slots.len())
             .map(|r| {
                 let row = &logits[r * NUM_ACTIONS..(r + 1) * NUM_ACTIONS];

@@ -20,7 +20,7 @@ use crate::config::{AdvantageKind, LrSchedule, TrainConfig};
 use crate::encode::{BatchBuffers, Features, NUM_CHANNELS};
 use crate::model::{Inputs, PolicyNet, text_from_buffers};
 use crate::play::{
-    Slot, infer_inputs, outcome, restart_slots, sample_action, step_slots, to_inner_device, to_vec,
+    Slot, infer_rows, outcome, restart_slots, sample_action, step_slots, to_inner_device, to_vec,
 };
 use crate::ppo::{gae, group_relative};
 use crate::{TrainerError, UpdateStats};
@@ -107,7 +107,8 @@ pub(crate) struct Core<B: AutodiffBackend> {
     slots: Vec<Slot>,
     pub update: u64,
     pub env_steps: u64,
-    bufs: BatchBuffers,
+    /// Host buffers of one batch: two, so a rollout's inference can fill its halves at once.
+    bufs: [BatchBuffers; 2],
     /// The policy the run started from (runs started from a policy), for the KL to it.
     start: Option<PolicyNet<B::InnerBackend>>,
 }
@@ -129,7 +130,7 @@ impl<B: AutodiffBackend> Core<B> {
             slots: Vec::new(),
             update: 0,
             env_steps: 0,
-            bufs: BatchBuffers::default(),
+            bufs: Default::default(),
             start: None,
         }
     }
@@ -211,14 +212,13 @@ impl<B: AutodiffBackend> Core<B> {
         let inner_device = to_inner_device::<B>(&self.device);
         for _ in 0..cfg.rollout_len {
             let t_infer = Instant::now();
-            self.bufs
-                .fill(self.slots.iter().map(|s| &s.features), &cfg.model);
-            let x = Inputs::from_buffers(&self.bufs, &cfg.model, &inner_device);
-            r.patches.push(x.patches.clone());
-            r.present.push(x.present.clone());
-            r.mask.push(x.mask.clone());
+            let rows: Vec<&Features> = self.slots.iter().map(|s| &s.features).collect();
             // The read back of the logits waits for the device: the time is the inference's.
-            let (logits, values) = infer_inputs(&inner, x)?;
+            let out = infer_rows(&inner, &mut self.bufs, &rows, &cfg.model, &inner_device)?;
+            r.patches.push(out.patches);
+            r.present.push(out.present);
+            r.mask.push(out.mask);
+            let (logits, values) = (out.logits, out.values);
             r.infer_seconds += t_infer.elapsed().as_secs_f64();
             let mut actions = Vec::with_capacity(n);
             for e in 0..n {
@@ -286,10 +286,9 @@ impl<B: AutodiffBackend> Core<B> {
             }
             self.env_steps = self.env_steps.saturating_add(n as u64);
         }
-        self.bufs
-            .fill(self.slots.iter().map(|s| &s.features), &cfg.model);
-        let x = Inputs::from_buffers(&self.bufs, &cfg.model, &inner_device);
-        r.last_values = infer_inputs(&inner, x)?.1;
+        let rows: Vec<&Features> = self.slots.iter().map(|s| &s.features).collect();
+        r.last_values =
+            infer_rows(&inner, &mut self.bufs, &rows, &cfg.model, &inner_device)?.values;
         Ok(r)
     }
 
@@ -388,9 +387,9 @@ impl<B: AutodiffBackend> Core<B> {
                 let m = chunk.len();
                 rows.clear();
                 rows.extend(chunk.iter().map(|&i| &r.features[i]));
-                self.bufs.fill_text(&rows);
+                self.bufs[0].fill_text(&rows);
                 let (tokens, token_segments, segment_weights) =
-                    text_from_buffers::<B>(&self.bufs, dev);
+                    text_from_buffers::<B>(&self.bufs[0], dev);
                 let ids: Vec<i32> = chunk.iter().map(|&i| i as i32).collect();
                 let ids = Tensor::<B, 1, Int>::from_data(TensorData::new(ids, [m]), dev);
                 let pick = |t: &Tensor<B, 1>| t.clone().select(0, ids.clone());
@@ -495,9 +494,9 @@ impl<B: AutodiffBackend> Core<B> {
                     let m = hi - lo;
                     rows.clear();
                     rows.extend(r.features[lo..hi].iter());
-                    self.bufs.fill_text(&rows);
+                    self.bufs[0].fill_text(&rows);
                     let (tokens, token_segments, segment_weights) =
-                        text_from_buffers::<B::InnerBackend>(&self.bufs, &inner_dev);
+                        text_from_buffers::<B::InnerBackend>(&self.bufs[0], &inner_dev);
                     let x = Inputs {
                         patches: patches.clone().slice([lo..hi]).reshape([m, np, pv]),
                         tokens,
