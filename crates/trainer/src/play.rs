@@ -214,9 +214,8 @@ pub(crate) fn infer_inputs<IB: Backend>(
 /// The fewest rows a batch needs before [`infer_rows`] splits it in two.
 const SPLIT_INFERENCE_ROWS: usize = 8;
 
-/// Encode `rows` and forward them through `net` (an inference copy): the uploaded patches,
-/// presence and mask (`[n, ..]`, what a rollout keeps for its learning passes), then masked
-/// logits (row-major `[n, NUM_ACTIONS]`) and values.
+/// Encode `rows` and forward them through `net` (an inference copy): masked logits (row-major
+/// `[n, NUM_ACTIONS]`) and values, and the uploaded inputs ([`InferredRows::kept_inputs`]).
 ///
 /// On the CPU backend, with more than one rayon thread and at least [`SPLIT_INFERENCE_ROWS`]
 /// rows, the two halves of the batch are encoded and forwarded at once, one per thread: at a
@@ -243,36 +242,56 @@ pub(crate) fn infer_rows<IB: Backend>(
     // batches there would only queue two launches where one did.
     let cpu = std::any::TypeId::of::<IB>() == std::any::TypeId::of::<burn_flex::Flex>();
     if !cpu || rows.len() < SPLIT_INFERENCE_ROWS || rayon::current_num_threads() < 2 {
-        let ((patches, present, mask), (logits, values)) = forward(first, rows)?;
+        let (inputs, (logits, values)) = forward(first, rows)?;
         return Ok(InferredRows {
-            patches,
-            present,
-            mask,
+            inputs: vec![inputs],
             logits,
             values,
         });
     }
     let (a, b) = rows.split_at(rows.len() / 2);
     let (ra, rb) = rayon::join(|| forward(first, a), || forward(second, b));
-    let (((pa, sa, ma), (mut logits, mut values)), ((pb, sb, mb), (lb, vb))) = (ra?, rb?);
+    let ((ia, (mut logits, mut values)), (ib, (lb, vb))) = (ra?, rb?);
     logits.extend(lb);
     values.extend(vb);
     Ok(InferredRows {
-        patches: Tensor::cat(vec![pa, pb], 0),
-        present: Tensor::cat(vec![sa, sb], 0),
-        mask: Tensor::cat(vec![ma, mb], 0),
+        inputs: vec![ia, ib],
         logits,
         values,
     })
 }
 
-/// What [`infer_rows`] returns: the batch's uploaded inputs a rollout keeps, and its outputs.
+/// A batch's uploaded patches, presence and mask (see [`InferredRows::kept_inputs`]).
+pub(crate) type KeptInputs<IB> = (Tensor<IB, 3>, Tensor<IB, 3>, Tensor<IB, 2>);
+
+/// What [`infer_rows`] returns: the batch's outputs, and its uploaded inputs in the parts it
+/// ran in (joined only by a caller that keeps them, so evaluation copies nothing).
 pub(crate) struct InferredRows<IB: Backend> {
-    pub patches: Tensor<IB, 3>,
-    pub present: Tensor<IB, 3>,
-    pub mask: Tensor<IB, 2>,
+    inputs: Vec<KeptInputs<IB>>,
     pub logits: Vec<f32>,
     pub values: Vec<f32>,
+}
+
+impl<IB: Backend> InferredRows<IB> {
+    /// The whole batch's patches, presence and mask (`[n, ..]`), what a rollout keeps for its
+    /// learning passes.
+    pub fn kept_inputs(&mut self) -> KeptInputs<IB> {
+        let mut parts = std::mem::take(&mut self.inputs);
+        if parts.len() == 1 {
+            return parts.pop().expect("one part");
+        }
+        let (mut patches, mut present, mut mask) = (Vec::new(), Vec::new(), Vec::new());
+        for (p, s, m) in parts {
+            patches.push(p);
+            present.push(s);
+            mask.push(m);
+        }
+        (
+            Tensor::cat(patches, 0),
+            Tensor::cat(present, 0),
+            Tensor::cat(mask, 0),
+        )
+    }
 }
 
 pub(crate) fn to_inner_device<B: AutodiffBackend>(

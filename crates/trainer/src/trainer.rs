@@ -214,10 +214,11 @@ impl<B: AutodiffBackend> Core<B> {
             let t_infer = Instant::now();
             let rows: Vec<&Features> = self.slots.iter().map(|s| &s.features).collect();
             // The read back of the logits waits for the device: the time is the inference's.
-            let out = infer_rows(&inner, &mut self.bufs, &rows, &cfg.model, &inner_device)?;
-            r.patches.push(out.patches);
-            r.present.push(out.present);
-            r.mask.push(out.mask);
+            let mut out = infer_rows(&inner, &mut self.bufs, &rows, &cfg.model, &inner_device)?;
+            let (patches, present, mask) = out.kept_inputs();
+            r.patches.push(patches);
+            r.present.push(present);
+            r.mask.push(mask);
             let (logits, values) = (out.logits, out.values);
             r.infer_seconds += t_infer.elapsed().as_secs_f64();
             let mut actions = Vec::with_capacity(n);
