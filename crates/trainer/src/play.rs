@@ -220,10 +220,10 @@ const SPLIT_INFERENCE_ROWS: usize = 8;
 /// On the CPU backend, with more than one rayon thread and at least [`SPLIT_INFERENCE_ROWS`]
 /// rows, the two halves of the batch are encoded and forwarded at once, one per thread: at a
 /// rollout's batch sizes each product is under the backend's threading threshold, so a single
-/// forward keeps one core busy. The numbers do not change: every row's output depends on that row alone (the
-/// products' rows are independent and the patch embedding runs per frame; checked by
-/// `blocked_products_equal_the_plain_ones_and_rows_do_not_depend_on_their_batch` and the
-/// one-and-two-thread tests).
+/// forward keeps one core busy. The numbers do not change: every row's output depends on that
+/// row alone (the products' rows are independent and the patch embedding runs per frame;
+/// checked by `blocked_products_equal_the_plain_ones_and_rows_do_not_depend_on_their_batch`
+/// and the one-and-two-thread tests).
 pub(crate) fn infer_rows<IB: Backend>(
     net: &PolicyNet<IB>,
     bufs: &mut [BatchBuffers; 2],
