@@ -52,6 +52,10 @@ pub struct BenchTrainArgs {
     /// preset's, 16,32,32 for `cpu`).
     #[arg(long, value_parser = crate::cmd_train::parse_widths)]
     pub conv_channels: Option<[usize; 3]>,
+    /// Override one field of the preset's config by its dotted path, the value as JSON
+    /// (`--set model.patch=4`; as `xtask train --set`). Repeatable.
+    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = crate::cmd_train::parse_override)]
+    pub overrides: Vec<(String, String)>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -96,6 +100,9 @@ pub fn run(args: BenchTrainArgs) -> anyhow::Result<()> {
     }
     if let Some(n) = args.minibatch {
         cfg.minibatch = n;
+    }
+    for (path, value) in &args.overrides {
+        cfg.set(path, value).context("--set")?;
     }
     let suite = Arc::new(Suite::with_canvas(cfg.model.image_size as u32)?);
     let factory: Arc<dyn EnvFactory> = suite;

@@ -54,6 +54,11 @@ pub struct TrainArgs {
     /// preset's, which counts the cut as the failure it is).
     #[arg(long)]
     pub bootstrap_time_limits: bool,
+    /// Override one field of the preset's config by its dotted path, the value as JSON
+    /// (`--set lr=3e-4 --set model.patch=4 --set epochs=4`); applied after the flags above, and
+    /// the result validated. Repeatable.
+    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
+    pub overrides: Vec<(String, String)>,
     /// Seed of the model, the sampler and the rollouts.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -222,6 +227,9 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     }
     if let Some(s) = args.steps {
         cfg.total_env_steps = s;
+    }
+    for (path, value) in &args.overrides {
+        cfg.set(path, value).context("--set")?;
     }
     let canvas = args.canvas.unwrap_or(cfg.model.image_size as u32);
     let suite = suite(canvas)?;
@@ -463,4 +471,16 @@ pub(crate) fn parse_widths(s: &str) -> Result<[usize; 3], String> {
     widths
         .try_into()
         .map_err(|_| format!("expected three positive widths like 16,32,32, found {s:?}"))
+}
+
+/// `--set PATH=VALUE`: one override of the trainer config ([`TrainConfig::set`]).
+pub(crate) fn parse_override(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((path, value)) if !path.trim().is_empty() && !value.trim().is_empty() => {
+            Ok((path.trim().to_string(), value.trim().to_string()))
+        }
+        _ => Err(format!(
+            "expected PATH=VALUE, a dotted field of the trainer config and its value (e.g. lr=3e-4, model.patch=4), found {s:?}"
+        )),
+    }
 }

@@ -61,10 +61,25 @@ fn main() -> std::process::ExitCode {
     match dispatch(cli.command) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_chain(&e));
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes, `: `-separated, each cause left out when the message before it
+/// already says it (a library error that shows its source in its own message, as thiserror's
+/// `#[error("...: {0}")]` over a `#[from]` field does, would otherwise be printed twice).
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }
 
 fn dispatch(command: Command) -> anyhow::Result<()> {
@@ -78,5 +93,39 @@ fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Gradients(a) => cmd_train::run_gradients(a),
         Command::BenchTrain(a) => cmd_bench_train::run(a),
         Command::ConflictEstimates(a) => cmd_conflict::run(a),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_chain;
+
+    /// An error that shows its source in its own message, as thiserror's
+    /// `#[error("trainer config: {0}")]` over a `#[from]` field does.
+    #[derive(Debug)]
+    struct Shows(std::fmt::Error);
+
+    impl std::fmt::Display for Shows {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "trainer config: {}", self.0)
+        }
+    }
+
+    impl std::error::Error for Shows {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_cause_the_message_already_shows_is_printed_once() {
+        let e = anyhow::Error::new(Shows(std::fmt::Error)).context("--set");
+        let text = error_chain(&e);
+        assert_eq!(text, format!("--set: trainer config: {}", std::fmt::Error));
+        let plain = anyhow::Error::new(std::fmt::Error).context("reading x.json");
+        assert_eq!(
+            error_chain(&plain),
+            format!("reading x.json: {}", std::fmt::Error)
+        );
     }
 }

@@ -463,6 +463,41 @@ impl TrainConfig {
         }
     }
 
+    /// Override one field by its dotted path (`lr`, `model.patch`, `lr_schedule.final_fraction`),
+    /// the value written as JSON (`3e-4`, `4`, `[16,32,32]`, `"conv"`; a bare word is read as a
+    /// string). The command line's `--set path=value`. The result is not validated here (so
+    /// several overrides can be applied in any order); [`Self::validate`] checks it after.
+    pub fn set(&mut self, path: &str, value: &str) -> Result<(), TrainerError> {
+        let invalid = |expected: &str, found: &str| {
+            TrainerError::Config(InvalidValue::new(path, expected, found))
+        };
+        let value: serde_json::Value = serde_json::from_str(value)
+            .unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
+        let mut root =
+            serde_json::to_value(&*self).map_err(|e| invalid("a config", &e.to_string()))?;
+        let mut slot = &mut root;
+        for key in path.split('.') {
+            let fields = match slot {
+                serde_json::Value::Object(map) => map,
+                _ => return Err(invalid("a path to a field of the trainer config", path)),
+            };
+            let known = fields.keys().cloned().collect::<Vec<_>>().join(", ");
+            slot = fields.get_mut(key).ok_or_else(|| {
+                invalid(
+                    &format!("a field of the trainer config (at `{key}`: one of {known})"),
+                    path,
+                )
+            })?;
+        }
+        let shown = value.to_string();
+        // The new value must have the field's type: a number for a number, a list of three
+        // for `model.conv_channels`, one of the enum's names for an enum.
+        *slot = value;
+        *self = serde_json::from_value(root)
+            .map_err(|e| invalid(&format!("a value of the field's type ({e})"), &shown))?;
+        Ok(())
+    }
+
     /// Samples per update.
     pub fn batch_size(&self) -> usize {
         self.num_envs * self.rollout_len
@@ -566,5 +601,35 @@ mod tests {
         let json = serde_json::to_string(&TrainConfig::cpu()).unwrap();
         let back: TrainConfig = serde_json::from_str(&json).unwrap();
         assert_eq!(back, TrainConfig::cpu());
+    }
+
+    #[test]
+    fn set_overrides_one_field_by_its_path_and_names_what_it_refuses() {
+        let mut c = TrainConfig::cpu();
+        c.set("lr", "3e-4").unwrap();
+        c.set("model.patch", "4").unwrap();
+        c.set("model.encoder", "conv").unwrap();
+        c.set("model.conv_channels", "[8,16,16]").unwrap();
+        c.set("lr_schedule", r#"{"kind":"constant"}"#).unwrap();
+        let mut want = TrainConfig::cpu();
+        want.lr = 3e-4;
+        want.model.patch = 4;
+        want.model.encoder = ImageEncoder::Conv;
+        want.model.conv_channels = [8, 16, 16];
+        want.lr_schedule = LrSchedule::Constant;
+        assert_eq!(c, want);
+        let before = c.clone();
+        for (path, value, named) in [
+            ("lrr", "1", "one of"),
+            ("model.patchh", "4", "model.patchh"),
+            ("lr.x", "1", "a path"),
+            ("epochs", "-1", "type"),
+            ("model.conv_channels", "[1,2]", "type"),
+            ("model.encoder", "cnn", "type"),
+        ] {
+            let e = c.set(path, value).unwrap_err().to_string();
+            assert!(e.contains(path) && e.contains(named), "{path}={value}: {e}");
+            assert_eq!(c, before, "a refused override leaves the config as it was");
+        }
     }
 }
