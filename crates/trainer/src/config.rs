@@ -491,11 +491,30 @@ impl TrainConfig {
         }
         let shown = value.to_string();
         // The new value must have the field's type: a number for a number, a list of three
-        // for `model.conv_channels`, one of the enum's names for an enum.
+        // for `model.conv_channels`, one of the enum's names for an enum. The error says so in
+        // the user's words, with the field's current value as the example, not serde's.
+        let expected = Self::kind_of(slot);
         *slot = value;
-        *self = serde_json::from_value(root)
-            .map_err(|e| invalid(&format!("a value of the field's type ({e})"), &shown))?;
+        *self = serde_json::from_value(root).map_err(|_| invalid(&expected, &shown))?;
         Ok(())
+    }
+
+    /// What a value of the same kind as `current` is, for [`Self::set`]'s errors.
+    fn kind_of(current: &serde_json::Value) -> String {
+        use serde_json::Value;
+        match current {
+            Value::Number(n) if n.is_u64() => {
+                format!("a whole number of at least 0, like the current {n}")
+            }
+            Value::Number(n) => format!("a number, like the current {n}"),
+            Value::Bool(_) => "true or false".to_string(),
+            Value::String(name) => format!("one of the field's names, like the current {name}"),
+            Value::Array(items) => format!(
+                "a list of {} values, like the current {current}",
+                items.len()
+            ),
+            _ => format!("an object like the current {current}"),
+        }
     }
 
     /// Samples per update.
@@ -623,9 +642,23 @@ mod tests {
             ("lrr", "1", "one of"),
             ("model.patchh", "4", "model.patchh"),
             ("lr.x", "1", "a path"),
-            ("epochs", "-1", "type"),
-            ("model.conv_channels", "[1,2]", "type"),
-            ("model.encoder", "cnn", "type"),
+            (
+                "epochs",
+                "-1",
+                "a whole number of at least 0, like the current 3",
+            ),
+            ("lr", "fast", "a number, like the current"),
+            ("model.conv_channels", "[1,2]", "a list of 3 values"),
+            (
+                "model.encoder",
+                "cnn",
+                "one of the field's names, like the current conv",
+            ),
+            (
+                "lr_schedule",
+                "1",
+                "an object like the current {\"kind\":\"constant\"}",
+            ),
         ] {
             let e = c.set(path, value).unwrap_err().to_string();
             assert!(e.contains(path) && e.contains(named), "{path}={value}: {e}");
