@@ -229,6 +229,11 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         cfg.total_env_steps = s;
     }
     for (path, value) in &args.overrides {
+        // `--seed` also seeds the sampler, which the config does not hold: a seed set here
+        // alone would leave the two apart.
+        if path == "seed" {
+            bail!("--set seed={value}: use --seed {value}, which seeds the sampler too");
+        }
         cfg.set(path, value).context("--set")?;
     }
     let canvas = args.canvas.unwrap_or(cfg.model.image_size as u32);
