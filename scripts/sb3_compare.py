@@ -5,12 +5,16 @@ the trainer's per-sample comparison (docs/trainer.md).
     python scripts/sb3_compare.py --env maze/classic --scale 3 --steps 300000 --seed 0
     # beside:  cargo xtask train --envs maze/classic --sampler h4 --scale 3 --steps 300000 \
     #              --preset cpu --seed 0 --eval-seeds 100 [--encoder conv]
+    # the padded 3x3 CNN on both sides:  sb3_compare.py ... --kernels 3,3,3 --padding 1 \
+    #     --channels 32,64,64;  xtask train ... --encoder conv --set model.conv_kernels=[3,3,3] \
+    #     --set model.conv_padding=1 --set model.conv_channels=[32,64,64]
 
 What is the same as the `cpu` preset: harness H4 (image only: at H4 the text channels carry only
 the instruction, which is constant per env), 32x32 frames, 32 envs x 32 steps per rollout, 3
 epochs of 256-sample minibatches, Adam at 5e-4 decaying linearly to 5e-5, gamma 0.97, GAE 0.95,
 clip 0.2, value 0.5, entropy 0.01, gradient norm 0.5, illegal actions masked; the network is the
-`conv` encoder's (5x5/2 16, 3x3/2 32, 3x3/2 32, dense 256) and the shared 256-wide layer both
+`conv` encoder's (by default 5x5/2 16, 3x3/2 32, 3x3/2 32, dense 256; `--kernels`, `--padding`,
+`--channels` as the config's `conv_kernels`, `conv_padding`, `conv_channels`) and the shared 256-wide layer both
 heads read. What differs: SB3 normalises advantages per minibatch (we do over the rollout), and
 its instances come from its own seeds. The evaluation is ours: greedy (masked argmax) on the
 instances `xtask train --eval-seeds N` plays, seeds 1,000,000 + i, at the training scale.
@@ -36,13 +40,23 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--eval-seeds", type=int, default=100, help="greedy episodes, seeds 1,000,000 + i")
     p.add_argument("--threads", type=int, default=2, help="torch threads")
+    p.add_argument("--kernels", default="5,3,3", help="the conv's kernel sides (model.conv_kernels)")
+    p.add_argument("--padding", type=int, default=0, help="zeros around each conv's input (model.conv_padding)")
+    p.add_argument("--channels", default="16,32,32", help="the conv's widths (model.conv_channels)")
     args = p.parse_args(argv)
+    try:
+        args.kernels = [int(v) for v in args.kernels.split(",")]
+        args.channels = [int(v) for v in args.channels.split(",")]
+    except ValueError:
+        p.error("--kernels and --channels: expected three whole numbers, like 3,3,3")
+    if len(args.kernels) != 3 or len(args.channels) != 3:
+        p.error("--kernels and --channels: expected three whole numbers, like 3,3,3")
     if args.steps < 1 or args.eval_seeds < 1:
         p.error("--steps and --eval-seeds: expected at least 1")
     return args
 
 
-def make_extractor():
+def make_extractor(kernels, padding, channels):
     import torch
     from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
@@ -51,13 +65,11 @@ def make_extractor():
 
         def __init__(self, observation_space):
             super().__init__(observation_space, features_dim=256)
-            c = observation_space.shape[0]
-            self.net = torch.nn.Sequential(
-                torch.nn.Conv2d(c, 16, 5, 2), torch.nn.ReLU(),
-                torch.nn.Conv2d(16, 32, 3, 2), torch.nn.ReLU(),
-                torch.nn.Conv2d(32, 32, 3, 2), torch.nn.ReLU(),
-                torch.nn.Flatten(),
-            )
+            widths = [observation_space.shape[0], *channels]
+            layers = []
+            for i, k in enumerate(kernels):
+                layers += [torch.nn.Conv2d(widths[i], widths[i + 1], k, 2, padding), torch.nn.ReLU()]
+            self.net = torch.nn.Sequential(*layers, torch.nn.Flatten())
             with torch.no_grad():
                 n = self.net(torch.zeros(1, *observation_space.shape)).shape[1]
             self.head = torch.nn.Sequential(
@@ -89,7 +101,8 @@ def main(argv=None):
     model = MaskablePPO(
         "CnnPolicy", vec, n_steps=32, batch_size=256, n_epochs=3, learning_rate=lr, gamma=0.97,
         gae_lambda=0.95, clip_range=0.2, vf_coef=0.5, ent_coef=0.01, max_grad_norm=0.5, seed=args.seed,
-        policy_kwargs=dict(features_extractor_class=make_extractor(), net_arch=[]), verbose=0,
+        policy_kwargs=dict(features_extractor_class=make_extractor(args.kernels, args.padding, args.channels),
+                           net_arch=[]), verbose=0,
     )
     t0 = time.perf_counter()
     model.learn(total_timesteps=args.steps)
@@ -110,6 +123,7 @@ def main(argv=None):
         "train_seconds": round(seconds, 1), "env_steps_per_s": round(args.steps / seconds, 1),
         "params": sum(p.numel() for p in model.policy.parameters()),
         "torch": torch.__version__, "threads": args.threads,
+        "kernels": args.kernels, "padding": args.padding, "channels": args.channels,
     }), flush=True)
 
 

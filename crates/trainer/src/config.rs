@@ -15,9 +15,10 @@ pub enum ImageEncoder {
     /// patch. What every record up to v3 used, hence the default of a config that names none.
     #[default]
     PatchMlp,
-    /// Three stride-2 convolutions without padding (5x5, 3x3, 3x3 kernels, `conv_channels`
-    /// wide, ReLU), then a dense layer over the last feature map: features shared across
-    /// positions, as in the small CNNs of Stable-Baselines3 or CleanRL.
+    /// Three stride-2 convolutions (kernels `conv_kernels`, default 5, 3, 3; zero padding
+    /// `conv_padding`, default none; `conv_channels` wide; ReLU), then a dense layer over the
+    /// last feature map: features shared across positions, as in the small CNNs of
+    /// Stable-Baselines3 or CleanRL.
     Conv,
 }
 
@@ -46,16 +47,17 @@ impl std::str::FromStr for ImageEncoder {
     }
 }
 
-/// Kernel side of the first convolution of [`ImageEncoder::Conv`] (run on the host as an
-/// im2col of the frame, see [`crate::encode`]).
-pub const CONV1_KERNEL: usize = 5;
-/// Kernel side of the second and third convolutions of [`ImageEncoder::Conv`].
-pub const CONV_KERNEL: usize = 3;
 /// Stride of every convolution of [`ImageEncoder::Conv`].
 pub const CONV_STRIDE: usize = 2;
 
 fn default_conv_channels() -> [usize; 3] {
     [16, 32, 32]
+}
+
+/// The kernels every config before `conv_kernels` existed used (the first convolution runs on
+/// the host as an im2col of the frame, see [`crate::encode`]).
+fn default_conv_kernels() -> [usize; 3] {
+    [5, 3, 3]
 }
 
 /// Shape of the policy network (see [`crate::model`]).
@@ -74,6 +76,13 @@ pub struct ModelConfig {
     /// `conv`: widths of the three convolutions. Default `[16, 32, 32]`.
     #[serde(default = "default_conv_channels")]
     pub conv_channels: [usize; 3],
+    /// `conv`: kernel sides of the three convolutions. Default `[5, 3, 3]`.
+    #[serde(default = "default_conv_kernels")]
+    pub conv_kernels: [usize; 3],
+    /// `conv`: zeros added on every side of each convolution's input (1 with 3x3 kernels keeps
+    /// the border cells in as many receptive fields as the inner ones). Default 0.
+    #[serde(default)]
+    pub conv_padding: usize,
     /// Width of the image feature (after the encoder's last dense layer).
     pub image_dim: usize,
     /// Hash buckets of the bag-of-tokens text encoder.
@@ -94,6 +103,8 @@ impl ModelConfig {
             patch: 8,
             patch_dim: 64,
             conv_channels: default_conv_channels(),
+            conv_kernels: default_conv_kernels(),
+            conv_padding: 0,
             image_dim: 256,
             vocab: 1024,
             text_dim: 32,
@@ -109,6 +120,8 @@ impl ModelConfig {
             patch: 8,
             patch_dim: 128,
             conv_channels: [32, 64, 64],
+            conv_kernels: default_conv_kernels(),
+            conv_padding: 0,
             image_dim: 512,
             vocab: 4096,
             text_dim: 64,
@@ -124,6 +137,8 @@ impl ModelConfig {
             patch: 4,
             patch_dim: 16,
             conv_channels: [8, 16, 16],
+            conv_kernels: default_conv_kernels(),
+            conv_padding: 0,
             image_dim: 64,
             vocab: 256,
             text_dim: 16,
@@ -153,12 +168,12 @@ impl ModelConfig {
             }
             ImageEncoder::Conv => {
                 let [c1, c2, c3] = self.conv_channels;
+                let [k1, k2, k3] = self.conv_kernels.map(|k| k.checked_mul(k));
                 let side = self.conv_sides()?[2];
-                let k = CONV_KERNEL * CONV_KERNEL;
                 vec![
-                    linear(CONV1_KERNEL * CONV1_KERNEL * 3, c1, true),
-                    linear(k.checked_mul(c1)?, c2, true),
-                    linear(k.checked_mul(c2)?, c3, true),
+                    linear(k1?.checked_mul(3)?, c1, true),
+                    linear(k2?.checked_mul(c1)?, c2, true),
+                    linear(k3?.checked_mul(c2)?, c3, true),
                     linear(
                         side.checked_mul(side)?.checked_mul(c3)?,
                         self.image_dim,
@@ -183,12 +198,18 @@ impl ModelConfig {
     }
 
     /// `conv`: the side of each convolution's output map, or `None` when the frame is too
-    /// small for the three layers (each needs a map at least as wide as its kernel).
+    /// small for the three layers (each needs a padded map at least as wide as its kernel).
     pub fn conv_sides(&self) -> Option<[usize; 3]> {
-        let out = |side: usize, k: usize| side.checked_sub(k).map(|d| d / CONV_STRIDE + 1);
-        let s1 = out(self.image_size, CONV1_KERNEL)?;
-        let s2 = out(s1, CONV_KERNEL)?;
-        let s3 = out(s2, CONV_KERNEL)?;
+        let pad = self.conv_padding.checked_mul(2)?;
+        let out = |side: usize, k: usize| {
+            side.checked_add(pad)?
+                .checked_sub(k)
+                .map(|d| d / CONV_STRIDE + 1)
+        };
+        let [k1, k2, k3] = self.conv_kernels;
+        let s1 = out(self.image_size, k1)?;
+        let s2 = out(s1, k2)?;
+        let s3 = out(s2, k3)?;
         Some([s1, s2, s3])
     }
 
@@ -205,7 +226,7 @@ impl ModelConfig {
     pub fn patch_values(&self) -> usize {
         match self.encoder {
             ImageEncoder::PatchMlp => self.patch * self.patch * 3,
-            ImageEncoder::Conv => CONV1_KERNEL * CONV1_KERNEL * 3,
+            ImageEncoder::Conv => self.conv_kernels[0].saturating_mul(self.conv_kernels[0]) * 3,
         }
     }
 
@@ -231,11 +252,42 @@ impl ModelConfig {
                 }
             }
             ImageEncoder::Conv => {
+                if let Some(i) = self.conv_kernels.iter().position(|&k| k == 0) {
+                    return bad(
+                        &format!("conv_kernels[{i}]"),
+                        "a positive kernel side",
+                        self.conv_kernels[i].to_string(),
+                    );
+                }
+                if self.conv_padding >= self.conv_kernels.into_iter().min().unwrap_or(1) {
+                    return bad(
+                        "conv_padding",
+                        &format!(
+                            "less than the smallest kernel side, {:?} (a wider padding makes \
+                             outputs that read only zeros)",
+                            self.conv_kernels
+                        ),
+                        self.conv_padding.to_string(),
+                    );
+                }
                 if self.conv_sides().is_none_or(|s| s[2] == 0) {
+                    // The smallest frame the three layers fit, for the message.
+                    let smallest = (1..=4096).find(|&size| {
+                        let c = Self {
+                            image_size: size,
+                            ..self.clone()
+                        };
+                        c.conv_sides().is_some_and(|s| s[2] > 0)
+                    });
                     return bad(
                         "image_size",
-                        "at least 17 for the conv encoder (three stride-2 convolutions of \
-                         kernels 5, 3, 3 need a 17x17 frame)",
+                        &format!(
+                            "at least {} for the conv encoder (three stride-2 convolutions of \
+                             kernels {:?}, padding {})",
+                            smallest.map_or("?".into(), |s| s.to_string()),
+                            self.conv_kernels,
+                            self.conv_padding
+                        ),
                         self.image_size.to_string(),
                     );
                 }

@@ -7,7 +7,7 @@ use envdist_core::hash::{fnv1a, fnv1a_from};
 use envdist_core::{ActionMask, NUM_ACTIONS, Observation, Rgb8Image};
 use rayon::prelude::*;
 
-use crate::config::{CONV_STRIDE, CONV1_KERNEL, ImageEncoder, ModelConfig};
+use crate::config::{CONV_STRIDE, ImageEncoder, ModelConfig};
 
 /// Text channels the model reads, in input order. The instruction is always present; the four
 /// harness channels only at the levels that keep them.
@@ -176,26 +176,42 @@ pub struct BatchBuffers {
 }
 
 /// The im2col of the first convolution of the `conv` encoder: `frame` (`size x size` RGB
-/// bytes, row-major) to `out` (`side * side` rows of `5 x 5 x 3` values in `[0, 1]`, in
-/// `(ky, kx, channel)` order, `side = (size - 5) / 2 + 1`). A frame shorter than `size x size`
-/// (an empty image) leaves zeros.
-fn first_conv_im2col(frame: &[u8], size: usize, out: &mut [f32]) {
-    let k = CONV1_KERNEL;
-    let span = k * 3;
+/// bytes, row-major) to `out` (`side * side` rows of `k x k x 3` values in `[0, 1]`, in
+/// `(ky, kx, channel)` order, `side = (size + 2 pad - k) / 2 + 1`), the frame read as if `pad`
+/// rows and columns of zeros surrounded it. A frame shorter than `size x size` (an empty
+/// image) leaves zeros.
+fn first_conv_im2col(frame: &[u8], size: usize, k: usize, pad: usize, out: &mut [f32]) {
     out.fill(0.0);
-    if frame.len() < size * size * 3 || size < k {
+    if frame.len() < size * size * 3 || size + 2 * pad < k {
         return;
     }
-    let side = (size - k) / CONV_STRIDE + 1;
+    let side = (size + 2 * pad - k) / CONV_STRIDE + 1;
+    let span = k * 3;
     let mut o = 0;
     for oy in 0..side {
         for ox in 0..side {
             for ky in 0..k {
-                let at = ((oy * CONV_STRIDE + ky) * size + ox * CONV_STRIDE) * 3;
-                for (d, b) in out[o..o + span].iter_mut().zip(&frame[at..at + span]) {
+                // Padded coordinates; a tap outside the frame stays zero.
+                let (y, x0) = (oy * CONV_STRIDE + ky, ox * CONV_STRIDE);
+                let row = &mut out[o..o + span];
+                o += span;
+                if y < pad || y >= size + pad {
+                    continue;
+                }
+                let y = y - pad;
+                // Columns x0..x0 + k of the padded row: those inside the frame.
+                let lo = pad.saturating_sub(x0);
+                let hi = k.min((size + pad).saturating_sub(x0));
+                if lo >= hi {
+                    continue;
+                }
+                let at = (y * size + x0 + lo - pad) * 3;
+                for (d, b) in row[lo * 3..hi * 3]
+                    .iter_mut()
+                    .zip(&frame[at..at + (hi - lo) * 3])
+                {
                     *d = *b as f32 * (1.0 / 255.0);
                 }
-                o += span;
             }
         }
     }
@@ -219,6 +235,7 @@ impl BatchBuffers {
         self.patches.resize(n * img, 0.0);
         if img > 0 {
             let (encoder, size) = (cfg.encoder, cfg.image_size);
+            let (k1, pad) = (cfg.conv_kernels[0], cfg.conv_padding);
             self.patches
                 .par_chunks_mut(img * PATCH_ROWS_PER_TASK)
                 .zip(items.par_chunks(PATCH_ROWS_PER_TASK))
@@ -230,7 +247,7 @@ impl BatchBuffers {
                                     *o = *b as f32 * (1.0 / 255.0);
                                 }
                             }
-                            ImageEncoder::Conv => first_conv_im2col(&f.patches, size, d),
+                            ImageEncoder::Conv => first_conv_im2col(&f.patches, size, k1, pad, d),
                         }
                     }
                 });

@@ -117,6 +117,29 @@ fn the_parameter_count_is_known_before_building() {
                 encoder.name()
             );
         }
+        // A padded conv of 3x3 kernels: 32 -> 16 -> 8 -> 4 on the cpu frame.
+        let mut cfg = TrainConfig::preset(p).unwrap().model;
+        cfg.encoder = crate::ImageEncoder::Conv;
+        cfg.conv_kernels = [3, 3, 3];
+        cfg.conv_padding = 1;
+        if p == "cpu" {
+            assert_eq!(cfg.conv_sides(), Some([16, 8, 4]));
+        }
+        let net = PolicyModel::new(&cfg, 0, Device::Cpu).unwrap();
+        assert_eq!(cfg.num_params(), Some(net.num_params()), "{p} padded conv");
+    }
+    // Kernels and padding the encoder cannot use are refused, naming the field.
+    for (kernels, padding, field) in [
+        ([3, 0, 3], 0, "model.conv_kernels[1]"),
+        ([3, 3, 3], 3, "model.conv_padding"),
+        ([9, 9, 9], 0, "model.image_size"),
+    ] {
+        let mut c = TrainConfig::preset("cpu").unwrap();
+        c.model.encoder = crate::ImageEncoder::Conv;
+        c.model.conv_kernels = kernels;
+        c.model.conv_padding = padding;
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains(field), "{kernels:?} {padding}: {e}");
     }
 }
 

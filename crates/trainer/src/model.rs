@@ -3,10 +3,11 @@
 //! image, `patch-mlp` encoder: frame -> `patch x patch` patches -> shared linear patch
 //! embedding (ReLU) -> flatten (keeps each patch's position, as a VLM's position embedding
 //! does) -> linear (ReLU).
-//! image, `conv` encoder: three stride-2 convolutions without padding (kernels 5, 3, 3; ReLU),
-//! NHWC, each a linear map over an im2col of its input: the first one's im2col is built on the
-//! host ([`crate::encode`]), the others' on the device from strided slices
-//! ([`im2col_stride2`]); then flatten -> linear (ReLU). Weights are shared across positions
+//! image, `conv` encoder: three stride-2 convolutions (kernels `conv_kernels`, default 5, 3, 3;
+//! zero padding `conv_padding`, default none; ReLU), NHWC, each a linear map over an im2col of
+//! its input: the first one's im2col is built on the host ([`crate::encode`]), the others' on
+//! the device as one row gather of the map ([`im2col_stride2`]); then flatten -> linear
+//! (ReLU). Weights are shared across positions
 //! at every layer.
 //! text: each of the five channels (instruction, observation, state, hints, rules) is a
 //! hashed bag of tokens; one shared embedding matrix turns a bag into the scaled sum of its
@@ -38,7 +39,7 @@ use burn::tensor::backend::Backend;
 use burn::tensor::{IndexingUpdateOp, Int, Tensor, TensorData};
 use envdist_core::{NUM_ACTIONS, Rng};
 
-use crate::config::{CONV_KERNEL, CONV_STRIDE, ImageEncoder, ModelConfig};
+use crate::config::{CONV_STRIDE, ImageEncoder, ModelConfig};
 use crate::encode::{BatchBuffers, NUM_CHANNELS};
 
 /// The policy-and-value network.
@@ -58,11 +59,32 @@ pub struct PolicyNet<B: Backend> {
     value: Linear<B>,
 }
 
+/// The `conv` encoder's kernels and padding (the config's `conv_kernels` and `conv_padding`):
+/// what the forward pass needs beyond the weights' shapes, which do not say the padding.
+/// Carried by [`Inputs`], whose first-convolution im2col was laid out with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConvGeometry {
+    /// Kernel sides of the three convolutions.
+    pub kernels: [usize; 3],
+    /// Zeros on every side of each convolution's input.
+    pub padding: usize,
+}
+
+impl ConvGeometry {
+    /// The geometry `cfg` names (unused by `patch-mlp`).
+    pub fn of(cfg: &ModelConfig) -> Self {
+        Self {
+            kernels: cfg.conv_kernels,
+            padding: cfg.conv_padding,
+        }
+    }
+}
+
 /// A batch of encoded observations as tensors.
 #[derive(Debug, Clone)]
 pub struct Inputs<B: Backend> {
     /// `[n, num_patches, patch_values]`: patches (`patch-mlp`) or the first convolution's
-    /// im2col (`conv`, row-major positions, each `5 x 5 x RGB`).
+    /// im2col (`conv`, row-major positions, each `k1 x k1 x RGB`, laid out with `conv`).
     pub patches: Tensor<B, 3>,
     /// `[T]`: every token's hash bucket.
     pub tokens: Tensor<B, 1, Int>,
@@ -74,6 +96,8 @@ pub struct Inputs<B: Backend> {
     pub present: Tensor<B, 3>,
     /// `[n, NUM_ACTIONS]`.
     pub mask: Tensor<B, 2>,
+    /// How `patches` was laid out for `conv`, and what its later convolutions need.
+    pub conv: ConvGeometry,
 }
 
 /// The text part of a batch (see [`Inputs`]): tokens, their segments, segment weights.
@@ -114,6 +138,7 @@ impl<B: Backend> Inputs<B> {
                 device,
             ),
             mask: Tensor::from_data(TensorData::new(b.mask.clone(), [n, NUM_ACTIONS]), device),
+            conv: ConvGeometry::of(cfg),
         }
     }
 }
@@ -209,45 +234,50 @@ pub(crate) fn linear_row_groups<B: Backend>(
     }
 }
 
-/// The im2col of a stride-2 `kernel x kernel` convolution without padding: `x = [n, side,
-/// side, c]` (NHWC) to `[n * out * out, kernel * kernel * c]`, `out = (side - kernel) / 2 + 1`,
-/// each row one output position's receptive field in `(ky, kx, channel)` order.
+/// The im2col of a stride-2 `kernel x kernel` convolution over `x = [n, side, side, c]`
+/// (NHWC) read as if `pad` rows and columns of zeros surrounded it: `[n * out * out,
+/// kernel * kernel * c]`, `out = (side + 2 pad - kernel) / 2 + 1`, each row one output
+/// position's receptive field in `(ky, kx, channel)` order.
 ///
-/// Built from slices only (so burn's autodiff differentiates it): the map is split by parity,
-/// `[n, side / 2, 2, side / 2, 2, c]` (an odd side gets a zero row and column first, which no
-/// tap reads), and tap `(ky, kx)` of every output position is then one contiguous slice,
-/// `[.., ky / 2.., ky % 2, kx / 2.., kx % 2, ..]`.
-pub(crate) fn im2col_stride2<B: Backend>(x: Tensor<B, 4>, kernel: usize) -> Tensor<B, 2> {
+/// One row gather: the map as `[n * side * side + 1, c]` rows (the last one zeros, which every
+/// tap outside the map reads), and one index per tap of every output position. burn's autodiff
+/// differentiates it as one scatter-add of whole rows, in index order, so the gradient is the
+/// same sum in the same order on every machine. (A first version cut the taps out as 9 strided
+/// slices and concatenated them; copying strided views cost five times the products.)
+pub(crate) fn im2col_stride2<B: Backend>(
+    x: Tensor<B, 4>,
+    kernel: usize,
+    pad: usize,
+) -> Tensor<B, 2> {
     let [n, side, _, c] = x.dims();
-    let out = (side - kernel) / 2 + 1;
-    let x = if side % 2 == 1 {
-        let dev = x.device();
-        let x = Tensor::cat(vec![x, Tensor::zeros([n, 1, side, c], &dev)], 1);
-        Tensor::cat(vec![x, Tensor::zeros([n, side + 1, 1, c], &dev)], 2)
-    } else {
-        x
-    };
-    let half = x.dims()[1] / 2;
-    let x: Tensor<B, 6> = x.reshape([n, half, 2, half, 2, c]);
-    let mut taps = Vec::with_capacity(kernel * kernel);
-    for ky in 0..kernel {
-        for kx in 0..kernel {
-            let (qy, ry, qx, rx) = (ky / 2, ky % 2, kx / 2, kx % 2);
-            taps.push(
-                x.clone()
-                    .slice([
-                        0..n,
-                        qy..qy + out,
-                        ry..ry + 1,
-                        qx..qx + out,
-                        rx..rx + 1,
-                        0..c,
-                    ])
-                    .reshape([n, out, out, c]),
-            );
+    let out = (side + 2 * pad - kernel) / 2 + 1;
+    let rows = n * side * side;
+    let dev = x.device();
+    let mut idx: Vec<i32> = Vec::with_capacity(n * out * out * kernel * kernel);
+    for b in 0..n {
+        for oy in 0..out {
+            for ox in 0..out {
+                for ky in 0..kernel {
+                    for kx in 0..kernel {
+                        let (y, xx) = (
+                            (oy * 2 + ky).wrapping_sub(pad),
+                            (ox * 2 + kx).wrapping_sub(pad),
+                        );
+                        idx.push(if y < side && xx < side {
+                            ((b * side + y) * side + xx) as i32
+                        } else {
+                            rows as i32
+                        });
+                    }
+                }
+            }
         }
     }
-    Tensor::cat(taps, 3).reshape([n * out * out, kernel * kernel * c])
+    let len = idx.len();
+    let idx = Tensor::<B, 1, Int>::from_data(TensorData::new(idx, [len]), &dev);
+    let flat = Tensor::cat(vec![x.reshape([rows, c]), Tensor::zeros([1, c], &dev)], 0);
+    flat.select(0, idx)
+        .reshape([n * out * out, kernel * kernel * c])
 }
 
 fn uniform<B: Backend, const D: usize>(
@@ -306,12 +336,12 @@ impl<B: Backend> PolicyNet<B> {
             }
             ImageEncoder::Conv => {
                 let [c1, c2, c3] = cfg.conv_channels;
+                let [_, k2, k3] = cfg.conv_kernels;
                 let side = cfg.conv_sides().expect("a validated conv config")[2];
-                let k = CONV_KERNEL * CONV_KERNEL;
                 let patch = linear(cfg.patch_values(), c1, 1.0, true, &mut rng, device);
                 let convs = vec![
-                    linear(k * c1, c2, 1.0, true, &mut rng, device),
-                    linear(k * c2, c3, 1.0, true, &mut rng, device),
+                    linear(k2 * k2 * c1, c2, 1.0, true, &mut rng, device),
+                    linear(k3 * k3 * c2, c3, 1.0, true, &mut rng, device),
                 ];
                 let image = linear(side * side * c3, cfg.image_dim, 1.0, true, &mut rng, device);
                 (patch, convs, image)
@@ -363,7 +393,7 @@ impl<B: Backend> PolicyNet<B> {
         let img = if self.convs.is_empty() {
             self.patch_mlp_image(x.patches)
         } else {
-            self.conv_image(x.patches)
+            self.conv_image(x.patches, x.conv)
         };
         // Embedding bag: look up each token's row, add it into its (row, channel) segment,
         // then weigh each segment's sum.
@@ -415,8 +445,12 @@ impl<B: Backend> PolicyNet<B> {
     }
 
     /// `conv`: image features `[n, image_dim]` of the first convolution's im2col
-    /// `[n, side * side, 5 * 5 * 3]`.
-    fn conv_image(&self, cols: Tensor<B, 3>) -> Tensor<B, 2> {
+    /// `[n, side * side, k1 * k1 * 3]`, laid out with `geometry`.
+    fn conv_image(&self, cols: Tensor<B, 3>, geometry: ConvGeometry) -> Tensor<B, 2> {
+        let ConvGeometry {
+            kernels,
+            padding: pad,
+        } = geometry;
         let [n, positions, values] = cols.dims();
         let mut side = positions.isqrt();
         debug_assert_eq!(side * side, positions, "a square first feature map");
@@ -425,10 +459,10 @@ impl<B: Backend> PolicyNet<B> {
             cols.reshape([n * positions, values]),
             positions,
         ));
-        for conv in &self.convs {
+        for (conv, k) in self.convs.iter().zip(&kernels[1..]) {
             let c = fmap.dims()[1];
-            let out = (side - CONV_KERNEL) / CONV_STRIDE + 1;
-            let cols = im2col_stride2(fmap.reshape([n, side, side, c]), CONV_KERNEL);
+            let out = (side + 2 * pad - k) / CONV_STRIDE + 1;
+            let cols = im2col_stride2(fmap.reshape([n, side, side, c]), *k, pad);
             fmap = relu(linear_row_groups(conv, cols, out * out));
             side = out;
         }

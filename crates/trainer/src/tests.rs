@@ -830,6 +830,7 @@ fn blocked_products_equal_the_plain_ones_and_rows_do_not_depend_on_their_batch()
                 segment_weights: Tensor::zeros([n, crate::encode::NUM_CHANNELS, 1], &dev),
                 present: Tensor::zeros([n, crate::encode::NUM_CHANNELS, 1], &dev),
                 mask: Tensor::zeros([n, envdist_core::NUM_ACTIONS], &dev),
+                conv: crate::model::ConvGeometry::of(&cfg),
             };
             net.trunk(x).0.into_data().to_vec().unwrap()
         };
@@ -880,66 +881,136 @@ fn naive_conv(
 }
 
 #[test]
-fn strided_slice_im2col_is_a_convolution_and_the_host_im2col_matches_it() {
+fn gathered_im2col_is_a_convolution_its_gradient_a_scatter_and_the_host_im2col_matches_it() {
     use burn::tensor::{Tensor, TensorData};
     type B = crate::device::CpuB;
     let dev = Default::default();
     let mut rng = envdist_core::Rng::seed_from_u64(9);
-    // Even and odd sides, as the encoder meets them (14 -> 6 -> 2 at 32; 7 -> 3 at 17).
-    for (n, side, c, k, d) in [(3, 14, 4, 3, 5), (2, 7, 3, 3, 2), (2, 17, 3, 5, 4)] {
+    // Even and odd sides, as the encoder meets them (14 -> 6 -> 2 at 32; 7 -> 3 at 17), and
+    // zero-padded maps (16 -> 8 -> 4 at 32 with 3x3 kernels and padding 1).
+    for (n, side, c, k, d, pad) in [
+        (3, 14, 4, 3, 5, 0),
+        (2, 7, 3, 3, 2, 0),
+        (2, 17, 3, 5, 4, 0),
+        (2, 16, 3, 3, 4, 1),
+        (2, 7, 2, 3, 3, 1),
+        (1, 9, 2, 5, 2, 2),
+    ] {
         let x: Vec<f32> = (0..n * side * side * c).map(|_| rng.normal()).collect();
         let w: Vec<f32> = (0..k * k * c * d).map(|_| rng.normal()).collect();
         let xt = Tensor::<B, 4>::from_data(TensorData::new(x.clone(), [n, side, side, c]), &dev);
         let wt = Tensor::<B, 2>::from_data(TensorData::new(w.clone(), [k * k * c, d]), &dev);
-        let got: Vec<f32> = crate::model::im2col_stride2(xt, k)
+        let got: Vec<f32> = crate::model::im2col_stride2(xt, k, pad)
             .matmul(wt)
             .into_data()
             .to_vec()
             .unwrap();
-        let want = naive_conv(&x, n, side, c, k, &w, d);
+        // The padding written out on the host, then the plain convolution.
+        let ps = side + 2 * pad;
+        let mut padded = vec![0.0f32; n * ps * ps * c];
+        for b in 0..n {
+            for y in 0..side {
+                for xx in 0..side {
+                    let src = ((b * side + y) * side + xx) * c;
+                    let dst = ((b * ps + y + pad) * ps + xx + pad) * c;
+                    padded[dst..dst + c].copy_from_slice(&x[src..src + c]);
+                }
+            }
+        }
+        let want = naive_conv(&padded, n, ps, c, k, &w, d);
         assert_eq!(got.len(), want.len());
         for (a, b) in got.iter().zip(&want) {
             assert!(
                 (a - b).abs() < 1e-4 * (1.0 + b.abs()),
-                "{a} vs {b} (side {side})"
+                "{a} vs {b} (side {side}, padding {pad})"
+            );
+        }
+        // Its gradient: each input value gets the sum of the output gradients of every tap
+        // that read it (taps in the padding read nothing).
+        let out = (ps - k) / 2 + 1;
+        let r: Vec<f32> = (0..n * out * out * k * k * c)
+            .map(|_| rng.normal())
+            .collect();
+        let xt = Tensor::<B, 4>::from_data(TensorData::new(x.clone(), [n, side, side, c]), &dev)
+            .require_grad();
+        let rt =
+            Tensor::<B, 2>::from_data(TensorData::new(r.clone(), [n * out * out, k * k * c]), &dev);
+        let grads = (crate::model::im2col_stride2(xt.clone(), k, pad) * rt)
+            .sum()
+            .backward();
+        let got: Vec<f32> = xt.grad(&grads).unwrap().into_data().to_vec().unwrap();
+        let mut want = vec![0.0f64; n * side * side * c];
+        for b in 0..n {
+            for oy in 0..out {
+                for ox in 0..out {
+                    for ky in 0..k {
+                        for kx in 0..k {
+                            let (y, xx) = (2 * oy + ky, 2 * ox + kx);
+                            if y < pad || xx < pad || y >= side + pad || xx >= side + pad {
+                                continue;
+                            }
+                            for ch in 0..c {
+                                let row = (b * out + oy) * out + ox;
+                                want[((b * side + y - pad) * side + xx - pad) * c + ch] +=
+                                    r[(row * k * k + ky * k + kx) * c + ch] as f64;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for (a, b) in got.iter().zip(&want) {
+            assert!(
+                (*a as f64 - b).abs() < 1e-5 * (1.0 + b.abs()),
+                "gradient {a} vs {b} (side {side}, padding {pad})"
             );
         }
     }
-    // The host's im2col of a frame (bytes) is the same first convolution.
-    let cfg = ModelConfig {
-        encoder: ImageEncoder::Conv,
-        ..ModelConfig::cpu()
-    };
-    let size = cfg.image_size;
-    let mut img = envdist_core::Rgb8Image::new(size as u32, size as u32);
-    for (i, v) in img.data.iter_mut().enumerate() {
-        *v = (i * 37 % 251) as u8;
+    // The host's im2col of a frame (bytes) is the same first convolution, without padding and
+    // with it.
+    for (kernels, padding) in [([5, 3, 3], 0), ([3, 3, 3], 1), ([4, 3, 3], 2)] {
+        let cfg = ModelConfig {
+            encoder: ImageEncoder::Conv,
+            conv_kernels: kernels,
+            conv_padding: padding,
+            ..ModelConfig::cpu()
+        };
+        let size = cfg.image_size;
+        let mut img = envdist_core::Rgb8Image::new(size as u32, size as u32);
+        for (i, v) in img.data.iter_mut().enumerate() {
+            *v = (i * 37 % 251) as u8;
+        }
+        let obs = envdist_core::Observation {
+            image: img.clone(),
+            instruction: "x".into(),
+            harness: Default::default(),
+        };
+        let f = crate::encode::encode(&obs, envdist_core::ActionMask::ALL, &cfg);
+        let mut bufs = crate::encode::BatchBuffers::default();
+        bufs.fill([&f].into_iter(), &cfg);
+        let frame: Vec<f32> = img.data.iter().map(|b| *b as f32 * (1.0 / 255.0)).collect();
+        let xt = Tensor::<B, 4>::from_data(TensorData::new(frame, [1, size, size, 3]), &dev);
+        let device_cols: Vec<f32> = crate::model::im2col_stride2(xt, kernels[0], padding)
+            .into_data()
+            .to_vec()
+            .unwrap();
+        assert_eq!(bufs.patches.len(), cfg.num_patches() * cfg.patch_values());
+        assert_eq!(
+            bufs.patches.len(),
+            device_cols.len(),
+            "{kernels:?} {padding}"
+        );
+        let differ = bufs
+            .patches
+            .iter()
+            .zip(&device_cols)
+            .filter(|(a, b)| a != b)
+            .count();
+        assert_eq!(
+            differ, 0,
+            "values of the host im2col that differ from the device's ({kernels:?}, padding {padding})"
+        );
     }
-    let obs = envdist_core::Observation {
-        image: img.clone(),
-        instruction: "x".into(),
-        harness: Default::default(),
-    };
-    let f = crate::encode::encode(&obs, envdist_core::ActionMask::ALL, &cfg);
-    let mut bufs = crate::encode::BatchBuffers::default();
-    bufs.fill([&f].into_iter(), &cfg);
-    let frame: Vec<f32> = img.data.iter().map(|b| *b as f32 * (1.0 / 255.0)).collect();
-    let xt = Tensor::<B, 4>::from_data(TensorData::new(frame, [1, size, size, 3]), &dev);
-    let device_cols: Vec<f32> = crate::model::im2col_stride2(xt, crate::CONV1_KERNEL)
-        .into_data()
-        .to_vec()
-        .unwrap();
-    assert_eq!(bufs.patches.len(), cfg.num_patches() * cfg.patch_values());
-    let differ = bufs
-        .patches
-        .iter()
-        .zip(&device_cols)
-        .filter(|(a, b)| a != b)
-        .count();
-    assert_eq!(
-        differ, 0,
-        "values of the host im2col that differ from the device's"
-    );
 }
 
 #[test]
@@ -997,11 +1068,20 @@ fn grouped_rows_give_the_plain_product_and_its_gradient() {
 /// the `GEMM_K_MAX` invariant, and nothing in it sums in an order the thread count decides.
 #[test]
 fn the_conv_encoder_learns_and_gives_the_same_numbers_at_one_and_two_threads() {
+    // Without padding (kernels 5, 3, 3) and with it (3, 3, 3, padding 1).
+    for (kernels, padding) in [([5, 3, 3], 0), ([3, 3, 3], 1)] {
+        the_conv_encoder_at(kernels, padding);
+    }
+}
+
+fn the_conv_encoder_at(kernels: [usize; 3], padding: usize) {
     let run = |threads: usize| {
         at_threads(threads, || {
             let mut cfg = tiny(10_000);
             cfg.model.encoder = ImageEncoder::Conv;
             cfg.model.image_size = 24;
+            cfg.model.conv_kernels = kernels;
+            cfg.model.conv_padding = padding;
             let mut s = sampler(&["toy/goal", "toy/goal-mirrored"], HarnessLevel::H0);
             let mut t = Trainer::new(cfg, Arc::new(ToyFactory), Device::Cpu).unwrap();
             (0..3)

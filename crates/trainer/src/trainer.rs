@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{AdvantageKind, LrSchedule, TrainConfig};
 use crate::encode::{BatchBuffers, Features, NUM_CHANNELS};
-use crate::model::{Inputs, PolicyNet, text_from_buffers};
+use crate::model::{ConvGeometry, Inputs, PolicyNet, text_from_buffers};
 use crate::play::{
     Slot, infer_rows, outcome, restart_slots, sample_action, step_slots, to_inner_device, to_vec,
 };
@@ -408,6 +408,7 @@ impl<B: AutodiffBackend> Core<B> {
                         1,
                     ]),
                     mask: mask_all.clone().select(0, ids.clone()),
+                    conv: ConvGeometry::of(&self.cfg.model),
                 };
                 let old_logp = pick(&old_logp_all);
                 let adv_t = pick(&adv_all);
@@ -508,6 +509,7 @@ impl<B: AutodiffBackend> Core<B> {
                             .slice([lo..hi])
                             .reshape([m, NUM_CHANNELS, 1]),
                         mask: mask.clone().slice([lo..hi]),
+                        conv: ConvGeometry::of(&self.cfg.model),
                     };
                     // Illegal actions have a large finite negative logit in both: they add
                     // `0 * (x - x)`, nothing.
