@@ -451,6 +451,10 @@ pub struct TrainConfig {
     /// valuing states from which the policy only ever times out.
     #[serde(default)]
     pub bootstrap_time_limits: bool,
+    /// GAE: standardise the advantages within each minibatch (what Stable-Baselines3's PPO
+    /// does) instead of once over the rollout. Default false, the records' choice.
+    #[serde(default)]
+    pub minibatch_advantage_norm: bool,
 }
 
 impl TrainConfig {
@@ -477,6 +481,7 @@ impl TrainConfig {
             total_env_steps: 200_000,
             value_warmup_updates: 0,
             bootstrap_time_limits: false,
+            minibatch_advantage_norm: false,
         }
     }
 

@@ -1132,3 +1132,31 @@ fn the_cpu_network_gives_the_same_numbers_at_one_and_two_threads() {
     assert_eq!(one, run(2));
     assert!(one.iter().all(|u| f32::from_bits(u[1]).is_finite()));
 }
+
+/// `minibatch_advantage_norm` standardises the advantages per minibatch (SB3's way): a real
+/// change of the update (its statistics differ from the rollout-wide standardisation's), and
+/// as reproducible.
+#[test]
+fn per_minibatch_advantage_norm_changes_the_update_and_is_reproducible() {
+    let run = |per_minibatch: bool| {
+        let mut cfg = tiny(10_000);
+        cfg.minibatch_advantage_norm = per_minibatch;
+        let mut s = sampler(&["toy/goal", "toy/goal-mirrored"], HarnessLevel::H0);
+        let mut t = Trainer::new(cfg, Arc::new(ToyFactory), Device::Cpu).unwrap();
+        (0..2)
+            .map(|_| {
+                let u = t.train_update(&mut s).unwrap();
+                [u.policy_loss, u.value_loss, u.entropy, u.approx_kl].map(f32::to_bits)
+            })
+            .collect::<Vec<_>>()
+    };
+    let per_minibatch = run(true);
+    assert_eq!(per_minibatch, run(true));
+    assert_ne!(per_minibatch, run(false));
+    assert!(
+        per_minibatch
+            .iter()
+            .flatten()
+            .all(|b| f32::from_bits(*b).is_finite())
+    );
+}

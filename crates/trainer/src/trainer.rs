@@ -335,17 +335,10 @@ impl<B: AutodiffBackend> Core<B> {
                 }
             }
         }
-        if cfg.advantage == AdvantageKind::Gae {
-            let kept: Vec<f64> = adv
-                .iter()
-                .zip(&weight)
-                .filter(|(_, w)| **w > 0.0)
-                .map(|(a, _)| *a as f64)
-                .collect();
-            let n = kept.len().max(1) as f64;
-            let mean = kept.iter().sum::<f64>() / n;
-            let var = kept.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / n;
-            let std = var.sqrt() + 1e-8;
+        let per_minibatch = cfg.advantage == AdvantageKind::Gae && cfg.minibatch_advantage_norm;
+        if cfg.advantage == AdvantageKind::Gae && !per_minibatch {
+            let all: Vec<usize> = (0..adv.len()).collect();
+            let (mean, std) = weighted_mean_std(&adv, &weight, &all);
             for a in &mut adv {
                 *a = ((*a as f64 - mean) / std) as f32;
             }
@@ -411,7 +404,16 @@ impl<B: AutodiffBackend> Core<B> {
                     conv: ConvGeometry::of(&self.cfg.model),
                 };
                 let old_logp = pick(&old_logp_all);
-                let adv_t = pick(&adv_all);
+                let adv_t = if per_minibatch {
+                    let (mean, std) = weighted_mean_std(&adv, &weight, chunk);
+                    let v: Vec<f32> = chunk
+                        .iter()
+                        .map(|&i| ((adv[i] as f64 - mean) / std) as f32)
+                        .collect();
+                    Tensor::from_data(TensorData::new(v, [m]), dev)
+                } else {
+                    pick(&adv_all)
+                };
                 let ret_t = pick(&ret_all);
                 let w_t = pick(&w_all);
                 let w_sum: f32 = chunk.iter().map(|&i| weight[i]).sum::<f32>().max(1.0);
@@ -817,6 +819,20 @@ fn load_net<BB: Backend>(
 }
 
 /// The shape of every parameter of `net`, in visiting order.
+/// Mean and standard deviation (plus 1e-8) of the advantages `adv[i]`, `i` in `rows`, that
+/// train (weight above 0); `(0, 1e-8)` when none does.
+fn weighted_mean_std(adv: &[f32], weight: &[f32], rows: &[usize]) -> (f64, f64) {
+    let kept: Vec<f64> = rows
+        .iter()
+        .filter(|&&i| weight[i] > 0.0)
+        .map(|&i| adv[i] as f64)
+        .collect();
+    let n = kept.len().max(1) as f64;
+    let mean = kept.iter().sum::<f64>() / n;
+    let var = kept.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / n;
+    (mean, var.sqrt() + 1e-8)
+}
+
 /// Per environment and over all, the mean harness level and mean scale (`[level, scale]`) of
 /// the rollout's ended episodes; `None` over all when none ended.
 #[allow(clippy::type_complexity)]
