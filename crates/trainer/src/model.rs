@@ -7,8 +7,7 @@
 //! zero padding `conv_padding`, default none; ReLU), NHWC, each a linear map over an im2col of
 //! its input: the first one's im2col is built on the host ([`crate::encode`]), the others' on
 //! the device as one row gather of the map ([`im2col_stride2`]); then flatten -> linear
-//! (ReLU). Weights are shared across positions
-//! at every layer.
+//! (ReLU). Weights are shared across positions at every layer.
 //! text: each of the five channels (instruction, observation, state, hints, rules) is a
 //! hashed bag of tokens; one shared embedding matrix turns a bag into the scaled sum of its
 //! tokens' embeddings (an embedding-bag lookup on token ids, never a dense `vocab`-wide
@@ -242,15 +241,16 @@ pub(crate) fn linear_row_groups<B: Backend>(
 /// One row gather: the map as `[n * side * side + 1, c]` rows (the last one zeros, which every
 /// tap outside the map reads), and one index per tap of every output position. burn's autodiff
 /// differentiates it as one scatter-add of whole rows, in index order, so the gradient is the
-/// same sum in the same order on every machine. (A first version cut the taps out as 9 strided
-/// slices and concatenated them; copying strided views cost five times the products.)
+/// same sum in the same order on every machine. (Cutting the taps out as strided slices and
+/// concatenating them, as a first version did, spent more time copying strided views than in
+/// the products: docs/trainer.md.)
 pub(crate) fn im2col_stride2<B: Backend>(
     x: Tensor<B, 4>,
     kernel: usize,
     pad: usize,
 ) -> Tensor<B, 2> {
     let [n, side, _, c] = x.dims();
-    let out = (side + 2 * pad - kernel) / 2 + 1;
+    let out = (side + 2 * pad - kernel) / CONV_STRIDE + 1;
     let rows = n * side * side;
     let dev = x.device();
     let mut idx: Vec<i32> = Vec::with_capacity(n * out * out * kernel * kernel);
@@ -259,9 +259,11 @@ pub(crate) fn im2col_stride2<B: Backend>(
             for ox in 0..out {
                 for ky in 0..kernel {
                     for kx in 0..kernel {
+                        // Coordinates in the unpadded map; a tap in the padding wraps past
+                        // `side` and reads the zero row.
                         let (y, xx) = (
-                            (oy * 2 + ky).wrapping_sub(pad),
-                            (ox * 2 + kx).wrapping_sub(pad),
+                            (oy * CONV_STRIDE + ky).wrapping_sub(pad),
+                            (ox * CONV_STRIDE + kx).wrapping_sub(pad),
                         );
                         idx.push(if y < side && xx < side {
                             ((b * side + y) * side + xx) as i32

@@ -1074,6 +1074,19 @@ fn the_conv_encoder_learns_and_gives_the_same_numbers_at_one_and_two_threads() {
     }
 }
 
+/// The bits of each update's policy loss, value loss, entropy and KL over `updates` updates of
+/// `cfg` on the two toy goal envs at H0.
+fn update_bits(cfg: TrainConfig, updates: usize) -> Vec<[u32; 4]> {
+    let mut s = sampler(&["toy/goal", "toy/goal-mirrored"], HarnessLevel::H0);
+    let mut t = Trainer::new(cfg, Arc::new(ToyFactory), Device::Cpu).unwrap();
+    (0..updates)
+        .map(|_| {
+            let u = t.train_update(&mut s).unwrap();
+            [u.policy_loss, u.value_loss, u.entropy, u.approx_kl].map(f32::to_bits)
+        })
+        .collect()
+}
+
 fn the_conv_encoder_at(kernels: [usize; 3], padding: usize) {
     let run = |threads: usize| {
         at_threads(threads, || {
@@ -1082,14 +1095,7 @@ fn the_conv_encoder_at(kernels: [usize; 3], padding: usize) {
             cfg.model.image_size = 24;
             cfg.model.conv_kernels = kernels;
             cfg.model.conv_padding = padding;
-            let mut s = sampler(&["toy/goal", "toy/goal-mirrored"], HarnessLevel::H0);
-            let mut t = Trainer::new(cfg, Arc::new(ToyFactory), Device::Cpu).unwrap();
-            (0..3)
-                .map(|_| {
-                    let u = t.train_update(&mut s).unwrap();
-                    [u.policy_loss, u.value_loss, u.entropy, u.approx_kl].map(f32::to_bits)
-                })
-                .collect::<Vec<_>>()
+            update_bits(cfg, 3)
         })
     };
     let one = run(1);
@@ -1141,14 +1147,7 @@ fn per_minibatch_advantage_norm_changes_the_update_and_is_reproducible() {
     let run = |per_minibatch: bool| {
         let mut cfg = tiny(10_000);
         cfg.minibatch_advantage_norm = per_minibatch;
-        let mut s = sampler(&["toy/goal", "toy/goal-mirrored"], HarnessLevel::H0);
-        let mut t = Trainer::new(cfg, Arc::new(ToyFactory), Device::Cpu).unwrap();
-        (0..2)
-            .map(|_| {
-                let u = t.train_update(&mut s).unwrap();
-                [u.policy_loss, u.value_loss, u.entropy, u.approx_kl].map(f32::to_bits)
-            })
-            .collect::<Vec<_>>()
+        update_bits(cfg, 2)
     };
     let per_minibatch = run(true);
     assert_eq!(per_minibatch, run(true));

@@ -338,7 +338,7 @@ impl<B: AutodiffBackend> Core<B> {
         let per_minibatch = cfg.advantage == AdvantageKind::Gae && cfg.minibatch_advantage_norm;
         if cfg.advantage == AdvantageKind::Gae && !per_minibatch {
             let all: Vec<usize> = (0..adv.len()).collect();
-            let (mean, std) = weighted_mean_std(&adv, &weight, &all);
+            let (mean, std) = kept_mean_std(&adv, &weight, &all);
             for a in &mut adv {
                 *a = ((*a as f64 - mean) / std) as f32;
             }
@@ -405,7 +405,7 @@ impl<B: AutodiffBackend> Core<B> {
                 };
                 let old_logp = pick(&old_logp_all);
                 let adv_t = if per_minibatch {
-                    let (mean, std) = weighted_mean_std(&adv, &weight, chunk);
+                    let (mean, std) = kept_mean_std(&adv, &weight, chunk);
                     let v: Vec<f32> = chunk
                         .iter()
                         .map(|&i| ((adv[i] as f64 - mean) / std) as f32)
@@ -821,7 +821,7 @@ fn load_net<BB: Backend>(
 /// The shape of every parameter of `net`, in visiting order.
 /// Mean and standard deviation (plus 1e-8) of the advantages `adv[i]`, `i` in `rows`, that
 /// train (weight above 0); `(0, 1e-8)` when none does.
-fn weighted_mean_std(adv: &[f32], weight: &[f32], rows: &[usize]) -> (f64, f64) {
+fn kept_mean_std(adv: &[f32], weight: &[f32], rows: &[usize]) -> (f64, f64) {
     let kept: Vec<f64> = rows
         .iter()
         .filter(|&&i| weight[i] > 0.0)
