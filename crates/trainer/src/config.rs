@@ -47,6 +47,28 @@ impl std::str::FromStr for ImageEncoder {
     }
 }
 
+/// How the network's dense and convolution weights are drawn (see [`crate::model`]). Biases
+/// start at zero and the text embedding at unit variance either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WeightInit {
+    /// Kaiming-uniform (ReLU gain), the policy head at 0.01 of it and the value head at 0.5:
+    /// what every record up to v3 used, hence the default of a config that names none.
+    #[default]
+    KaimingUniform,
+    /// Orthogonal, as Stable-Baselines3's and CleanRL's PPO draw it: gain sqrt(2) on the
+    /// hidden layers, 0.01 on the policy head, 1 on the value head.
+    Orthogonal,
+}
+
+impl WeightInit {
+    /// Whether this is the default (a config that names none), which is not serialised, so
+    /// the configs of earlier records stay the same text.
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
 /// Stride of every convolution of [`ImageEncoder::Conv`].
 pub const CONV_STRIDE: usize = 2;
 
@@ -91,6 +113,9 @@ pub struct ModelConfig {
     pub text_dim: usize,
     /// Width of the fused hidden layer that feeds both heads.
     pub hidden: usize,
+    /// How the weights are drawn. Default (when a config names none): `kaiming-uniform`.
+    #[serde(default, skip_serializing_if = "WeightInit::is_default")]
+    pub init: WeightInit,
 }
 
 impl ModelConfig {
@@ -105,6 +130,7 @@ impl ModelConfig {
             conv_channels: default_conv_channels(),
             conv_kernels: default_conv_kernels(),
             conv_padding: 0,
+            init: WeightInit::KaimingUniform,
             image_dim: 256,
             vocab: 1024,
             text_dim: 32,
@@ -122,6 +148,7 @@ impl ModelConfig {
             conv_channels: [32, 64, 64],
             conv_kernels: default_conv_kernels(),
             conv_padding: 0,
+            init: WeightInit::KaimingUniform,
             image_dim: 512,
             vocab: 4096,
             text_dim: 64,
@@ -139,6 +166,7 @@ impl ModelConfig {
             conv_channels: [8, 16, 16],
             conv_kernels: default_conv_kernels(),
             conv_padding: 0,
+            init: WeightInit::KaimingUniform,
             image_dim: 64,
             vocab: 256,
             text_dim: 16,
@@ -532,6 +560,12 @@ impl TrainConfig {
             .unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
         let mut root =
             serde_json::to_value(&*self).map_err(|e| invalid("a config", &e.to_string()))?;
+        // A field left out of the text while at its default (`model.init`) can still be set.
+        if let Some(model) = root.get_mut("model").and_then(|m| m.as_object_mut()) {
+            model
+                .entry("init")
+                .or_insert_with(|| serde_json::json!(WeightInit::default()));
+        }
         let mut slot = &mut root;
         for key in path.split('.') {
             let fields = match slot {
@@ -563,7 +597,12 @@ impl TrainConfig {
             Value::Number(n) if n.is_u64() => {
                 format!("a whole number of at least 0, like the current {n}")
             }
-            Value::Number(n) => format!("a number, like the current {n}"),
+            // The config's reals are f32: shown as f32 (`0.0005`, not f64's widening of it,
+            // `0.0005000000237487257`).
+            Value::Number(n) => match n.as_f64() {
+                Some(f) => format!("a number, like the current {}", f as f32),
+                None => format!("a number, like the current {n}"),
+            },
             Value::Bool(_) => "true or false".to_string(),
             Value::String(name) => format!("one of the field's names, like the current {name}"),
             Value::Array(items) => format!(
@@ -677,6 +716,14 @@ mod tests {
         let json = serde_json::to_string(&TrainConfig::cpu()).unwrap();
         let back: TrainConfig = serde_json::from_str(&json).unwrap();
         assert_eq!(back, TrainConfig::cpu());
+        // The default initialiser is not written, so the configs of earlier records (and the
+        // cache keys made of them) stay the same text; another one is written and read back.
+        assert!(!json.contains("init"), "{json}");
+        let mut c = TrainConfig::cpu();
+        c.model.init = WeightInit::Orthogonal;
+        let json = serde_json::to_string(&c).unwrap();
+        assert!(json.contains(r#""init":"orthogonal""#), "{json}");
+        assert_eq!(serde_json::from_str::<TrainConfig>(&json).unwrap(), c);
     }
 
     #[test]
@@ -687,7 +734,10 @@ mod tests {
         c.set("model.encoder", "conv").unwrap();
         c.set("model.conv_channels", "[8,16,16]").unwrap();
         c.set("lr_schedule", r#"{"kind":"constant"}"#).unwrap();
+        // `model.init` is left out of the text at its default, and can be set all the same.
+        c.set("model.init", "orthogonal").unwrap();
         let mut want = TrainConfig::cpu();
+        want.model.init = WeightInit::Orthogonal;
         want.lr = 3e-4;
         want.model.patch = 4;
         want.model.encoder = ImageEncoder::Conv;
@@ -704,7 +754,8 @@ mod tests {
                 "-1",
                 "a whole number of at least 0, like the current 3",
             ),
-            ("lr", "fast", "a number, like the current"),
+            // The f32 as written (3e-4), not as widened to f64 (0.0003000000142492354).
+            ("lr", "fast", "a number, like the current 0.0003,"),
             ("model.conv_channels", "[1,2]", "a list of 3 values"),
             (
                 "model.encoder",

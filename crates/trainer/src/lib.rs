@@ -101,6 +101,7 @@ mod run;
 pub use bench::{THROUGHPUT_SCHEMA_VERSION, Throughput, UpdateProfile, measure_throughput};
 pub use config::{
     AdvantageKind, CONV_STRIDE, ImageEncoder, LrSchedule, ModelConfig, TrainConfig, TrainPreset,
+    WeightInit,
 };
 pub use eval::{
     EVAL_SCHEMA_VERSION, EnvScore, EvalReport, ScaleChoice, SplitScores, constant_answer_baseline,

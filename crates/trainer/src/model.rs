@@ -16,7 +16,10 @@
 //! fusion: concat -> linear (ReLU) -> masked action logits and a scalar value.
 //!
 //! Parameters are initialised from [`envdist_core::Rng`] (not burn's global RNG), so a seed
-//! gives the same network on every backend.
+//! gives the same network on every backend. `model.init` chooses how the weights are drawn:
+//! `kaiming-uniform` (the default, every record's) or `orthogonal` (Stable-Baselines3's and
+//! CleanRL's PPO initialisation, for the per-sample comparison of issue #29); biases start at
+//! zero either way.
 //!
 //! Machine independence on the CPU: burn's CPU backend multiplies matrices with the `gemm`
 //! crate, which splits a contraction longer than 512 values into blocks sized from the
@@ -38,7 +41,7 @@ use burn::tensor::backend::Backend;
 use burn::tensor::{IndexingUpdateOp, Int, Tensor, TensorData};
 use envdist_core::{NUM_ACTIONS, Rng};
 
-use crate::config::{CONV_STRIDE, ImageEncoder, ModelConfig};
+use crate::config::{CONV_STRIDE, ImageEncoder, ModelConfig, WeightInit};
 use crate::encode::{BatchBuffers, NUM_CHANNELS};
 
 /// The policy-and-value network.
@@ -295,19 +298,96 @@ fn uniform<B: Backend, const D: usize>(
     Tensor::from_data(TensorData::new(v, shape), device)
 }
 
-/// Kaiming-uniform weights (ReLU gain) scaled by `gain`, zero bias.
+/// A `[d_in, d_out]` weight with orthonormal columns (`d_in >= d_out`) or rows (`d_in <
+/// d_out`), times `gain`: PyTorch's `orthogonal_` on the transposed (`[out, in]`) layout, so
+/// each output unit's weights have norm `gain` when the layer narrows, as Stable-Baselines3
+/// and CleanRL draw them. A Gaussian matrix made orthonormal by modified Gram-Schmidt in f64
+/// (the signs come out as QR's with a positive diagonal, which is what PyTorch's sign
+/// correction gives); plain f64 arithmetic, so the same weights on every machine.
+fn orthogonal(d_in: usize, d_out: usize, gain: f32, rng: &mut Rng) -> Vec<f32> {
+    let (tall, wide) = (d_in.max(d_out), d_in.min(d_out));
+    // `wide` columns of `tall` values each, column-major.
+    let mut q: Vec<f64> = (0..tall * wide).map(|_| rng.normal() as f64).collect();
+    for j in 0..wide {
+        for k in 0..j {
+            let (done, rest) = q.split_at_mut(j * tall);
+            let qk = &done[k * tall..(k + 1) * tall];
+            let qj = &mut rest[..tall];
+            let dot: f64 = qk.iter().zip(qj.iter()).map(|(a, b)| a * b).sum();
+            for (b, a) in qj.iter_mut().zip(qk) {
+                *b -= dot * a;
+            }
+        }
+        let col = &mut q[j * tall..(j + 1) * tall];
+        let norm = col.iter().map(|v| v * v).sum::<f64>().sqrt().max(1e-300);
+        for v in col {
+            *v /= norm;
+        }
+    }
+    let mut w = vec![0f32; d_in * d_out];
+    for i in 0..d_in {
+        for o in 0..d_out {
+            // Column `o` of the tall matrix when the layer narrows, else column `i`.
+            let v = if d_in >= d_out {
+                q[o * tall + i]
+            } else {
+                q[i * tall + o]
+            };
+            w[i * d_out + o] = (v * gain as f64) as f32;
+        }
+    }
+    w
+}
+
+/// How one layer's weights are drawn: `init`, at the layer's `role`.
+#[derive(Debug, Clone, Copy)]
+enum Role {
+    /// A hidden layer (ReLU after it).
+    Hidden,
+    /// The policy head (small: near-uniform initial actions, as PPO practice recommends).
+    Policy,
+    /// The value head.
+    Value,
+}
+
+/// A dense (or im2col convolution) layer drawn by `init` for its `role`, zero bias.
+/// Kaiming-uniform: bound `gain * sqrt(6 / d_in)`, gain 1, 0.01 (policy), 0.5 (value).
+/// Orthogonal: gain sqrt(2), 0.01 (policy), 1 (value).
 fn linear<B: Backend>(
     d_in: usize,
     d_out: usize,
-    gain: f32,
-    bias: bool,
+    role: Role,
+    init: WeightInit,
     rng: &mut Rng,
     device: &B::Device,
 ) -> Linear<B> {
-    let bound = gain * (6.0 / d_in as f32).sqrt();
+    let weight = match init {
+        WeightInit::KaimingUniform => {
+            let gain = match role {
+                Role::Hidden => 1.0,
+                Role::Policy => 0.01,
+                Role::Value => 0.5,
+            };
+            uniform(
+                [d_in, d_out],
+                gain * (6.0 / d_in as f32).sqrt(),
+                rng,
+                device,
+            )
+        }
+        WeightInit::Orthogonal => {
+            let gain = match role {
+                Role::Hidden => std::f32::consts::SQRT_2,
+                Role::Policy => 0.01,
+                Role::Value => 1.0,
+            };
+            let w = orthogonal(d_in, d_out, gain, rng);
+            Tensor::from_data(TensorData::new(w, [d_in, d_out]), device)
+        }
+    };
     Linear {
-        weight: Param::from_tensor(uniform([d_in, d_out], bound, rng, device)),
-        bias: bias.then(|| Param::from_tensor(Tensor::zeros([d_out], device))),
+        weight: Param::from_tensor(weight),
+        bias: Some(Param::from_tensor(Tensor::zeros([d_out], device))),
     }
 }
 
@@ -315,22 +395,23 @@ impl<B: Backend> PolicyNet<B> {
     /// A freshly initialised network.
     pub fn init(cfg: &ModelConfig, seed: u64, device: &B::Device) -> Self {
         let mut rng = Rng::derive(seed, 0x6e6e);
+        let init = cfg.init;
         let fused_in = cfg.image_dim + NUM_CHANNELS * cfg.text_dim;
         let (patch, convs, image) = match cfg.encoder {
             ImageEncoder::PatchMlp => {
                 let patch = linear(
                     cfg.patch_values(),
                     cfg.patch_dim,
-                    1.0,
-                    true,
+                    Role::Hidden,
+                    init,
                     &mut rng,
                     device,
                 );
                 let image = linear(
                     cfg.num_patches() * cfg.patch_dim,
                     cfg.image_dim,
-                    1.0,
-                    true,
+                    Role::Hidden,
+                    init,
                     &mut rng,
                     device,
                 );
@@ -340,12 +421,19 @@ impl<B: Backend> PolicyNet<B> {
                 let [c1, c2, c3] = cfg.conv_channels;
                 let [_, k2, k3] = cfg.conv_kernels;
                 let side = cfg.conv_sides().expect("a validated conv config")[2];
-                let patch = linear(cfg.patch_values(), c1, 1.0, true, &mut rng, device);
+                let patch = linear(cfg.patch_values(), c1, Role::Hidden, init, &mut rng, device);
                 let convs = vec![
-                    linear(k2 * k2 * c1, c2, 1.0, true, &mut rng, device),
-                    linear(k3 * k3 * c2, c3, 1.0, true, &mut rng, device),
+                    linear(k2 * k2 * c1, c2, Role::Hidden, init, &mut rng, device),
+                    linear(k3 * k3 * c2, c3, Role::Hidden, init, &mut rng, device),
                 ];
-                let image = linear(side * side * c3, cfg.image_dim, 1.0, true, &mut rng, device);
+                let image = linear(
+                    side * side * c3,
+                    cfg.image_dim,
+                    Role::Hidden,
+                    init,
+                    &mut rng,
+                    device,
+                );
                 (patch, convs, image)
             }
         };
@@ -372,10 +460,16 @@ impl<B: Backend> PolicyNet<B> {
                 &mut rng,
                 device,
             )),
-            fuse: linear(fused_in, cfg.hidden, 1.0, true, &mut rng, device),
-            // Small policy head: near-uniform initial actions, as PPO practice recommends.
-            policy: linear(cfg.hidden, NUM_ACTIONS, 0.01, true, &mut rng, device),
-            value: linear(cfg.hidden, 1, 0.5, true, &mut rng, device),
+            fuse: linear(fused_in, cfg.hidden, Role::Hidden, init, &mut rng, device),
+            policy: linear(
+                cfg.hidden,
+                NUM_ACTIONS,
+                Role::Policy,
+                init,
+                &mut rng,
+                device,
+            ),
+            value: linear(cfg.hidden, 1, Role::Value, init, &mut rng, device),
         }
     }
 
@@ -494,5 +588,43 @@ impl<B: Backend> PolicyNet<B> {
     pub fn value_of(&self, h: Tensor<B, 2>) -> Tensor<B, 1> {
         let n = h.dims()[0];
         self.value.forward(h).reshape([n])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `W^T W` (narrowing layer) or `W W^T` (widening one) is `gain^2` times the identity, as
+    /// PyTorch's `orthogonal_` gives on the `[out, in]` layout; and a seed draws the same
+    /// weights twice.
+    #[test]
+    fn orthogonal_weights_have_orthonormal_columns_or_rows() {
+        for (d_in, d_out) in [(48, 16), (16, 48), (7, 7), (256, 4), (1, 3)] {
+            let gain = 1.5f64;
+            let w = orthogonal(d_in, d_out, gain as f32, &mut Rng::seed_from_u64(3));
+            assert_eq!(
+                w,
+                orthogonal(d_in, d_out, gain as f32, &mut Rng::seed_from_u64(3))
+            );
+            let at = |i: usize, o: usize| w[i * d_out + o] as f64;
+            let narrow = d_in >= d_out;
+            let (units, len) = if narrow { (d_out, d_in) } else { (d_in, d_out) };
+            for a in 0..units {
+                for b in 0..units {
+                    let dot: f64 = (0..len)
+                        .map(|k| {
+                            if narrow {
+                                at(k, a) * at(k, b)
+                            } else {
+                                at(a, k) * at(b, k)
+                            }
+                        })
+                        .sum();
+                    let want = if a == b { gain * gain } else { 0.0 };
+                    assert!((dot - want).abs() < 1e-5, "{d_in}x{d_out}: ({a},{b}) {dot}");
+                }
+            }
+        }
     }
 }
