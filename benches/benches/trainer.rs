@@ -2,7 +2,9 @@
 //! settings, over the six families `xtask bench-train` trains on (H0, each family's smallest
 //! scale): one whole update (rollout and learning) in env steps, and its two halves timed by
 //! the trainer itself: the rollout (batched inference and env stepping) in env steps and the
-//! learning passes (forward, backward, Adam over every epoch) in samples.
+//! learning passes (forward, backward, Adam over every epoch) in samples; and the learning
+//! passes again with each minibatch split into two shards learned side by side
+//! (`learn_shards = 2`, the opt-in that keeps both cores busy).
 //!
 //! `cargo bench -p envdist-benches --bench trainer`; docs/trainer.md reads it beside the
 //! PyTorch anchor (`scripts/bench_torch_policy.py cpu`).
@@ -16,8 +18,10 @@ use envdist_core::{EnvId, HarnessLevel};
 use envdist_envs::{BENCH_ENVS, Suite};
 use envdist_trainer::{Device, ScaleChoice, TrainConfig, Trainer, UniformSampler, UpdateStats};
 
-fn trainer() -> (Trainer, UniformSampler, TrainConfig) {
-    let cfg = TrainConfig::preset("cpu").expect("the cpu preset");
+/// A trainer of the `cpu` preset with `learn_shards` shards a minibatch, warmed up.
+fn trainer(learn_shards: usize) -> (Trainer, UniformSampler, TrainConfig) {
+    let mut cfg = TrainConfig::preset("cpu").expect("the cpu preset");
+    cfg.learn_shards = learn_shards;
     let suite = Arc::new(Suite::with_canvas(cfg.model.image_size as u32).expect("a canvas"));
     let factory: Arc<dyn EnvFactory> = suite;
     let envs: Vec<EnvId> = BENCH_ENVS.iter().map(|e| EnvId::new(*e)).collect();
@@ -56,7 +60,7 @@ fn half(
 }
 
 fn update(c: &mut Criterion) {
-    let (mut t, mut sampler, cfg) = trainer();
+    let (mut t, mut sampler, cfg) = trainer(1);
     let steps = (cfg.num_envs * cfg.rollout_len) as u64;
     let mut group = c.benchmark_group("trainer/cpu");
     group.sample_size(10);
@@ -79,6 +83,14 @@ fn update(c: &mut Criterion) {
         &mut t,
         &mut sampler,
         "learning (samples)",
+        |u| u.learn_seconds,
+    );
+    let (mut t, mut sampler, _) = trainer(2);
+    half(
+        &mut group,
+        &mut t,
+        &mut sampler,
+        "learning, 2 shards (samples)",
         |u| u.learn_seconds,
     );
     group.finish();

@@ -483,7 +483,25 @@ pub struct TrainConfig {
     /// does) instead of once over the rollout. Default false, the records' choice.
     #[serde(default)]
     pub minibatch_advantage_norm: bool,
+    /// Row shards of each minibatch: each shard's loss and gradients are computed on its own
+    /// (side by side, one per thread, on the CPU backends), then the gradients are summed in
+    /// shard order. The result depends on the shard count, never on the thread count. Default
+    /// 1, the records' arithmetic (one graph per minibatch), and then not written, so earlier
+    /// configs keep their text.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub learn_shards: usize,
 }
+
+fn one() -> usize {
+    1
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
+}
+
+/// The most [`TrainConfig::learn_shards`]: far above any core count these runs see.
+pub const MAX_LEARN_SHARDS: usize = 64;
 
 impl TrainConfig {
     /// The CPU preset: the `cpu` network, 32 envs x 32 steps, 3 epochs of 256-sample batches.
@@ -510,6 +528,10 @@ impl TrainConfig {
             value_warmup_updates: 0,
             bootstrap_time_limits: false,
             minibatch_advantage_norm: false,
+            // One graph per minibatch, the committed records' arithmetic. Two shards learn
+            // about 1.5x faster on two cores (docs/trainer.md, "Minibatch shards") but give
+            // other numbers: the preset takes them with the next remake of the records.
+            learn_shards: 1,
         }
     }
 
@@ -522,6 +544,8 @@ impl TrainConfig {
             epochs: 3,
             minibatch: 1024,
             lr: 3e-4,
+            // A device runs the shards one after another: no gain there.
+            learn_shards: 1,
             ..Self::cpu()
         }
     }
@@ -560,7 +584,13 @@ impl TrainConfig {
             .unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
         let mut root =
             serde_json::to_value(&*self).map_err(|e| invalid("a config", &e.to_string()))?;
-        // A field left out of the text while at its default (`model.init`) can still be set.
+        // A field left out of the text while at its default (`model.init`, `learn_shards`) can
+        // still be set.
+        if let Some(fields) = root.as_object_mut() {
+            fields
+                .entry("learn_shards")
+                .or_insert_with(|| serde_json::json!(1));
+        }
         if let Some(model) = root.get_mut("model").and_then(|m| m.as_object_mut()) {
             model
                 .entry("init")
@@ -631,6 +661,7 @@ impl TrainConfig {
             ("rollout_len", self.rollout_len),
             ("epochs", self.epochs),
             ("minibatch", self.minibatch),
+            ("learn_shards", self.learn_shards),
         ] {
             if v == 0 {
                 return bad(name, "a positive count", "0".into());
@@ -654,6 +685,18 @@ impl TrainConfig {
                 "minibatch",
                 &format!("at most {MAX_BATCH} samples per gradient step"),
                 self.minibatch.to_string(),
+            );
+        }
+        if self.learn_shards > MAX_LEARN_SHARDS.min(self.minibatch) {
+            return bad(
+                "learn_shards",
+                &format!(
+                    "at most {} shards (each takes at least one row of the minibatch of {}, \
+                     and there are at most {MAX_LEARN_SHARDS})",
+                    MAX_LEARN_SHARDS.min(self.minibatch),
+                    self.minibatch
+                ),
+                self.learn_shards.to_string(),
             );
         }
         if self.epochs > MAX_EPOCHS {
@@ -724,6 +767,30 @@ mod tests {
         let json = serde_json::to_string(&c).unwrap();
         assert!(json.contains(r#""init":"orthogonal""#), "{json}");
         assert_eq!(serde_json::from_str::<TrainConfig>(&json).unwrap(), c);
+        // One shard (every preset's, and every record's) is not written either; a config
+        // without the field reads as one shard.
+        let gpu = serde_json::to_string(&TrainConfig::gpu()).unwrap();
+        assert!(!gpu.contains("learn_shards"), "{gpu}");
+        assert_eq!(
+            serde_json::from_str::<TrainConfig>(&gpu)
+                .unwrap()
+                .learn_shards,
+            1
+        );
+        for (shards, ok) in [(0, false), (1, true), (2, true), (256, true), (257, false)] {
+            let mut c = TrainConfig::cpu();
+            c.minibatch = 256;
+            c.learn_shards = shards;
+            let got = c.validate();
+            assert_eq!(
+                got.is_ok(),
+                ok && shards <= MAX_LEARN_SHARDS,
+                "{shards}: {got:?}"
+            );
+            if let Err(e) = got {
+                assert!(e.to_string().contains("learn_shards"), "{e}");
+            }
+        }
     }
 
     #[test]
@@ -738,6 +805,10 @@ mod tests {
         c.set("model.init", "orthogonal").unwrap();
         let mut want = TrainConfig::cpu();
         want.model.init = WeightInit::Orthogonal;
+        // So is `learn_shards` at one shard.
+        let mut g = TrainConfig::gpu();
+        g.set("learn_shards", "4").unwrap();
+        assert_eq!(g.learn_shards, 4);
         want.lr = 3e-4;
         want.model.patch = 4;
         want.model.encoder = ImageEncoder::Conv;

@@ -1112,31 +1112,82 @@ fn the_conv_encoder_at(kernels: [usize; 3], padding: usize) {
 /// here.
 #[test]
 fn the_cpu_network_gives_the_same_numbers_at_one_and_two_threads() {
-    let run = |threads: usize| {
-        at_threads(threads, || {
-            let mut cfg = TrainConfig::preset("cpu").unwrap();
-            cfg.num_envs = 16;
-            cfg.total_env_steps = 10_000;
-            let mut s = sampler(&["toy/goal", "toy/goal-mirrored"], HarnessLevel::H0);
-            let mut t = Trainer::new(cfg, Arc::new(ToyFactory), Device::Cpu).unwrap();
-            (0..2)
-                .map(|_| {
-                    let u = t.train_update(&mut s).unwrap();
-                    [
-                        u.policy_loss,
-                        u.value_loss,
-                        u.entropy,
-                        u.approx_kl,
-                        u.grad_norm,
-                    ]
-                    .map(f32::to_bits)
-                })
-                .collect::<Vec<_>>()
-        })
+    // At one shard (one graph per minibatch, the preset's and the records' arithmetic) and at
+    // two (side by side at two threads, one after another at one).
+    for shards in [1, 2] {
+        let run = |threads: usize| {
+            at_threads(threads, || {
+                let mut cfg = TrainConfig::preset("cpu").unwrap();
+                cfg.num_envs = 16;
+                cfg.total_env_steps = 10_000;
+                cfg.learn_shards = shards;
+                let mut s = sampler(&["toy/goal", "toy/goal-mirrored"], HarnessLevel::H0);
+                let mut t = Trainer::new(cfg, Arc::new(ToyFactory), Device::Cpu).unwrap();
+                (0..2)
+                    .map(|_| {
+                        let u = t.train_update(&mut s).unwrap();
+                        [
+                            u.policy_loss,
+                            u.value_loss,
+                            u.entropy,
+                            u.approx_kl,
+                            u.grad_norm,
+                        ]
+                        .map(f32::to_bits)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        };
+        let one = run(1);
+        assert_eq!(one, run(2), "{shards} shards");
+        assert!(one.iter().all(|u| f32::from_bits(u[1]).is_finite()));
+    }
+}
+
+/// Minibatch shards split the work, not the update: the statistics and the gradient's norm of
+/// an update with 2 or 3 shards are the one-shard update's up to rounding (each shard's loss
+/// is its share of the minibatch's, its gradients summed), with and without per-minibatch
+/// advantages and in the critic's warm-up; the same shard count gives the same bits again.
+#[test]
+fn sharded_minibatches_give_the_whole_minibatchs_update() {
+    let stats = |shards: usize, per_minibatch: bool, warmup: u64| {
+        let mut cfg = tiny(10_000);
+        cfg.learn_shards = shards;
+        cfg.minibatch_advantage_norm = per_minibatch;
+        cfg.value_warmup_updates = warmup;
+        let mut s = sampler(&["toy/goal", "toy/goal-mirrored"], HarnessLevel::H0);
+        let mut t = Trainer::new(cfg, Arc::new(ToyFactory), Device::Cpu).unwrap();
+        (0..2)
+            .map(|_| {
+                let u = t.train_update(&mut s).unwrap();
+                [
+                    u.policy_loss,
+                    u.value_loss,
+                    u.entropy,
+                    u.approx_kl,
+                    u.grad_norm,
+                ]
+            })
+            .collect::<Vec<_>>()
     };
-    let one = run(1);
-    assert_eq!(one, run(2));
-    assert!(one.iter().all(|u| f32::from_bits(u[1]).is_finite()));
+    // (The clip fraction is left out: a count, one row's rounding can move it by 1/64.)
+    for (per_minibatch, warmup) in [(false, 0), (true, 0), (false, 1)] {
+        let whole = stats(1, per_minibatch, warmup);
+        for shards in [2, 3] {
+            let split = stats(shards, per_minibatch, warmup);
+            for (w, s) in whole.iter().flatten().zip(split.iter().flatten()) {
+                assert!(
+                    (w - s).abs() <= 2e-3 * w.abs().max(1e-2),
+                    "{shards} shards, per-minibatch {per_minibatch}, warm-up {warmup}: \
+                     {whole:?} against {split:?}"
+                );
+            }
+            let again = stats(shards, per_minibatch, warmup);
+            let bits =
+                |v: &Vec<[f32; 5]>| v.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&split), bits(&again));
+        }
+    }
 }
 
 /// `minibatch_advantage_norm` standardises the advantages per minibatch (SB3's way): a real

@@ -108,7 +108,7 @@ pub(crate) struct Core<B: AutodiffBackend> {
     pub update: u64,
     pub env_steps: u64,
     /// Host buffers of one batch: two, so a rollout's inference can fill its halves at once.
-    bufs: [BatchBuffers; 2],
+    bufs: Vec<BatchBuffers>,
     /// The policy the run started from (runs started from a policy), for the KL to it.
     start: Option<PolicyNet<B::InnerBackend>>,
 }
@@ -130,7 +130,7 @@ impl<B: AutodiffBackend> Core<B> {
             slots: Vec::new(),
             update: 0,
             env_steps: 0,
-            bufs: Default::default(),
+            bufs: vec![BatchBuffers::default(), BatchBuffers::default()],
             start: None,
         }
     }
@@ -214,7 +214,13 @@ impl<B: AutodiffBackend> Core<B> {
             let t_infer = Instant::now();
             let rows: Vec<&Features> = self.slots.iter().map(|s| &s.features).collect();
             // The read back of the logits waits for the device: the time is the inference's.
-            let mut out = infer_rows(&inner, &mut self.bufs, &rows, &cfg.model, &inner_device)?;
+            let mut out = infer_rows(
+                &inner,
+                two_buffers(&mut self.bufs),
+                &rows,
+                &cfg.model,
+                &inner_device,
+            )?;
             let (patches, present, mask) = out.kept_inputs();
             r.patches.push(patches);
             r.present.push(present);
@@ -288,8 +294,14 @@ impl<B: AutodiffBackend> Core<B> {
             self.env_steps = self.env_steps.saturating_add(n as u64);
         }
         let rows: Vec<&Features> = self.slots.iter().map(|s| &s.features).collect();
-        r.last_values =
-            infer_rows(&inner, &mut self.bufs, &rows, &cfg.model, &inner_device)?.values;
+        r.last_values = infer_rows(
+            &inner,
+            two_buffers(&mut self.bufs),
+            &rows,
+            &cfg.model,
+            &inner_device,
+        )?
+        .values;
         Ok(r)
     }
 
@@ -375,98 +387,105 @@ impl<B: AutodiffBackend> Core<B> {
         let mut sums: Option<Tensor<B::InnerBackend, 1>> = None;
         let mut batches = 0usize;
         let mut rows: Vec<&Features> = Vec::with_capacity(cfg.minibatch);
+        let cpu = host_reads_are_free::<B::InnerBackend>();
+        let shard_cap = cfg.learn_shards.max(1);
+        if self.bufs.len() < shard_cap {
+            self.bufs.resize_with(shard_cap, BatchBuffers::default);
+        }
         for _ in 0..cfg.epochs {
             self.rng.shuffle(&mut idx);
             for chunk in idx.chunks(cfg.minibatch) {
                 let m = chunk.len();
-                rows.clear();
-                rows.extend(chunk.iter().map(|&i| &r.features[i]));
-                self.bufs[0].fill_text(&rows);
-                let (tokens, token_segments, segment_weights) =
-                    text_from_buffers::<B>(&self.bufs[0], dev);
-                let ids: Vec<i32> = chunk.iter().map(|&i| i as i32).collect();
-                let ids = Tensor::<B, 1, Int>::from_data(TensorData::new(ids, [m]), dev);
-                let pick = |t: &Tensor<B, 1>| t.clone().select(0, ids.clone());
-                let x = Inputs {
-                    patches: patches_all
-                        .clone()
-                        .select(0, ids.clone())
-                        .reshape([m, np, pv]),
-                    tokens,
-                    token_segments,
-                    segment_weights,
-                    present: present_all.clone().select(0, ids.clone()).reshape([
-                        m,
-                        NUM_CHANNELS,
-                        1,
-                    ]),
-                    mask: mask_all.clone().select(0, ids.clone()),
-                    conv: ConvGeometry::of(&self.cfg.model),
-                };
-                let old_logp = pick(&old_logp_all);
-                let adv_t = if per_minibatch {
+                // SB3's per-minibatch standardisation is over the whole minibatch, whatever
+                // its shards.
+                let chunk_adv: Option<Vec<f32>> = per_minibatch.then(|| {
                     let (mean, std) = kept_mean_std(&adv, &weight, chunk);
-                    let v: Vec<f32> = chunk
+                    chunk
                         .iter()
                         .map(|&i| ((adv[i] as f64 - mean) / std) as f32)
-                        .collect();
-                    Tensor::from_data(TensorData::new(v, [m]), dev)
-                } else {
-                    pick(&adv_all)
-                };
-                let ret_t = pick(&ret_all);
-                let w_t = pick(&w_all);
+                        .collect()
+                });
                 let w_sum: f32 = chunk.iter().map(|&i| weight[i]).sum::<f32>().max(1.0);
-                let acts = acts_all.clone().select(0, ids).reshape([m, 1]);
-
-                let (logits, values) = if value_only {
-                    // The trunk is a constant here: backward reaches the value head only.
-                    let (h, mask) = self.model.trunk(x);
-                    let h = h.detach();
-                    let logits = self.model.policy_logits(h.clone(), mask).detach();
-                    (logits, self.model.value_of(h))
-                } else {
-                    self.model.forward(x)
+                let shard = MinibatchShard {
+                    features: &r.features,
+                    patches: &patches_all,
+                    present: &present_all,
+                    mask: &mask_all,
+                    old_logp: &old_logp_all,
+                    adv: &adv_all,
+                    ret: &ret_all,
+                    weight: &w_all,
+                    acts: &acts_all,
+                    cfg: &cfg,
+                    device: dev,
+                    rows_total: m,
+                    w_sum,
+                    value_only,
+                    masked,
                 };
-                let logp_all = log_softmax(logits, 1);
-                let logp = logp_all.clone().gather(1, acts).reshape([m]);
-                let log_ratio = logp - old_logp;
-                let ratio = log_ratio.clone().exp();
-                let s1 = ratio.clone() * adv_t.clone();
-                let s2 = ratio.clone().clamp(1.0 - cfg.clip, 1.0 + cfg.clip) * adv_t;
-                let pg = -(s1.min_pair(s2) * w_t.clone()).sum() / w_sum;
-                let sq = (values - ret_t).powi_scalar(2) * 0.5;
-                let ent = -(logp_all.clone().exp() * logp_all).sum_dim(1).reshape([m]);
-                let (v_loss, entropy) = if masked {
-                    (
-                        (sq * w_t.clone()).sum() / w_sum,
-                        (ent * w_t.clone()).sum() / w_sum,
+                let shards = shard_cap.min(m);
+                let (mut gp, stats) = if shards == 1 {
+                    shard.grads(
+                        self.model.clone(),
+                        chunk,
+                        chunk_adv.as_deref(),
+                        &mut self.bufs[0],
                     )
                 } else {
-                    (sq.mean(), ent.mean())
+                    // Row shards, each with its own copy of the parameters (fresh autodiff
+                    // leaves, so each shard's graph is its own and the two backward passes do
+                    // not share burn's per-graph lock), their gradients summed in shard order:
+                    // the same sums in the same order whether the shards ran side by side or
+                    // one after another, so the numbers do not depend on the thread count.
+                    let bounds: Vec<usize> = (0..=shards).map(|k| k * m / shards).collect();
+                    let model = &self.model;
+                    let jobs: Vec<_> = self.bufs[..shards]
+                        .iter_mut()
+                        .enumerate()
+                        .map(|(k, buf)| {
+                            let (lo, hi) = (bounds[k], bounds[k + 1]);
+                            let net = if k == 0 {
+                                model.clone()
+                            } else {
+                                model.clone().map(&mut FreshLeaves)
+                            };
+                            (
+                                net,
+                                &chunk[lo..hi],
+                                chunk_adv.as_ref().map(|a| &a[lo..hi]),
+                                buf,
+                            )
+                        })
+                        .collect();
+                    let run = |(net, rows_k, adv_k, buf): (
+                        PolicyNet<B>,
+                        &[usize],
+                        Option<&[f32]>,
+                        &mut BatchBuffers,
+                    )| { shard.grads(net, rows_k, adv_k, buf) };
+                    let outs: Vec<_> = if cpu {
+                        use rayon::prelude::*;
+                        jobs.into_par_iter().map(run).collect()
+                    } else {
+                        jobs.into_iter().map(run).collect()
+                    };
+                    let mut outs = outs.into_iter();
+                    let (mut gp, mut stats) = outs.next().expect("at least one shard");
+                    for (g, s) in outs {
+                        self.model.visit(&mut AddGrads::<B> {
+                            into: &mut gp,
+                            from: g,
+                            _backend: std::marker::PhantomData,
+                        });
+                        stats = stats.into_iter().zip(s).map(|(a, b)| a + b).collect();
+                    }
+                    (gp, stats)
                 };
-                let loss = if value_only {
-                    v_loss.clone()
-                } else {
-                    pg.clone() + v_loss.clone() * cfg.value_coef
-                        - entropy.clone() * cfg.entropy_coef
-                };
-
-                let approx_kl = ((ratio.clone() - 1.0) - log_ratio).mean();
-                let clipped = (ratio - 1.0).abs().greater_elem(cfg.clip).float().mean();
-                let grads = loss.backward();
-                let mut gp = GradientsParams::from_grads(grads, &self.model);
                 let norm = clip_global_norm(&self.model, &mut gp, cfg.max_grad_norm);
                 let model = self.model.clone();
                 self.model = self.optim.step(lr, model, gp);
 
-                let mut parts = vec![
-                    pg.detach().inner(),
-                    v_loss.detach().inner(),
-                    entropy.detach().inner(),
-                    approx_kl.detach().inner(),
-                    clipped.detach().inner(),
-                ];
+                let mut parts = stats;
                 parts.extend(norm);
                 let stats = Tensor::cat(parts, 0);
                 sums = Some(match sums {
@@ -1056,4 +1075,168 @@ pub(crate) fn flat_gradient<B: AutodiffBackend, M: Module<B>>(
     };
     model.visit(&mut f);
     to_vec(Tensor::cat(f.parts, 0).into_data())
+}
+
+/// The first two of the host buffers (there are always at least two: the rollout's halves).
+fn two_buffers(bufs: &mut [BatchBuffers]) -> &mut [BatchBuffers; 2] {
+    bufs.first_chunk_mut::<2>()
+        .expect("Core keeps at least two batch buffers")
+}
+
+/// What every shard of one minibatch reads: the update's resident rollout, and the
+/// minibatch's totals (its rows and kept weight), so that shards' losses add up to the
+/// minibatch's.
+struct MinibatchShard<'a, B: AutodiffBackend> {
+    features: &'a [Features],
+    patches: &'a Tensor<B, 2>,
+    present: &'a Tensor<B, 2>,
+    mask: &'a Tensor<B, 2>,
+    old_logp: &'a Tensor<B, 1>,
+    adv: &'a Tensor<B, 1>,
+    ret: &'a Tensor<B, 1>,
+    weight: &'a Tensor<B, 1>,
+    acts: &'a Tensor<B, 1, Int>,
+    cfg: &'a TrainConfig,
+    device: &'a B::Device,
+    /// Rows of the whole minibatch.
+    rows_total: usize,
+    /// Kept weight of the whole minibatch (at least 1).
+    w_sum: f32,
+    value_only: bool,
+    masked: bool,
+}
+
+impl<B: AutodiffBackend> MinibatchShard<'_, B> {
+    /// The PPO loss of rows `chunk` (indices into the rollout) under `net`, its gradients, and
+    /// its statistics (policy loss, value loss, entropy, approximate KL, clip fraction), each
+    /// the shard's part of the minibatch's: means are sums over the shard divided by the
+    /// minibatch's rows, so the shards' parts add up to the minibatch's. A shard that is the
+    /// whole minibatch takes plain means, the records' arithmetic. `chunk_adv`: the rows'
+    /// standardised advantages when they are standardised per minibatch.
+    fn grads(
+        &self,
+        net: PolicyNet<B>,
+        chunk: &[usize],
+        chunk_adv: Option<&[f32]>,
+        bufs: &mut BatchBuffers,
+    ) -> (GradientsParams, Vec<Tensor<B::InnerBackend, 1>>) {
+        let (cfg, dev, m) = (self.cfg, self.device, chunk.len());
+        let whole = m == self.rows_total;
+        let mean = |t: Tensor<B, 1>| {
+            if whole {
+                t.mean()
+            } else {
+                t.sum() / self.rows_total as f32
+            }
+        };
+        let (np, pv) = (cfg.model.num_patches(), cfg.model.patch_values());
+        let rows: Vec<&Features> = chunk.iter().map(|&i| &self.features[i]).collect();
+        bufs.fill_text(&rows);
+        let (tokens, token_segments, segment_weights) = text_from_buffers::<B>(bufs, dev);
+        let ids: Vec<i32> = chunk.iter().map(|&i| i as i32).collect();
+        let ids = Tensor::<B, 1, Int>::from_data(TensorData::new(ids, [m]), dev);
+        let pick = |t: &Tensor<B, 1>| t.clone().select(0, ids.clone());
+        let x = Inputs {
+            patches: self
+                .patches
+                .clone()
+                .select(0, ids.clone())
+                .reshape([m, np, pv]),
+            tokens,
+            token_segments,
+            segment_weights,
+            present: self
+                .present
+                .clone()
+                .select(0, ids.clone())
+                .reshape([m, NUM_CHANNELS, 1]),
+            mask: self.mask.clone().select(0, ids.clone()),
+            conv: ConvGeometry::of(&cfg.model),
+        };
+        let old_logp = pick(self.old_logp);
+        let adv_t = match chunk_adv {
+            Some(v) => Tensor::from_data(TensorData::new(v.to_vec(), [m]), dev),
+            None => pick(self.adv),
+        };
+        let ret_t = pick(self.ret);
+        let w_t = pick(self.weight);
+        let w_sum = self.w_sum;
+        let acts = self.acts.clone().select(0, ids).reshape([m, 1]);
+
+        let (logits, values) = if self.value_only {
+            // The trunk is a constant here: backward reaches the value head only.
+            let (h, mask) = net.trunk(x);
+            let h = h.detach();
+            let logits = net.policy_logits(h.clone(), mask).detach();
+            (logits, net.value_of(h))
+        } else {
+            net.forward(x)
+        };
+        let logp_all = log_softmax(logits, 1);
+        let logp = logp_all.clone().gather(1, acts).reshape([m]);
+        let log_ratio = logp - old_logp;
+        let ratio = log_ratio.clone().exp();
+        let s1 = ratio.clone() * adv_t.clone();
+        let s2 = ratio.clone().clamp(1.0 - cfg.clip, 1.0 + cfg.clip) * adv_t;
+        let pg = -(s1.min_pair(s2) * w_t.clone()).sum() / w_sum;
+        let sq = (values - ret_t).powi_scalar(2) * 0.5;
+        let ent = -(logp_all.clone().exp() * logp_all).sum_dim(1).reshape([m]);
+        let (v_loss, entropy) = if self.masked {
+            (
+                (sq * w_t.clone()).sum() / w_sum,
+                (ent * w_t.clone()).sum() / w_sum,
+            )
+        } else {
+            (mean(sq), mean(ent))
+        };
+        let loss = if self.value_only {
+            v_loss.clone()
+        } else {
+            pg.clone() + v_loss.clone() * cfg.value_coef - entropy.clone() * cfg.entropy_coef
+        };
+
+        let approx_kl = mean((ratio.clone() - 1.0) - log_ratio);
+        let clipped = mean((ratio - 1.0).abs().greater_elem(cfg.clip).float());
+        let grads = loss.backward();
+        let gp = GradientsParams::from_grads(grads, &net);
+        let stats = vec![
+            pg.detach().inner(),
+            v_loss.detach().inner(),
+            entropy.detach().inner(),
+            approx_kl.detach().inner(),
+            clipped.detach().inner(),
+        ];
+        (gp, stats)
+    }
+}
+
+/// Gives every parameter a new autodiff leaf (the same values, no copy): a minibatch shard's
+/// own copy of the network, whose graph is not the other shards'.
+struct FreshLeaves;
+
+impl<B: AutodiffBackend> burn::module::ModuleMapper<B> for FreshLeaves {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
+        // `detach` keeps the tensor's `require_grad` and gives it a new node.
+        param.map(|t| t.detach())
+    }
+}
+
+/// Adds `from`'s gradients into `into`, parameter by parameter (`into + from`, in that order).
+struct AddGrads<'a, B: AutodiffBackend> {
+    into: &'a mut GradientsParams,
+    from: GradientsParams,
+    _backend: std::marker::PhantomData<B>,
+}
+
+impl<B: AutodiffBackend> ModuleVisitor<B> for AddGrads<'_, B> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+        let Some(g) = self.from.remove::<B::InnerBackend, D>(param.id) else {
+            return;
+        };
+        let sum = match self.into.remove::<B::InnerBackend, D>(param.id) {
+            Some(acc) => acc + g,
+            None => g,
+        };
+        self.into.register(param.id, sum);
+    }
 }
