@@ -43,6 +43,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod adam;
 pub mod bench;
 pub mod config;
 pub mod encode;

@@ -114,7 +114,7 @@ impl<B: AutodiffBackend> Core<B> {
     ) -> Result<CloneSummary, TrainerError> {
         cfg.validate()?;
         let model_cfg = self.cfg.model.clone();
-        let mut optim = adam().init();
+        let mut optim = adam();
         let mut rng = Rng::derive(cfg.seed, 0x4243);
         let start = |task: envdist_core::Task,
                      factory: &dyn envdist_core::EnvFactory|

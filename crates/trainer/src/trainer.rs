@@ -7,7 +7,9 @@ use std::time::Instant;
 
 use burn::module::{AutodiffModule, Module, ModuleVisitor, Param};
 use burn::optim::adaptor::OptimizerAdaptor;
-use burn::optim::{Adam, AdamConfig, GradientsParams, Optimizer};
+use burn::optim::{GradientsParams, Optimizer};
+
+use crate::adam::OnePassAdam;
 use burn::record::{FullPrecisionSettings, NamedMpkBytesRecorder, Recorder};
 use burn::tensor::activation::log_softmax;
 use burn::tensor::backend::{AutodiffBackend, Backend};
@@ -101,7 +103,7 @@ pub(crate) struct Core<B: AutodiffBackend> {
     pub cfg: TrainConfig,
     pub device: B::Device,
     pub model: PolicyNet<B>,
-    optim: OptimizerAdaptor<Adam, PolicyNet<B>, B>,
+    optim: TrainerAdam<B>,
     rng: Rng,
     pub(crate) factory: Arc<dyn EnvFactory>,
     slots: Vec<Slot>,
@@ -113,8 +115,11 @@ pub(crate) struct Core<B: AutodiffBackend> {
     start: Option<PolicyNet<B::InnerBackend>>,
 }
 
-pub(crate) fn adam() -> AdamConfig {
-    AdamConfig::new().with_epsilon(1e-5)
+/// The trainer's optimizer: Adam, stepped in one pass on flex ([`OnePassAdam`]).
+pub(crate) type TrainerAdam<B> = OptimizerAdaptor<OnePassAdam, PolicyNet<B>, B>;
+
+pub(crate) fn adam<B: AutodiffBackend>() -> TrainerAdam<B> {
+    OptimizerAdaptor::from(OnePassAdam::new())
 }
 
 impl<B: AutodiffBackend> Core<B> {
@@ -122,7 +127,7 @@ impl<B: AutodiffBackend> Core<B> {
         let model = PolicyNet::init(&cfg.model, cfg.seed, &device);
         Self {
             rng: Rng::derive(cfg.seed, 0x7261),
-            optim: adam().init(),
+            optim: adam(),
             model,
             cfg,
             device,
@@ -673,7 +678,7 @@ impl<B: AutodiffBackend> Core<B> {
                         bad.len()
                     ));
                 }
-                Ok(adam().init().load_record(record))
+                Ok(adam().load_record(record))
             },
         )?;
         core.rng = state.rng.clone();
@@ -882,8 +887,7 @@ fn level_scale_means<B: Backend>(
 }
 
 /// What the trainer's optimizer saves: Adam's moments per parameter id.
-type AdamRecord<B> =
-    <OptimizerAdaptor<Adam, PolicyNet<B>, B> as Optimizer<PolicyNet<B>, B>>::Record;
+type AdamRecord<B> = <TrainerAdam<B> as Optimizer<PolicyNet<B>, B>>::Record;
 
 /// The parameters of `net` whose Adam moments in `record` have another shape than theirs
 /// (`id: found vs expected`). A moment of another rank panics in burn's conversion, which the
