@@ -141,8 +141,19 @@ pub fn run(args: BenchTrainArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string(&record)?);
     } else {
         println!(
-            "preset {preset} on {} ({} threads), {} params, batch {} ({} envs), minibatch {}, {} epochs:",
-            t.device, t.threads, t.params, t.batch, t.num_envs, t.minibatch, t.epochs
+            "preset {preset} on {} ({} threads), {} params, batch {} ({} envs), minibatch {}{}, {} epochs:",
+            t.device,
+            t.threads,
+            t.params,
+            t.batch,
+            t.num_envs,
+            t.minibatch,
+            if t.learn_shards > 1 {
+                format!(" in {} shards", t.learn_shards)
+            } else {
+                String::new()
+            },
+            t.epochs
         );
         println!(
             "  end to end   {:>10.0} env steps/s (rollout and learning alone predict {:.0})",

@@ -31,6 +31,10 @@ pub struct Throughput {
     pub batch: usize,
     /// Minibatch size of the learning passes.
     pub minibatch: usize,
+    /// Shards each minibatch is learned in ([`crate::TrainConfig::learn_shards`]; 1 in files
+    /// written before the field).
+    #[serde(default = "one_shard")]
+    pub learn_shards: usize,
     /// Passes over each rollout.
     pub epochs: usize,
     /// Updates timed (after the warm-up updates).
@@ -63,6 +67,10 @@ pub struct UpdateProfile {
     pub learn_seconds: f64,
     /// Advantages, statistics, the KL diagnostic.
     pub other_seconds: f64,
+}
+
+fn one_shard() -> usize {
+    1
 }
 
 impl Throughput {
@@ -116,6 +124,7 @@ pub fn measure_throughput(
         num_envs: cfg.num_envs,
         batch: cfg.batch_size(),
         minibatch: cfg.minibatch,
+        learn_shards: cfg.learn_shards,
         epochs: cfg.epochs,
         updates,
         env_steps_per_s: steps / total.max(1e-9),
