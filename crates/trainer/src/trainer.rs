@@ -8,8 +8,6 @@ use std::time::Instant;
 use burn::module::{AutodiffModule, Module, ModuleVisitor, Param};
 use burn::optim::adaptor::OptimizerAdaptor;
 use burn::optim::{GradientsParams, Optimizer};
-
-use crate::adam::OnePassAdam;
 use burn::record::{FullPrecisionSettings, NamedMpkBytesRecorder, Recorder};
 use burn::tensor::activation::log_softmax;
 use burn::tensor::backend::{AutodiffBackend, Backend};
@@ -18,6 +16,7 @@ use envdist_core::env::EnvFactory;
 use envdist_core::{ActionId, EnvId, NUM_ACTIONS, Rng, Task, TaskSampler};
 use serde::{Deserialize, Serialize};
 
+use crate::adam::OnePassAdam;
 use crate::config::{AdvantageKind, LrSchedule, TrainConfig};
 use crate::encode::{BatchBuffers, Features, NUM_CHANNELS};
 use crate::model::{ConvGeometry, Inputs, PolicyNet, text_from_buffers};
@@ -109,7 +108,8 @@ pub(crate) struct Core<B: AutodiffBackend> {
     slots: Vec<Slot>,
     pub update: u64,
     pub env_steps: u64,
-    /// Host buffers of one batch: two, so a rollout's inference can fill its halves at once.
+    /// Host buffers of one batch: at least two, so a rollout's inference can fill its halves
+    /// at once, and one a shard when minibatches are learned in more shards than that.
     bufs: Vec<BatchBuffers>,
     /// The policy the run started from (runs started from a policy), for the KL to it.
     start: Option<PolicyNet<B::InnerBackend>>,
