@@ -1074,16 +1074,30 @@ fn the_conv_encoder_learns_and_gives_the_same_numbers_at_one_and_two_threads() {
     }
 }
 
-/// The bits of each update's policy loss, value loss, entropy and KL over `updates` updates of
-/// `cfg` on the two toy goal envs at H0.
-fn update_bits(cfg: TrainConfig, updates: usize) -> Vec<[u32; 4]> {
+/// Each update's policy loss, value loss, entropy, KL and gradient norm over `updates` updates
+/// of `cfg` on the two toy goal envs at H0.
+fn update_stats(cfg: TrainConfig, updates: usize) -> Vec<[f32; 5]> {
     let mut s = sampler(&["toy/goal", "toy/goal-mirrored"], HarnessLevel::H0);
     let mut t = Trainer::new(cfg, Arc::new(ToyFactory), Device::Cpu).unwrap();
     (0..updates)
         .map(|_| {
             let u = t.train_update(&mut s).unwrap();
-            [u.policy_loss, u.value_loss, u.entropy, u.approx_kl].map(f32::to_bits)
+            [
+                u.policy_loss,
+                u.value_loss,
+                u.entropy,
+                u.approx_kl,
+                u.grad_norm,
+            ]
         })
+        .collect()
+}
+
+/// The bits of [`update_stats`].
+fn update_bits(cfg: TrainConfig, updates: usize) -> Vec<[u32; 5]> {
+    update_stats(cfg, updates)
+        .into_iter()
+        .map(|u| u.map(f32::to_bits))
         .collect()
 }
 
@@ -1121,21 +1135,7 @@ fn the_cpu_network_gives_the_same_numbers_at_one_and_two_threads() {
                 cfg.num_envs = 16;
                 cfg.total_env_steps = 10_000;
                 cfg.learn_shards = shards;
-                let mut s = sampler(&["toy/goal", "toy/goal-mirrored"], HarnessLevel::H0);
-                let mut t = Trainer::new(cfg, Arc::new(ToyFactory), Device::Cpu).unwrap();
-                (0..2)
-                    .map(|_| {
-                        let u = t.train_update(&mut s).unwrap();
-                        [
-                            u.policy_loss,
-                            u.value_loss,
-                            u.entropy,
-                            u.approx_kl,
-                            u.grad_norm,
-                        ]
-                        .map(f32::to_bits)
-                    })
-                    .collect::<Vec<_>>()
+                update_bits(cfg, 2)
             })
         };
         let one = run(1);
@@ -1155,20 +1155,7 @@ fn sharded_minibatches_give_the_whole_minibatchs_update() {
         cfg.learn_shards = shards;
         cfg.minibatch_advantage_norm = per_minibatch;
         cfg.value_warmup_updates = warmup;
-        let mut s = sampler(&["toy/goal", "toy/goal-mirrored"], HarnessLevel::H0);
-        let mut t = Trainer::new(cfg, Arc::new(ToyFactory), Device::Cpu).unwrap();
-        (0..2)
-            .map(|_| {
-                let u = t.train_update(&mut s).unwrap();
-                [
-                    u.policy_loss,
-                    u.value_loss,
-                    u.entropy,
-                    u.approx_kl,
-                    u.grad_norm,
-                ]
-            })
-            .collect::<Vec<_>>()
+        update_stats(cfg, 2)
     };
     // (The clip fraction is left out: a count, one row's rounding can move it by 1/64.)
     for (per_minibatch, warmup) in [(false, 0), (true, 0), (false, 1)] {
