@@ -3,7 +3,7 @@
 //! rollout of thousands of steps stays small; [`BatchBuffers`] turns many of them into the
 //! arrays one batched forward needs (patch values, token ids), reusing its allocations.
 
-use envdist_core::hash::{fnv1a, fnv1a_from};
+use envdist_core::hash::{FNV_OFFSET, fnv1a, fnv1a_from};
 use envdist_core::{ActionMask, NUM_ACTIONS, Observation, Rgb8Image};
 use rayon::prelude::*;
 
@@ -39,39 +39,50 @@ pub struct Features {
 pub fn hash_text(text: &str, vocab: usize) -> Vec<u16> {
     let mut out = Vec::with_capacity(32);
     let mut i = 0u64;
-    let emit = |token: &str, i: u64, out: &mut Vec<u16>| {
-        let h = fnv1a(token.as_bytes());
+    // A token's hash is FNV-1a of its bytes, which streams: a word is hashed as its (lower-
+    // cased) characters arrive, with no buffer to fill and clear per word.
+    let emit = |h: u64, i: u64, out: &mut Vec<u16>| {
         out.push((h % vocab as u64) as u16);
         let hp = fnv1a_from(h ^ 0x9e37_79b9_7f4a_7c15, &i.to_le_bytes());
         out.push((hp % vocab as u64) as u16);
     };
+    let mut word: Option<u64> = None;
     // Grid-like text (rows of symbols) carries meaning per character, so non-alphanumeric
     // symbols are tokens too.
-    let mut word = String::new();
     for ch in text.chars() {
         if out.len() >= 2 * MAX_TOKENS {
             break;
         }
-        if ch.is_alphanumeric() {
-            word.extend(ch.to_lowercase());
+        let mut buf = [0u8; 4];
+        if ch.is_ascii_alphanumeric() {
+            let h = word.unwrap_or(FNV_OFFSET);
+            word = Some(fnv1a_from(h, &[ch.to_ascii_lowercase() as u8]));
             continue;
         }
-        if !word.is_empty() {
-            emit(&word, i, &mut out);
+        if ch.is_alphanumeric() {
+            let mut h = word.unwrap_or(FNV_OFFSET);
+            for lower in ch.to_lowercase() {
+                h = fnv1a_from(h, lower.encode_utf8(&mut buf).as_bytes());
+            }
+            word = Some(h);
+            continue;
+        }
+        if let Some(h) = word.take() {
+            emit(h, i, &mut out);
             i += 1;
-            word.clear();
         }
         if !ch.is_whitespace() && !matches!(ch, ',' | '(' | ')' | ';' | ':' | '.') {
-            let mut buf = [0u8; 4];
-            emit(ch.encode_utf8(&mut buf), i, &mut out);
+            emit(fnv1a(ch.encode_utf8(&mut buf).as_bytes()), i, &mut out);
             i += 1;
         } else if ch == '\n' {
             // A row break is a position change worth keeping.
             i += 1;
         }
     }
-    if !word.is_empty() && out.len() < 2 * MAX_TOKENS {
-        emit(&word, i, &mut out);
+    if let Some(h) = word
+        && out.len() < 2 * MAX_TOKENS
+    {
+        emit(h, i, &mut out);
     }
     out
 }
@@ -90,6 +101,21 @@ pub fn encode_image(img: &Rgb8Image, size: usize, patch: usize, out: &mut Vec<u8
         out[o..o + 3].copy_from_slice(&rgb);
     };
     if w == 0 || h == 0 || img.data.len() < w * h * 3 {
+        return;
+    }
+    if w == size && h == size && patch > 0 && size.is_multiple_of(patch) {
+        // The frame at the model's size (every preset's canvas): no filtering, only the
+        // patch-major reorder, one patch row (`patch` pixels) at a time. The box filter below
+        // gives the same bytes (a 1x1 box is the pixel itself), one pixel at a time.
+        let span = patch * 3;
+        for y in 0..size {
+            let src_row = &img.data[y * w * 3..(y + 1) * w * 3];
+            let within = (y % patch) * span;
+            for (px, src) in src_row.chunks_exact(span).enumerate() {
+                let o = ((y / patch) * per_row + px) * patch_len + within;
+                out[o..o + span].copy_from_slice(src);
+            }
+        }
         return;
     }
     if w % size == 0 && h % size == 0 {
@@ -312,6 +338,109 @@ impl BatchBuffers {
 mod tests {
     use super::*;
     use envdist_core::HarnessText;
+
+    /// The hashing as first written (each word gathered in a `String`, lower-cased char by
+    /// char, then hashed whole): the streaming form must give the same buckets.
+    fn hash_text_word_by_word(text: &str, vocab: usize) -> Vec<u16> {
+        let mut out = Vec::new();
+        let mut i = 0u64;
+        let emit = |token: &str, i: u64, out: &mut Vec<u16>| {
+            let h = fnv1a(token.as_bytes());
+            out.push((h % vocab as u64) as u16);
+            let hp = fnv1a_from(h ^ 0x9e37_79b9_7f4a_7c15, &i.to_le_bytes());
+            out.push((hp % vocab as u64) as u16);
+        };
+        let mut word = String::new();
+        for ch in text.chars() {
+            if out.len() >= 2 * MAX_TOKENS {
+                break;
+            }
+            if ch.is_alphanumeric() {
+                word.extend(ch.to_lowercase());
+                continue;
+            }
+            if !word.is_empty() {
+                emit(&word, i, &mut out);
+                i += 1;
+                word.clear();
+            }
+            if !ch.is_whitespace() && !matches!(ch, ',' | '(' | ')' | ';' | ':' | '.') {
+                let mut buf = [0u8; 4];
+                emit(ch.encode_utf8(&mut buf), i, &mut out);
+                i += 1;
+            } else if ch == '\n' {
+                i += 1;
+            }
+        }
+        if !word.is_empty() && out.len() < 2 * MAX_TOKENS {
+            emit(&word, i, &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn streamed_hashing_gives_the_word_by_word_buckets() {
+        let mut texts: Vec<String> = [
+            "",
+            "agent at (1,2)",
+            "Reach the GOAL; avoid lava.",
+            "#.#\n#A#\n#G#",
+            "next action: down; the goal is 16 steps away",
+            "ÄÖÜ straße İstanbul ΣΑΣ café 北京 x\u{0B}y\u{0C}z\r\n\tend",
+            "word",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        texts.push("ab ".repeat(500));
+        texts.push("#".repeat(500));
+        // Random strings over a small alphabet of every kind of character the hashing tells
+        // apart: ASCII and non-ASCII letters and digits, separators, symbols, whitespace.
+        let alphabet: Vec<char> = "aZ09 \n\t,().;:#@-_ÉéßİΣ١٢北\u{0B}\u{85}".chars().collect();
+        let mut rng = envdist_core::Rng::seed_from_u64(7);
+        for _ in 0..2_000 {
+            let len = rng.index(60);
+            texts.push(
+                (0..len)
+                    .map(|_| alphabet[rng.index(alphabet.len())])
+                    .collect(),
+            );
+        }
+        for t in &texts {
+            for vocab in [64, 1024, 4096] {
+                assert_eq!(
+                    hash_text(t, vocab),
+                    hash_text_word_by_word(t, vocab),
+                    "{t:?} at vocab {vocab}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_frame_at_the_model_size_is_cut_into_patches_pixel_for_pixel() {
+        let mut rng = envdist_core::Rng::seed_from_u64(11);
+        for (size, patch) in [(32, 8), (16, 4), (8, 8), (12, 3), (6, 1)] {
+            let mut img = Rgb8Image::new(size as u32, size as u32);
+            for b in img.data.iter_mut() {
+                *b = rng.index(256) as u8;
+            }
+            let mut out = Vec::new();
+            encode_image(&img, size, patch, &mut out);
+            let per_row = size / patch;
+            for y in 0..size {
+                for x in 0..size {
+                    let p = (y / patch) * per_row + x / patch;
+                    let o = (p * patch * patch + (y % patch) * patch + x % patch) * 3;
+                    assert_eq!(
+                        out[o..o + 3],
+                        img.get(x as u32, y as u32),
+                        "size {size}, patch {patch}, pixel ({x},{y})"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn hashing_is_deterministic_positional_and_bounded() {
