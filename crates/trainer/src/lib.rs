@@ -56,6 +56,7 @@ pub mod ppo;
 pub mod pretrain;
 pub mod sampler;
 pub mod tensorboard;
+mod text_bag;
 pub mod toy;
 mod trainer;
 

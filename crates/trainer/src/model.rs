@@ -38,11 +38,12 @@ use burn::module::{Module, Param};
 use burn::nn::Linear;
 use burn::tensor::activation::relu;
 use burn::tensor::backend::Backend;
-use burn::tensor::{IndexingUpdateOp, Int, Tensor, TensorData};
+use burn::tensor::{Int, Tensor, TensorData};
 use envdist_core::{NUM_ACTIONS, Rng};
 
 use crate::config::{CONV_STRIDE, ImageEncoder, ModelConfig, WeightInit};
 use crate::encode::{BatchBuffers, NUM_CHANNELS};
+use crate::text_bag::weighted_bags;
 
 /// The policy-and-value network.
 #[derive(Module, Debug)]
@@ -495,16 +496,9 @@ impl<B: Backend> PolicyNet<B> {
         // then weigh each segment's sum.
         let table = self.text.weight.val();
         let td = table.dims()[1];
-        let emb = table.select(0, x.tokens);
-        let t = Tensor::<B, 2>::zeros([n * NUM_CHANNELS, td], &emb.device()).select_assign(
-            0,
-            x.token_segments,
-            emb,
-            IndexingUpdateOp::Add,
-        );
+        let t = weighted_bags(table, x.tokens, x.token_segments, x.segment_weights);
         // Shapes chosen so each broadcast is a shared row or a per-row scalar, the two
         // broadcasts burn's CPU backend runs as vector loops (others go element by element).
-        let t = t.reshape([n, NUM_CHANNELS, td]) * x.segment_weights;
         let t =
             t.reshape([n, NUM_CHANNELS * td]) + self.presence.val().reshape([1, NUM_CHANNELS * td]);
         let t = t.reshape([n, NUM_CHANNELS, td]) * x.present;
