@@ -486,8 +486,8 @@ pub struct TrainConfig {
     /// Row shards of each minibatch: each shard's loss and gradients are computed on its own
     /// (side by side, one per thread, on the CPU backends), then the gradients are summed in
     /// shard order. The result depends on the shard count, never on the thread count. Default
-    /// 1, the records' arithmetic (one graph per minibatch), and then not written, so earlier
-    /// configs keep their text.
+    /// 1 (one graph per minibatch; the `cpu` preset's is 2), and then not written, so configs
+    /// from before the field keep their text.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub learn_shards: usize,
 }
@@ -528,10 +528,10 @@ impl TrainConfig {
             value_warmup_updates: 0,
             bootstrap_time_limits: false,
             minibatch_advantage_norm: false,
-            // One graph per minibatch, the committed records' arithmetic. Two shards learn
-            // about 1.5x faster on two cores (docs/trainer.md, "Minibatch shards") but give
-            // other numbers: the preset takes them with the next remake of the records.
-            learn_shards: 1,
+            // Each minibatch learned as two shards side by side: about 1.5x faster on two
+            // cores (docs/trainer.md, "Minibatch shards"), the same numbers at any thread
+            // count (the shard count fixes the arithmetic, not the threads).
+            learn_shards: 2,
         }
     }
 

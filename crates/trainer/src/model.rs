@@ -33,6 +33,17 @@
 //! product, and the groups' sum a reduction in a fixed order); minibatches of at most `GEMM_K_MAX` samples (the `cpu`
 //! and `tiny` presets, cloning, gradient chunks) keep the other weight gradients within it.
 //! The same code then gives the same numbers on any x86-64 machine with FMA.
+//!
+//! Vector width: burn-flex runs `gemm` with its AVX-512 kernels where the CPU has them
+//! (`x86-v4`), AVX2 elsewhere. Its microkernel adds each output's terms one fused multiply-add at
+//! a time in order, whatever the lane count, so its results are the same at either width; its
+//! dot-product kernels (a product with one output column, or of at most
+//! [`GEMM_DOT_MAX_OUTPUTS`] outputs with both operands contiguous along the sum) add in as many
+//! lanes as the vector holds, so theirs are not. The network keeps out of them: the value head
+//! multiplies by its weight and a zero column ([`PolicyNet::value_of`]), and a batch too small
+//! for its backward products to leave that path is padded with zero rows
+//! ([`PolicyNet::forward`]). `the_networks_products_sum_each_value_in_order` checks every
+//! product shape of the presets against a sum in order, on whatever machine runs it.
 
 use burn::module::{Module, Param};
 use burn::nn::Linear;
@@ -103,6 +114,36 @@ pub struct Inputs<B: Backend> {
     pub conv: ConvGeometry,
 }
 
+impl<B: Backend> Inputs<B> {
+    /// These inputs with zero rows after the batch's own, `rows` in all: no token, no channel
+    /// present, no frame, every action legal. The text's segments index the batch's own rows,
+    /// so they stay as they are.
+    fn padded_to(self, rows: usize) -> Self {
+        let n = self.patches.dims()[0];
+        let extra = rows.saturating_sub(n);
+        if extra == 0 {
+            return self;
+        }
+        let dev = self.patches.device();
+        let pad3 = |t: Tensor<B, 3>| {
+            let [_, a, b] = t.dims();
+            Tensor::cat(vec![t, Tensor::zeros([extra, a, b], &dev)], 0)
+        };
+        Self {
+            patches: pad3(self.patches),
+            tokens: self.tokens,
+            token_segments: self.token_segments,
+            segment_weights: pad3(self.segment_weights),
+            present: pad3(self.present),
+            mask: Tensor::cat(
+                vec![self.mask, Tensor::zeros([extra, NUM_ACTIONS], &dev)],
+                0,
+            ),
+            conv: self.conv,
+        }
+    }
+}
+
 /// The text part of a batch (see [`Inputs`]): tokens, their segments, segment weights.
 pub(crate) type TextInputs<B> = (Tensor<B, 1, Int>, Tensor<B, 1, Int>, Tensor<B, 3>);
 
@@ -149,6 +190,12 @@ impl<B: Backend> Inputs<B> {
 /// The longest contraction that `gemm` runs as one block on every machine (see the module
 /// docs): its k-blocking never splits a contraction of at most 512 values.
 pub const GEMM_K_MAX: usize = 512;
+
+/// `gemm` runs a product of at most this many outputs (16 x 16) whose operands are both
+/// contiguous along the sum as dot products in vector lanes: 8 lanes with AVX2, 16 with
+/// AVX-512, so the sums' order depends on the machine. [`PolicyNet::forward`] and
+/// [`PolicyNet::value_of`] keep the network's products out of that path.
+pub const GEMM_DOT_MAX_OUTPUTS: usize = 256;
 
 /// `x W + b` with the contraction split into blocks of at most [`GEMM_K_MAX`] input columns
 /// (the partial products summed in a fixed order), so no product's summation order depends on
@@ -475,12 +522,46 @@ impl<B: Backend> PolicyNet<B> {
     }
 
     /// Masked action logits `[n, NUM_ACTIONS]` and values `[n]`.
+    ///
+    /// A batch of fewer than [`PolicyNet::rows_for_in_order_products`] rows runs with zero rows
+    /// after its own (their outputs cut off again): a backward pass over so few rows would
+    /// multiply the output gradient by a transposed weight in `gemm`'s dot-product kernels (at
+    /// most 16 x 16 outputs), whose sums depend on the machine's vector width. Every row's
+    /// outputs depend on that row alone, so the padding moves no value.
     pub fn forward(&self, x: Inputs<B>) -> (Tensor<B, 2>, Tensor<B, 1>) {
+        let n = x.patches.dims()[0];
+        let rows = self.rows_for_in_order_products();
+        let x = if n < rows { x.padded_to(rows) } else { x };
         let (h, mask) = self.trunk(x);
-        let n = h.dims()[0];
         let logits = self.policy_logits(h.clone(), mask);
-        let value = self.value.forward(h).reshape([n]);
-        (logits, value)
+        let value = self.value_of(h);
+        if n < rows {
+            (logits.narrow(0, 0, n), value.narrow(0, 0, n))
+        } else {
+            (logits, value)
+        }
+    }
+
+    /// The fewest rows a batch needs for every product of its backward pass to take `gemm`'s
+    /// microkernel, which adds each value's terms in order: `gemm` runs a product of at most
+    /// [`GEMM_DOT_MAX_OUTPUTS`] outputs whose operands are both contiguous along the sum (an
+    /// output gradient times a transposed weight) as dot products in vector lanes, so a layer
+    /// with `d` inputs needs more than `GEMM_DOT_MAX_OUTPUTS / d` rows.
+    pub fn rows_for_in_order_products(&self) -> usize {
+        let narrowest = [
+            &self.patch,
+            &self.image,
+            &self.fuse,
+            &self.policy,
+            &self.value,
+        ]
+        .into_iter()
+        .chain(&self.convs)
+        .map(|layer| layer.weight.dims()[0])
+        .min()
+        .unwrap_or(1)
+        .max(1);
+        GEMM_DOT_MAX_OUTPUTS / narrowest + 1
     }
 
     /// The fused features `h` (`[n, hidden]`, what both heads read) and the action mask
@@ -579,15 +660,127 @@ impl<B: Backend> PolicyNet<B> {
     }
 
     /// The value `[n]` of fused features `h` (see [`PolicyNet::trunk`]).
+    ///
+    /// The product runs with the value weight and a zero column beside it: a product with one
+    /// output column takes `gemm`'s dot-product kernels, which sum in as many lanes as the
+    /// machine's vector unit holds (8 with AVX2, 16 with AVX-512), so its bits would depend on
+    /// the machine; with two columns it takes the microkernel every other layer's forward
+    /// product takes, which adds each value's terms one fused multiply-add at a time in order
+    /// (the module docs, "Vector width").
     pub fn value_of(&self, h: Tensor<B, 2>) -> Tensor<B, 1> {
         let n = h.dims()[0];
-        self.value.forward(h).reshape([n])
+        let w = self.value.weight.val();
+        let two_columns = Tensor::cat(vec![w.clone(), w.zeros_like()], 1);
+        let y = h.matmul(two_columns).slice([0..n, 0..1]);
+        let y = match &self.value.bias {
+            Some(b) => y + b.val().reshape([1, 1]),
+            None => y,
+        };
+        y.reshape([n])
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every product shape the presets' networks run, forwards and backwards, at the row counts
+    /// the trainer reaches, against each value's terms added one fused multiply-add at a time in
+    /// order: what `gemm`'s microkernel does at any vector width, and what makes the records the
+    /// same on machines with and without AVX-512 (module docs, "Vector width"). On a machine
+    /// whose `gemm` took its lane-summing dot-product kernels for one of them, this fails.
+    #[test]
+    fn the_networks_products_sum_each_value_in_order() {
+        use burn::backend::Flex;
+        let dev = Default::default();
+        let mut rng = Rng::seed_from_u64(1);
+        // `lhs` `[m, k]` (or the transpose of a `[k, m]` tensor) times `rhs` `[k, n]` (or the
+        // transpose of an `[n, k]` one), by burn and in order.
+        let mut check = |m: usize, k: usize, n: usize, lhs_t: bool, rhs_t: bool, what: &str| {
+            let a: Vec<f32> = (0..m * k).map(|_| rng.normal()).collect();
+            let b: Vec<f32> = (0..k * n).map(|_| rng.normal()).collect();
+            // `[rows, cols]` values as given, or as the transposed view of a `[cols, rows]`
+            // tensor (how a backward pass reads a weight or an input).
+            let tensor = |v: &[f32], rows: usize, cols: usize, transposed: bool| {
+                if transposed {
+                    let mut t = vec![0.0f32; v.len()];
+                    for r in 0..rows {
+                        for c in 0..cols {
+                            t[c * rows + r] = v[r * cols + c];
+                        }
+                    }
+                    Tensor::<Flex, 2>::from_data(TensorData::new(t, [cols, rows]), &dev).transpose()
+                } else {
+                    Tensor::<Flex, 2>::from_data(TensorData::new(v.to_vec(), [rows, cols]), &dev)
+                }
+            };
+            let got = tensor(&a, m, k, lhs_t)
+                .matmul(tensor(&b, k, n, rhs_t))
+                .into_data()
+                .into_vec::<f32>()
+                .expect("f32");
+            for i in 0..m {
+                for j in 0..n {
+                    let term = |l: usize| (a[i * k + l], b[l * n + j]);
+                    let acc = if k <= 2 {
+                        // Sums of one or two terms take `gemm`'s scalar path (the same code on
+                        // every machine), which rounds each product before adding.
+                        (0..k).fold(0.0f32, |acc, l| {
+                            let (x, y) = term(l);
+                            x * y + acc
+                        })
+                    } else {
+                        (0..k).fold(0.0f32, |acc, l| {
+                            let (x, y) = term(l);
+                            x.mul_add(y, acc)
+                        })
+                    };
+                    assert_eq!(
+                        got[i * n + j].to_bits(),
+                        acc.to_bits(),
+                        "{what}: [{m}, {k}] x [{k}, {n}] (lhs transposed {lhs_t}, rhs {rhs_t}), value ({i}, {j})"
+                    );
+                }
+            }
+        };
+        let mut conv = ModelConfig::cpu();
+        conv.encoder = ImageEncoder::Conv;
+        for (name, cfg) in [
+            ("tiny", ModelConfig::tiny()),
+            ("cpu", ModelConfig::cpu()),
+            ("gpu", ModelConfig::gpu()),
+            ("cpu conv", conv),
+        ] {
+            let net = PolicyNet::<Flex>::init(&cfg, 1, &dev);
+            let fewest = net.rows_for_in_order_products();
+            let layers = [&net.patch, &net.image, &net.fuse, &net.policy, &net.value]
+                .into_iter()
+                .chain(&net.convs);
+            for layer in layers {
+                let [d_in, d_out] = layer.weight.dims();
+                // The value head runs with a zero column beside its weight.
+                let d_out = d_out.max(2);
+                // Wide inputs run in column blocks of at most GEMM_K_MAX.
+                for k in [d_in.min(GEMM_K_MAX), d_in % GEMM_K_MAX]
+                    .into_iter()
+                    .filter(|&k| k > 0)
+                {
+                    for m in [fewest, fewest + 1, 16, 128, GEMM_K_MAX] {
+                        check(m, k, d_out, false, false, &format!("{name}, forward"));
+                        check(m, d_out, k, false, true, &format!("{name}, input gradient"));
+                        check(
+                            k,
+                            m,
+                            d_out,
+                            true,
+                            false,
+                            &format!("{name}, weight gradient"),
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     /// `W^T W` (narrowing layer) or `W W^T` (widening one) is `gain^2` times the identity, as
     /// PyTorch's `orthogonal_` gives on the `[out, in]` layout; and a seed draws the same
