@@ -469,8 +469,23 @@ impl<B: AutodiffBackend> Core<B> {
                         &mut BatchBuffers,
                     )| { shard.grads(net, rows_k, adv_k, buf) };
                     let outs: Vec<_> = if cpu {
-                        use rayon::prelude::*;
-                        jobs.into_par_iter().map(run).collect()
+                        // Each shard on a thread of its own, outside rayon's pool. burn's
+                        // autodiff holds a graph's lock through its backward pass; a rayon
+                        // worker waiting there for a threaded product may take another queued
+                        // job, and a shard's job would then clean up burn's graphs and wait for
+                        // that same lock: a deadlock (seen with two trainers in one process).
+                        // Shard threads only wait for the pool's jobs, never run them.
+                        let run = &run;
+                        std::thread::scope(|scope| {
+                            let threads: Vec<_> = jobs
+                                .into_iter()
+                                .map(|job| scope.spawn(move || run(job)))
+                                .collect();
+                            threads
+                                .into_iter()
+                                .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                                .collect()
+                        })
                     } else {
                         jobs.into_iter().map(run).collect()
                     };
