@@ -412,9 +412,10 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
     let _ = writeln!(
         r,
         "Machine: {} ({}), L1d {}, {} worker threads. The numbers are bit-identical on any \
-         x86-64 machine with FMA running this commit (every matrix product contracts over at \
-         most 512 values, so `gemm`'s cache-dependent blocking cannot change a sum; see \
-         README, Determinism).\n",
+         x86-64 machine with FMA running this commit, at any thread count and vector width \
+         (every matrix product contracts over at most 512 values, so `gemm`'s cache-dependent \
+         blocking cannot change a sum, and each product's shape keeps it in `gemm`'s kernels \
+         that sum each value in order, never in lanes; see README, Determinism).\n",
         if m.cpu.is_empty() {
             "unknown CPU"
         } else {

@@ -1126,8 +1126,9 @@ fn the_conv_encoder_at(kernels: [usize; 3], padding: usize) {
 /// here.
 #[test]
 fn the_cpu_network_gives_the_same_numbers_at_one_and_two_threads() {
-    // At one shard (one graph per minibatch, the preset's and the records' arithmetic) and at
-    // two (side by side at two threads, one after another at one).
+    // At one shard (one graph per minibatch) and at two (the preset's and the records'
+    // arithmetic: two shards side by side, each in a pool of its own, of one thread at one and
+    // two threads and of two threads at four, so a shard's products are threaded too).
     for shards in [1, 2] {
         let run = |threads: usize| {
             at_threads(threads, || {
@@ -1140,6 +1141,9 @@ fn the_cpu_network_gives_the_same_numbers_at_one_and_two_threads() {
         };
         let one = run(1);
         assert_eq!(one, run(2), "{shards} shards");
+        if shards == 2 {
+            assert_eq!(one, run(4), "{shards} shards at four threads");
+        }
         assert!(one.iter().all(|u| f32::from_bits(u[1]).is_finite()));
     }
 }

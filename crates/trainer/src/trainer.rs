@@ -111,6 +111,9 @@ pub(crate) struct Core<B: AutodiffBackend> {
     /// Host buffers of one batch: at least two, so a rollout's inference can fill its halves
     /// at once, and one a shard when minibatches are learned in more shards than that.
     bufs: Vec<BatchBuffers>,
+    /// Thread pools of this trainer's learning shards, one a shard (made on first use): each
+    /// shard's threaded products run in its own pool, see [`ShardPools`].
+    shard_pools: ShardPools,
     /// The policy the run started from (runs started from a policy), for the KL to it.
     start: Option<PolicyNet<B::InnerBackend>>,
 }
@@ -136,6 +139,7 @@ impl<B: AutodiffBackend> Core<B> {
             update: 0,
             env_steps: 0,
             bufs: vec![BatchBuffers::default(), BatchBuffers::default()],
+            shard_pools: ShardPools::default(),
             start: None,
         }
     }
@@ -469,23 +473,7 @@ impl<B: AutodiffBackend> Core<B> {
                         &mut BatchBuffers,
                     )| { shard.grads(net, rows_k, adv_k, buf) };
                     let outs: Vec<_> = if cpu {
-                        // Each shard on a thread of its own, outside rayon's pool. burn's
-                        // autodiff holds a graph's lock through its backward pass; a rayon
-                        // worker waiting there for a threaded product may take another queued
-                        // job, and a shard's job would then clean up burn's graphs and wait for
-                        // that same lock: a deadlock (seen with two trainers in one process).
-                        // Shard threads only wait for the pool's jobs, never run them.
-                        let run = &run;
-                        std::thread::scope(|scope| {
-                            let threads: Vec<_> = jobs
-                                .into_iter()
-                                .map(|job| scope.spawn(move || run(job)))
-                                .collect();
-                            threads
-                                .into_iter()
-                                .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                                .collect()
-                        })
+                        self.shard_pools.run(jobs, &run)
                     } else {
                         jobs.into_iter().map(run).collect()
                     };
@@ -1097,6 +1085,58 @@ pub(crate) fn flat_gradient<B: AutodiffBackend, M: Module<B>>(
 }
 
 /// The first two of the host buffers (there are always at least two: the rollout's halves).
+/// The learning shards' thread pools: shard k runs in pool k, on a thread that only ever
+/// runs shard k's work.
+///
+/// burn's autodiff holds a graph's lock through its backward pass. A rayon worker that waits
+/// there for a threaded product runs other queued jobs of its pool meanwhile; were another
+/// shard's job among them (of this trainer or of another one in the process), its graph
+/// clean-up would wait for the lock that worker holds: a deadlock (seen in CI with two
+/// trainers in one test process, when the shards were jobs of rayon's global pool). A pool
+/// of its own per shard and per trainer leaves each worker only its own shard's products to
+/// run. On these machines (as many shards as cores) each pool has one thread, so a shard's
+/// products run in line, with no more threads than cores; the numbers are those of any thread
+/// count (products split along rows and columns, never along the sum).
+#[derive(Default)]
+struct ShardPools {
+    pools: Vec<rayon::ThreadPool>,
+}
+
+impl ShardPools {
+    /// Run `jobs[k]` in pool k, side by side, and their outputs in job order.
+    fn run<J: Send, R: Send>(&mut self, jobs: Vec<J>, run: &(impl Fn(J) -> R + Sync)) -> Vec<R> {
+        let want = jobs.len();
+        if self.pools.len() < want {
+            // Threads a pool: the cores rayon would use, shared among the shards.
+            let threads = (rayon::current_num_threads() / want).max(1);
+            self.pools.clear();
+            for k in 0..want {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .thread_name(move |i| format!("learn-shard-{k}-{i}"))
+                    .build()
+                    .expect("a learning shard's thread pool");
+                self.pools.push(pool);
+            }
+        }
+        let pools = &self.pools;
+        std::thread::scope(|scope| {
+            let mut jobs = jobs.into_iter().enumerate();
+            let (_, first) = jobs.next().expect("at least one job");
+            let others: Vec<_> = jobs
+                .map(|(k, job)| scope.spawn(move || pools[k].install(|| run(job))))
+                .collect();
+            let mut outs = vec![pools[0].install(|| run(first))];
+            outs.extend(
+                others
+                    .into_iter()
+                    .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
+            );
+            outs
+        })
+    }
+}
+
 fn two_buffers(bufs: &mut [BatchBuffers]) -> &mut [BatchBuffers; 2] {
     bufs.first_chunk_mut::<2>()
         .expect("Core keeps at least two batch buffers")
