@@ -1127,8 +1127,9 @@ fn the_conv_encoder_at(kernels: [usize; 3], padding: usize) {
 #[test]
 fn the_cpu_network_gives_the_same_numbers_at_one_and_two_threads() {
     // At one shard (one graph per minibatch) and at two (the preset's and the records'
-    // arithmetic: two shards side by side, each in a pool of its own, of one thread at one and
-    // two threads and of two threads at four, so a shard's products are threaded too).
+    // arithmetic): two shards one after another at one thread, side by side in pools of their
+    // own at two threads (one thread a pool) and at four (two a pool, so a shard's products
+    // are threaded too).
     for shards in [1, 2] {
         let run = |threads: usize| {
             at_threads(threads, || {

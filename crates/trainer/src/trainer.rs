@@ -1095,8 +1095,10 @@ pub(crate) fn flat_gradient<B: AutodiffBackend, M: Module<B>>(
 /// trainers in one test process, when the shards were jobs of rayon's global pool). A pool
 /// of its own per shard and per trainer leaves each worker only its own shard's products to
 /// run. On these machines (as many shards as cores) each pool has one thread, so a shard's
-/// products run in line, with no more threads than cores; the numbers are those of any thread
-/// count (products split along rows and columns, never along the sum).
+/// products run in line, with no more threads than cores; where rayon has one thread, the
+/// shards run one after another on the caller's. The numbers are those of any thread count
+/// (products split along rows and columns, never along the sum; gradients summed in shard
+/// order).
 #[derive(Default)]
 struct ShardPools {
     pools: Vec<rayon::ThreadPool>,
@@ -1106,6 +1108,10 @@ impl ShardPools {
     /// Run `jobs[k]` in pool k, side by side, and their outputs in job order.
     fn run<J: Send, R: Send>(&mut self, jobs: Vec<J>, run: &(impl Fn(J) -> R + Sync)) -> Vec<R> {
         let want = jobs.len();
+        if rayon::current_num_threads() == 1 {
+            // One thread to run on: the shards one after another, on this thread.
+            return jobs.into_iter().map(run).collect();
+        }
         if self.pools.len() < want {
             // Threads a pool: the cores rayon would use, shared among the shards.
             let threads = (rayon::current_num_threads() / want).max(1);
