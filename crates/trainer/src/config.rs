@@ -490,6 +490,19 @@ pub struct TrainConfig {
     /// from before the field keep their text.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub learn_shards: usize,
+    /// Weight of a KL penalty to the policy the run started from, added to the PPO loss:
+    /// `kl_coef` x the mean over a minibatch's states of KL(policy ‖ start), the whole action
+    /// distribution (legal actions; the action spaces are small, so no sampled estimator is
+    /// needed). The reference-anchored loss of RLHF-style trainers (verl's `use_kl_loss`), for
+    /// fine-tuning that should keep what it does not train. The start's log-probabilities are
+    /// computed once per rollout. Only for runs started from a policy (`Trainer::from_policy`).
+    /// Default 0 (no penalty, no extra work: the records' arithmetic), and then not written.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub kl_coef: f32,
+}
+
+fn is_zero(x: &f32) -> bool {
+    *x == 0.0
 }
 
 fn one() -> usize {
@@ -532,6 +545,7 @@ impl TrainConfig {
             // cores (docs/trainer.md, "Minibatch shards"), the same numbers at any thread
             // count (the shard count fixes the arithmetic, not the threads).
             learn_shards: 2,
+            kl_coef: 0.0,
         }
     }
 
@@ -584,12 +598,16 @@ impl TrainConfig {
             .unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
         let mut root =
             serde_json::to_value(&*self).map_err(|e| invalid("a config", &e.to_string()))?;
-        // A field left out of the text while at its default (`model.init`, `learn_shards`) can
+        // A field left out of the text while at its default (`model.init`, `learn_shards`,
+        // `kl_coef`) can
         // still be set.
         if let Some(fields) = root.as_object_mut() {
             fields
                 .entry("learn_shards")
                 .or_insert_with(|| serde_json::json!(1));
+            fields
+                .entry("kl_coef")
+                .or_insert_with(|| serde_json::json!(0.0));
         }
         if let Some(model) = root.get_mut("model").and_then(|m| m.as_object_mut()) {
             model
@@ -730,6 +748,7 @@ impl TrainConfig {
         for (name, v) in [
             ("value_coef", self.value_coef),
             ("entropy_coef", self.entropy_coef),
+            ("kl_coef", self.kl_coef),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return bad(name, "a finite non-negative value", v.to_string());

@@ -68,6 +68,11 @@ pub struct UpdateStats {
     /// updated one, over this rollout's last 256 states (runs started from a policy only).
     #[serde(default)]
     pub kl_to_start: Option<f32>,
+    /// With a KL penalty (`kl_coef` > 0): the penalty's KL, `KL(now || start)` over each
+    /// minibatch's states before its step, averaged over the minibatches (the loss adds it
+    /// times `kl_coef`). `None` without a penalty, and then not written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kl_loss: Option<f32>,
     /// Mean harness level (0 for H0 to 4 for H4) of the episodes that ended in this rollout:
     /// where a curriculum stands. `None` if none ended.
     #[serde(default)]
@@ -94,7 +99,7 @@ impl UpdateStats {
     /// |---|---|
     /// | `train/success_rate`, `train/mean_return`, `train/episodes` | `success_rate`, `mean_return`, `episodes` |
     /// | `train/update`, `train/value_only` (0 or 1) | `update`, `value_only` |
-    /// | `loss/policy`, `loss/value`, `loss/entropy` | `policy_loss`, `value_loss`, `entropy` (nats) |
+    /// | `loss/policy`, `loss/value`, `loss/entropy`, `loss/kl` | `policy_loss`, `value_loss`, `entropy` (nats), `kl_loss` |
     /// | `policy/approx_kl`, `policy/kl_to_start`, `policy/clip_fraction` | `approx_kl`, `kl_to_start`, `clip_fraction` |
     /// | `optim/grad_norm`, `optim/lr` | `grad_norm`, `lr` |
     /// | `curriculum/mean_harness_level`, `curriculum/mean_scale` | `mean_harness_level`, `mean_scale` |
@@ -121,6 +126,7 @@ impl UpdateStats {
         put("loss/entropy", Some(self.entropy));
         put("policy/approx_kl", Some(self.approx_kl));
         put("policy/kl_to_start", self.kl_to_start);
+        put("loss/kl", self.kl_loss);
         put("policy/clip_fraction", Some(self.clip_fraction));
         put("optim/grad_norm", Some(self.grad_norm));
         put("optim/lr", Some(self.lr));
@@ -313,6 +319,16 @@ impl std::fmt::Debug for Trainer {
     }
 }
 
+/// The error of a KL penalty without a policy to anchor it to.
+pub(crate) fn no_kl_reference(kl_coef: f32) -> TrainerError {
+    TrainerError::Config(InvalidValue::new(
+        "kl_coef",
+        "0 for a run that starts from no policy (the KL penalty anchors the policy to the one \
+         the run started from: start it from a policy)",
+        kl_coef.to_string(),
+    ))
+}
+
 impl Trainer {
     /// A fresh run with `cfg` (validated here) on `device`.
     pub fn new(
@@ -321,6 +337,9 @@ impl Trainer {
         device: Device,
     ) -> Result<Self, TrainerError> {
         cfg.validate()?;
+        if cfg.kl_coef > 0.0 {
+            return Err(no_kl_reference(cfg.kl_coef));
+        }
         let inner = match device {
             Device::Cpu => TrainerInner::Cpu(Box::new(Core::new(cfg, factory, Default::default()))),
             #[cfg(feature = "cuda")]

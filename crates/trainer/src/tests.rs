@@ -161,6 +161,48 @@ fn a_resumed_run_keeps_its_kl_reference() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A KL penalty to the starting policy keeps the policy near it: from the same start, seed and
+/// rollouts, a run with a large `kl_coef` ends far closer to the start than one without, and
+/// logs the penalty's KL (non-negative) where the plain run logs none. A run from no policy
+/// refuses a penalty, naming the field.
+#[test]
+fn a_kl_penalty_keeps_the_policy_near_its_start() {
+    let factory = Arc::new(ToyFactory);
+    let envs = ["toy/goal", "toy/goal-mirrored"];
+    let mut warm = Trainer::new(tiny(10_000), factory.clone(), Device::Cpu).unwrap();
+    warm.train_update(&mut sampler(&envs, HarnessLevel::H0))
+        .unwrap();
+    let start = warm.policy();
+    let run = |kl_coef: f32| -> Vec<UpdateStats> {
+        let mut cfg = tiny(10_000);
+        cfg.kl_coef = kl_coef;
+        cfg.lr = 3e-3;
+        let mut s = sampler(&envs, HarnessLevel::H0);
+        let mut t = Trainer::from_policy(cfg, factory.clone(), &start).unwrap();
+        (0..8).map(|_| t.train_update(&mut s).unwrap()).collect()
+    };
+    let (plain, anchored) = (run(0.0), run(2.0));
+    let last = |u: &[UpdateStats]| u.last().and_then(|u| u.kl_to_start).unwrap();
+    assert!(plain.iter().all(|u| u.kl_loss.is_none()));
+    assert!(anchored.iter().all(|u| u.kl_loss.is_some_and(|k| k >= 0.0)));
+    assert!(
+        last(&anchored) < 0.5 * last(&plain),
+        "KL to the start after 8 updates: {} with the penalty, {} without",
+        last(&anchored),
+        last(&plain)
+    );
+
+    let mut cfg = tiny(10_000);
+    cfg.kl_coef = 0.1;
+    let e = Trainer::new(cfg, factory, Device::Cpu)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("kl_coef") && e.contains("starts from no policy"),
+        "{e}"
+    );
+}
+
 #[test]
 fn run_writes_log_and_checkpoint_and_model_loads() {
     let factory = Arc::new(ToyFactory);

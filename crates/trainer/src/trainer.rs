@@ -382,7 +382,36 @@ impl<B: AutodiffBackend> Core<B> {
         let present_all = resident(std::mem::take(&mut r.present));
         let mask_all: Tensor<B, 2> =
             Tensor::from_inner(Tensor::cat(std::mem::take(&mut r.mask), 0));
-        let (np, pv) = (cfg.model.num_patches(), cfg.model.patch_values());
+        // The KL penalty's reference: the start's log-probabilities at every rollout state,
+        // once per rollout (the start never changes), as a constant of the loss.
+        let start_logp_all: Option<Tensor<B, 2>> = if cfg.kl_coef > 0.0 {
+            let start = self
+                .start
+                .as_ref()
+                .ok_or_else(|| crate::run::no_kl_reference(cfg.kl_coef))?;
+            let inner_dev = to_inner_device::<B>(dev);
+            let (patches, present, mask) = (
+                patches_all.clone().inner(),
+                present_all.clone().inner(),
+                mask_all.clone().inner(),
+            );
+            let mut parts = Vec::with_capacity(total.div_ceil(crate::model::GEMM_K_MAX));
+            for lo in (0..total).step_by(crate::model::GEMM_K_MAX) {
+                let hi = (lo + crate::model::GEMM_K_MAX).min(total);
+                let x = rollout_inputs(
+                    &mut self.bufs[0],
+                    &r.features[lo..hi],
+                    [&patches, &present, &mask],
+                    lo..hi,
+                    &cfg.model,
+                    &inner_dev,
+                );
+                parts.push(log_softmax(start.forward(x).0, 1));
+            }
+            Some(Tensor::from_inner(Tensor::cat(parts, 0)))
+        } else {
+            None
+        };
         let column = |v: &[f32]| -> Tensor<B, 1> {
             Tensor::from_data(TensorData::new(v.to_vec(), [total]), dev)
         };
@@ -395,7 +424,6 @@ impl<B: AutodiffBackend> Core<B> {
         let mut idx: Vec<usize> = (0..total).collect();
         let mut sums: Option<Tensor<B::InnerBackend, 1>> = None;
         let mut batches = 0usize;
-        let mut rows: Vec<&Features> = Vec::with_capacity(cfg.minibatch);
         let cpu = host_reads_are_free::<B::InnerBackend>();
         let shard_cap = cfg.learn_shards.max(1);
         if self.bufs.len() < shard_cap {
@@ -431,6 +459,7 @@ impl<B: AutodiffBackend> Core<B> {
                     w_sum,
                     value_only,
                     masked,
+                    start_logp: start_logp_all.as_ref(),
                 };
                 let shards = shard_cap.min(m);
                 let (mut gp, stats) = if shards == 1 {
@@ -494,7 +523,10 @@ impl<B: AutodiffBackend> Core<B> {
                 self.model = self.optim.step(lr, model, gp);
 
                 let mut parts = stats;
+                // The KL penalty's statistic (if any) after the gradient norm, at index 6.
+                let kl_part = (parts.len() > 5).then(|| parts.remove(5));
                 parts.extend(norm);
+                parts.extend(kl_part);
                 let stats = Tensor::cat(parts, 0);
                 sums = Some(match sums {
                     None => stats,
@@ -522,24 +554,14 @@ impl<B: AutodiffBackend> Core<B> {
                 let first = total.saturating_sub(256);
                 for lo in (first..total).step_by(crate::model::GEMM_K_MAX) {
                     let hi = (lo + crate::model::GEMM_K_MAX).min(total);
-                    let m = hi - lo;
-                    rows.clear();
-                    rows.extend(r.features[lo..hi].iter());
-                    self.bufs[0].fill_text(&rows);
-                    let (tokens, token_segments, segment_weights) =
-                        text_from_buffers::<B::InnerBackend>(&self.bufs[0], &inner_dev);
-                    let x = Inputs {
-                        patches: patches.clone().slice([lo..hi]).reshape([m, np, pv]),
-                        tokens,
-                        token_segments,
-                        segment_weights,
-                        present: present
-                            .clone()
-                            .slice([lo..hi])
-                            .reshape([m, NUM_CHANNELS, 1]),
-                        mask: mask.clone().slice([lo..hi]),
-                        conv: ConvGeometry::of(&self.cfg.model),
-                    };
+                    let x = rollout_inputs(
+                        &mut self.bufs[0],
+                        &r.features[lo..hi],
+                        [&patches, &present, &mask],
+                        lo..hi,
+                        &self.cfg.model,
+                        &inner_dev,
+                    );
                     // Illegal actions have a large finite negative logit in both: they add
                     // `0 * (x - x)`, nothing.
                     let p0 = log_softmax(start.forward(x.clone()).0, 1);
@@ -576,6 +598,7 @@ impl<B: AutodiffBackend> Core<B> {
             env_steps_per_second: (cfg.batch_size() as f32 / seconds.max(1e-6)),
             value_only,
             kl_to_start,
+            kl_loss: start_logp_all.is_some().then(|| (sum(6) / b) as f32),
             mean_harness_level: level_scale.map(|m| m[0]),
             mean_scale: level_scale.map(|m| m[1]),
             env_level_scale,
@@ -1085,6 +1108,42 @@ pub(crate) fn flat_gradient<B: AutodiffBackend, M: Module<B>>(
 }
 
 /// The first two of the host buffers (there are always at least two: the rollout's halves).
+/// The network's inputs at rollout rows `range` (the host features of those rows in
+/// `features`; `[patches, present, mask]`: the whole rollout's resident matrices), on the
+/// inner backend: for forward passes outside the loss (the KL penalty's reference, the KL
+/// diagnostic).
+// `slice([lo..hi])` is burn's one-dimension slice, not a one-element range vector.
+#[allow(clippy::single_range_in_vec_init)]
+fn rollout_inputs<B: Backend>(
+    bufs: &mut BatchBuffers,
+    features: &[Features],
+    [patches, present, mask]: [&Tensor<B, 2>; 3],
+    range: std::ops::Range<usize>,
+    model: &crate::config::ModelConfig,
+    dev: &B::Device,
+) -> Inputs<B> {
+    let m = range.len();
+    let rows: Vec<&Features> = features.iter().collect();
+    bufs.fill_text(&rows);
+    let (tokens, token_segments, segment_weights) = text_from_buffers::<B>(bufs, dev);
+    Inputs {
+        patches: patches.clone().slice([range.clone()]).reshape([
+            m,
+            model.num_patches(),
+            model.patch_values(),
+        ]),
+        tokens,
+        token_segments,
+        segment_weights,
+        present: present
+            .clone()
+            .slice([range.clone()])
+            .reshape([m, NUM_CHANNELS, 1]),
+        mask: mask.clone().slice([range]),
+        conv: ConvGeometry::of(model),
+    }
+}
+
 /// The learning shards' thread pools: shard k runs in pool k, on a thread that only ever
 /// runs shard k's work.
 ///
@@ -1169,6 +1228,9 @@ struct MinibatchShard<'a, B: AutodiffBackend> {
     w_sum: f32,
     value_only: bool,
     masked: bool,
+    /// The KL penalty's reference: the start's log-probabilities at every rollout state
+    /// (with `kl_coef` > 0 only).
+    start_logp: Option<&'a Tensor<B, 2>>,
 }
 
 impl<B: AutodiffBackend> MinibatchShard<'_, B> {
@@ -1226,6 +1288,7 @@ impl<B: AutodiffBackend> MinibatchShard<'_, B> {
         let ret_t = pick(self.ret);
         let w_t = pick(self.weight);
         let w_sum = self.w_sum;
+        let start_logp = self.start_logp.map(|t| t.clone().select(0, ids.clone()));
         let acts = self.acts.clone().select(0, ids).reshape([m, 1]);
 
         let (logits, values) = if self.value_only {
@@ -1245,7 +1308,9 @@ impl<B: AutodiffBackend> MinibatchShard<'_, B> {
         let s2 = ratio.clone().clamp(1.0 - cfg.clip, 1.0 + cfg.clip) * adv_t;
         let pg = -(s1.min_pair(s2) * w_t.clone()).sum() / w_sum;
         let sq = (values - ret_t).powi_scalar(2) * 0.5;
-        let ent = -(logp_all.clone().exp() * logp_all).sum_dim(1).reshape([m]);
+        let ent = -(logp_all.clone().exp() * logp_all.clone())
+            .sum_dim(1)
+            .reshape([m]);
         let (v_loss, entropy) = if self.masked {
             (
                 (sq * w_t.clone()).sum() / w_sum,
@@ -1254,23 +1319,40 @@ impl<B: AutodiffBackend> MinibatchShard<'_, B> {
         } else {
             (mean(sq), mean(ent))
         };
-        let loss = if self.value_only {
+        // KL(now || start) per state over the whole action distribution (illegal actions have
+        // a large finite negative logit in both: they add `0 * (x - x)`, nothing).
+        let kl = start_logp.map(|start| {
+            let rows = (logp_all.clone().exp() * (logp_all.clone() - start))
+                .sum_dim(1)
+                .reshape([m]);
+            if self.masked {
+                (rows * w_t.clone()).sum() / w_sum
+            } else {
+                mean(rows)
+            }
+        });
+        let mut loss = if self.value_only {
             v_loss.clone()
         } else {
             pg.clone() + v_loss.clone() * cfg.value_coef - entropy.clone() * cfg.entropy_coef
         };
+        if let (Some(kl), false) = (&kl, self.value_only) {
+            loss = loss + kl.clone() * cfg.kl_coef;
+        }
 
         let approx_kl = mean((ratio.clone() - 1.0) - log_ratio);
         let clipped = mean((ratio - 1.0).abs().greater_elem(cfg.clip).float());
         let grads = loss.backward();
         let gp = GradientsParams::from_grads(grads, &net);
-        let stats = vec![
+        let mut stats = vec![
             pg.detach().inner(),
             v_loss.detach().inner(),
             entropy.detach().inner(),
             approx_kl.detach().inner(),
             clipped.detach().inner(),
         ];
+        // Last, after the gradient norm the update puts at index 5.
+        stats.extend(kl.map(|kl| kl.detach().inner()));
         (gp, stats)
     }
 }
