@@ -7,7 +7,8 @@ Prints every leaf whose value differs (JSON path, old, new) and a count; exits 1
 number differs. `config` is left out (its shape may change between schema versions: equal
 numbers everywhere else are what shows the two configurations ask for the same study).
 With --stages, also compares every stage's cached output (`stage.json`'s `output`) of two
-run directories, by stage path.
+run directories, by stage path, and every training log beside one (`train_log.jsonl`, line by
+line, timings aside).
 """
 import json
 import math
@@ -19,7 +20,8 @@ TIMING = {
     "wall_seconds", "env_steps_per_s", "eval_seconds", "stage_seconds", "total_seconds",
     "compute_seconds", "train_env_steps_per_s", "seconds", "machine", "code", "config",
     "env_steps_per_second", "rollout_steps_per_second", "learn_samples_per_second",
-    "rollout_seconds", "learn_seconds", "play_seconds", "backward_seconds", "project_seconds",
+    "rollout_seconds", "rollout_infer_seconds", "learn_seconds", "play_seconds", "backward_seconds",
+    "project_seconds",
 }
 
 
@@ -68,7 +70,7 @@ def main():
     if stages:
         o, w = stages
         names = sorted(str(p.parent.relative_to(o)) for p in o.rglob("stage.json"))
-        count = 0
+        count = logs = 0
         for name in names:
             other = w / name / "stage.json"
             if not other.exists():
@@ -80,7 +82,19 @@ def main():
             m, e = compare(x, y, f"{name}:")
             count += 1
             total += e
-        print(f"stages: {count} compared")
+            log = o / name / "train_log.jsonl"
+            if log.exists():
+                other_log = w / name / "train_log.jsonl"
+                if not other_log.exists():
+                    print(f"  stage {name}: training log missing in the new run")
+                    total += 1
+                    continue
+                x = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+                y = [json.loads(line) for line in other_log.read_text().splitlines() if line.strip()]
+                m, e = compare(x, y, f"{name}/train_log:")
+                logs += 1
+                total += e
+        print(f"stages: {count} compared, {logs} training logs")
     print("identical" if total == 0 else f"{total} differences")
     sys.exit(0 if total == 0 else 1)
 
