@@ -599,8 +599,7 @@ impl TrainConfig {
         let mut root =
             serde_json::to_value(&*self).map_err(|e| invalid("a config", &e.to_string()))?;
         // A field left out of the text while at its default (`model.init`, `learn_shards`,
-        // `kl_coef`) can
-        // still be set.
+        // `kl_coef`) can still be set.
         if let Some(fields) = root.as_object_mut() {
             fields
                 .entry("learn_shards")

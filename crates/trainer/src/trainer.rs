@@ -523,9 +523,10 @@ impl<B: AutodiffBackend> Core<B> {
                 self.model = self.optim.step(lr, model, gp);
 
                 let mut parts = stats;
-                // The KL penalty's statistic (if any) after the gradient norm, at index 6.
+                // The KL penalty's statistic (if any) after the gradient norm, at index 6 (a
+                // network without gradients has a zero norm, so the index holds).
                 let kl_part = (parts.len() > 5).then(|| parts.remove(5));
-                parts.extend(norm);
+                parts.push(norm.unwrap_or_else(|| Tensor::zeros([1], &to_inner_device::<B>(dev))));
                 parts.extend(kl_part);
                 let stats = Tensor::cat(parts, 0);
                 sums = Some(match sums {
@@ -1107,7 +1108,6 @@ pub(crate) fn flat_gradient<B: AutodiffBackend, M: Module<B>>(
     to_vec(Tensor::cat(f.parts, 0).into_data())
 }
 
-/// The first two of the host buffers (there are always at least two: the rollout's halves).
 /// The network's inputs at rollout rows `range` (the host features of those rows in
 /// `features`; `[patches, present, mask]`: the whole rollout's resident matrices), on the
 /// inner backend: for forward passes outside the loss (the KL penalty's reference, the KL
@@ -1202,6 +1202,7 @@ impl ShardPools {
     }
 }
 
+/// The first two of the host buffers (there are always at least two: the rollout's halves).
 fn two_buffers(bufs: &mut [BatchBuffers]) -> &mut [BatchBuffers; 2] {
     bufs.first_chunk_mut::<2>()
         .expect("Core keeps at least two batch buffers")
