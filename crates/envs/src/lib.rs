@@ -107,8 +107,10 @@ impl Default for SuiteConfig {
     }
 }
 
-/// What the `hints` harness channel says. The study compares the two for transfer to H4
-/// (bare pixels); `Action` stays the default until it has decided.
+/// What the `hints` harness channel says. The study measures both for transfer to H4 (bare
+/// pixels: its harness probes) and trains with `Subgoal` (an `Action` hint is what a policy
+/// trained at H0–H2 learns to read, so nothing carries to H4); the suite's default stays
+/// `Action`, so that environments made before keep their text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HintStyle {

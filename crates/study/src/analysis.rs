@@ -14,9 +14,9 @@ use std::collections::BTreeMap;
 use envdist_core::EnvId;
 
 use crate::model::{
-    Analysis, Arm, ArmRun, ArmSummary, CONTROL_PAIRS, Claim, ClaimId, Comparison, FLAGSHIP,
-    HINT_PAIR, Interval, ONLINE_PAIR, Relation, Results, SCALING_ARMS, TransferAnalysis,
-    TransferSplit, Verdict,
+    Analysis, Arm, ArmRun, ArmSummary, CONTROL_PAIRS, Claim, ClaimId, ClaimSplit, Comparison,
+    FLAGSHIP, HINT_PAIR, Interval, ONLINE_PAIR, Relation, Results, SCALING_ARMS, ScaleScore,
+    TransferAnalysis, TransferSplit, Verdict,
 };
 use crate::results::relative_gain;
 use crate::stats::{bootstrap, mean_of, paired_difference, paired_replicates};
@@ -45,17 +45,11 @@ fn probe_level_spearman(
     b: u32,
     seed: u64,
 ) -> Option<Interval> {
-    let of = |idx: &[usize]| -> f64 {
-        let (mut c, mut d) = (Vec::new(), Vec::new());
-        for &p in idx {
-            for x in pairs.iter().filter(|x| x.probe == p) {
-                c.push(x.cosine);
-                d.push(x.transfer);
-            }
-        }
-        envdist_core::rank::spearman(&c, &d).unwrap_or(f64::NAN)
-    };
-    (pairs.len() >= 4).then(|| bootstrap(1, &[probes], b, seed, |_, u| of(&u[0])))
+    let xy: Vec<(usize, f32, f32)> = pairs
+        .iter()
+        .map(|p| (p.probe, p.cosine, p.transfer))
+        .collect();
+    crate::stats::probe_level_spearman(&xy, probes, b, seed)
 }
 
 /// The transfer analysis of `t`.
@@ -291,6 +285,7 @@ impl<'a> Ctx<'a> {
             p_equivalence,
             p_equivalence_holm: None,
             variance,
+            split: None,
         };
         set_level(&mut claim, crate::stats::detection_z(0.05, 0.8));
         claim
@@ -356,6 +351,7 @@ impl<'a> Ctx<'a> {
             ood: self.score(&runs, &sets.ood),
             trained_id: trained,
             transfer: (!arm.is_base()).then(|| self.transfer(&runs)),
+            by_scale: self.by_scale(arm, &runs),
             delta_id: delta(&sets.pool),
             delta_ood: delta(&sets.ood),
             pooled_gain_id: (!arm.is_base())
@@ -370,13 +366,29 @@ impl<'a> Ctx<'a> {
     }
 
     /// The mean gain over the base of `runs` on each run's own environment set (`sets[i]` for
-    /// `runs[i]`), with a crossed bootstrap: each replicate draws seeds, and one environment
+    /// `runs[i]`); see [`Ctx::set_mean`].
+    fn set_gain(&self, runs: &[&ArmRun], sets: &[Vec<EnvId>]) -> Option<Interval> {
+        let gain = |i: usize, e: &EnvId| {
+            runs[i].success(e).unwrap_or(0.0) as f64 - self.base.success(e).unwrap_or(0.0) as f64
+        };
+        if runs.is_empty() {
+            return None;
+        }
+        self.set_mean(gain, sets)
+    }
+
+    /// The mean over seeds of `value(seed, env)` averaged over seed i's own environment set
+    /// `sets[i]`, with a crossed bootstrap: each replicate draws seeds, and one environment
     /// draw applied to every drawn seed. Where every seed has the same set (AES, the whole
     /// pool, OOD) that draw is from the set itself, exactly [`Ctx::diff`]'s bootstrap; where the
     /// sets differ (random-k's draws), it is from their union, each seed averaging the drawn
     /// environments of its own set.
-    fn set_gain(&self, runs: &[&ArmRun], sets: &[Vec<EnvId>]) -> Option<Interval> {
-        if sets.iter().any(Vec::is_empty) || runs.is_empty() {
+    fn set_mean(
+        &self,
+        value: impl Fn(usize, &EnvId) -> f64,
+        sets: &[Vec<EnvId>],
+    ) -> Option<Interval> {
+        if sets.is_empty() || sets.iter().any(Vec::is_empty) {
             return None;
         }
         let sorted = |s: &Vec<EnvId>| {
@@ -393,24 +405,20 @@ impl<'a> Ctx<'a> {
             u.dedup();
             u
         };
-        let gain = |r: &ArmRun, e: &EnvId| {
-            r.success(e).unwrap_or(0.0) as f64 - self.base.success(e).unwrap_or(0.0) as f64
-        };
-        let gains: Vec<Vec<f64>> = runs
-            .iter()
-            .map(|r| universe.iter().map(|e| gain(r, e)).collect())
+        let values: Vec<Vec<f64>> = (0..sets.len())
+            .map(|i| universe.iter().map(|e| value(i, e)).collect())
             .collect();
         let member: Vec<Vec<bool>> = sets
             .iter()
             .map(|set| universe.iter().map(|e| set.contains(e)).collect())
             .collect();
-        let i = bootstrap(runs.len(), &[universe.len()], self.b, self.seed, |s, u| {
+        let i = bootstrap(sets.len(), &[universe.len()], self.b, self.seed, |s, u| {
             let mut total = 0.0;
             for &si in s {
                 let (mut sum, mut n) = (0.0, 0usize);
                 for &e in &u[0] {
                     if member[si][e] {
-                        sum += gains[si][e];
+                        sum += values[si][e];
                         n += 1;
                     }
                 }
@@ -422,6 +430,81 @@ impl<'a> Ctx<'a> {
             total / s.len().max(1) as f64
         });
         Some(i.scaled(PTS))
+    }
+
+    /// `a − b` split by where the two arms trained (seed by seed): on the pool envs either
+    /// trained on, on those neither trained on, and on the held-out envs.
+    fn claim_split(&self, a: Arm, b: Arm) -> Option<ClaimSplit> {
+        let ra = self.runs(a)?;
+        let rb: Vec<&ArmRun> = if b.is_base() {
+            vec![self.base; ra.len()]
+        } else {
+            self.runs(b)?
+        };
+        let sets = &self.results.envs;
+        let (mut either, mut neither) = (Vec::new(), Vec::new());
+        for (x, y) in ra.iter().zip(&rb) {
+            let (e, n): (Vec<EnvId>, Vec<EnvId>) = sets
+                .pool
+                .iter()
+                .cloned()
+                .partition(|env| x.train_envs.contains(env) || y.train_envs.contains(env));
+            either.push(e);
+            neither.push(n);
+        }
+        let d = |i: usize, e: &EnvId| {
+            ra[i].success(e).unwrap_or(0.0) as f64 - rb[i].success(e).unwrap_or(0.0) as f64
+        };
+        Some(ClaimSplit {
+            either_trained: self.set_mean(d, &either),
+            neither_trained: self.set_mean(d, &neither),
+            ood: self.set_mean(d, &vec![sets.ood.clone(); ra.len()]),
+        })
+    }
+
+    /// The whole-pool score of `runs` at each evaluated scale alone, and its gain over the
+    /// base there (seeds and environments resampled as everywhere).
+    fn by_scale(&self, arm: Arm, runs: &[&ArmRun]) -> Vec<ScaleScore> {
+        let pool = &self.results.envs.pool;
+        let at = |rs: &[&ArmRun], k: usize| -> Table {
+            rs.iter()
+                .map(|r| {
+                    pool.iter()
+                        .map(|e| {
+                            r.per_env
+                                .get(e)
+                                .and_then(|v| v.get(k))
+                                .copied()
+                                .unwrap_or(0.0) as f64
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        if pool.is_empty() {
+            return vec![];
+        }
+        let scales = &self.results.config.eval.scales;
+        scales
+            .iter()
+            .enumerate()
+            .map(|(k, &scale)| {
+                let x = at(runs, k);
+                let id = bootstrap(x.len(), &[pool.len()], self.b, self.seed, |s, u| {
+                    mean_of(&x, s, &u[0])
+                })
+                .scaled(PTS);
+                let delta_id = (!arm.is_base()).then(|| {
+                    let base = vec![at(&[self.base], k).remove(0); runs.len()];
+                    self.diff(&x, &base)
+                });
+                ScaleScore {
+                    scale,
+                    id,
+                    delta_id,
+                }
+            })
+            .collect()
     }
 
     /// Split the gain of `runs` by distance from what each run trained on.
@@ -461,7 +544,9 @@ impl<'a> Ctx<'a> {
             .map(|(r, q)| r.iter().zip(q).map(|(u, v)| u - v).collect())
             .collect();
         let comparison = format!("{} − {}", a.name(), b.name());
-        Some(self.new_claim(id, comparison, reps, Some(d)))
+        let mut claim = self.new_claim(id, comparison, reps, Some(d));
+        claim.split = self.claim_split(a, b);
+        Some(claim)
     }
 
     /// ID gain minus OOD gain of `arm` over the base (envs of each split resampled apart).

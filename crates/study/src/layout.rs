@@ -46,6 +46,14 @@ pub enum Stage {
     TransferBase,
     /// One fine-tune of the measured-transfer stage.
     Transfer(usize),
+    /// The base's greedy success on the pool at every harness level.
+    BaseByHarness,
+    /// The base's scores on every environment under the transfer matrix's evaluation.
+    MatrixBase,
+    /// One source of the transfer matrix: fine-tuned alone, evaluated on every environment.
+    MatrixProbe(usize),
+    /// One harness probe: a matrix source fine-tuned at H0–H2 only, evaluated at H4.
+    HarnessProbe(usize),
 }
 
 impl fmt::Display for Stage {
@@ -64,6 +72,10 @@ impl fmt::Display for Stage {
             Stage::Scaling(size, seed) => write!(f, "scaling/n{size}/seed{seed}"),
             Stage::TransferBase => f.write_str("transfer/base"),
             Stage::Transfer(i) => write!(f, "transfer/probe{i:02}"),
+            Stage::BaseByHarness => f.write_str("preconditions/base-by-harness"),
+            Stage::MatrixBase => f.write_str("preconditions/matrix/base"),
+            Stage::MatrixProbe(i) => write!(f, "preconditions/matrix/probe{i:02}"),
+            Stage::HarnessProbe(i) => write!(f, "preconditions/harness/probe{i:02}"),
         }
     }
 }

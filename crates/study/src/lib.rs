@@ -51,6 +51,7 @@ pub mod overlay;
 mod pipeline;
 #[cfg(test)]
 mod power_tests;
+mod preconditions;
 pub mod presets;
 pub mod report;
 mod results;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use envdist_core::{GradientSet, HarnessLevel, ProfileSet, Turn};
+use envdist_core::{EnvId, GradientSet, HarnessLevel, ProfileSet, Turn};
 use envdist_envs::{Suite, SuiteConfig};
 use envdist_trainer::PolicyModel;
 use serde::Serialize;
@@ -17,12 +17,16 @@ use crate::config::{CheckedConfig, ExperimentConfig};
 use crate::error::Result;
 use crate::layout::{RunLayout, Stage};
 use crate::model::{Arm, SCALING_RECIPE};
-use crate::model::{ArmRun, EnvSets, Results, ScalingPoint, TransferRuns};
+use crate::model::{
+    ArmRun, EnvSets, HarnessProbe, MatrixProbe, PreconditionRuns, Results, ScalingPoint,
+    TransferRuns,
+};
 use crate::observer::Observer;
 use crate::stages::arms::{self, ArmInputs, ArmJob, ArmPlan, OnlineInputs};
 use crate::stages::pool::PoolStage;
 use crate::stages::selections::SelectionSet;
-use crate::stages::{base, eval, gradients, pool, profiles, selections, transfer};
+use crate::stages::transfer::Harness;
+use crate::stages::{base, eval, gradients, pool, preconditions, profiles, selections, transfer};
 
 /// One run of the study: its directory, observer and what it has measured so far.
 struct Study<'a> {
@@ -51,7 +55,11 @@ impl Study<'_> {
         self.compute_seconds += info.seconds;
         if !matches!(
             stage,
-            Stage::Arm(..) | Stage::Scaling(..) | Stage::Transfer(..)
+            Stage::Arm(..)
+                | Stage::Scaling(..)
+                | Stage::Transfer(..)
+                | Stage::MatrixProbe(..)
+                | Stage::HarnessProbe(..)
         ) {
             self.results.stage_seconds.insert(name, info.seconds);
         }
@@ -181,9 +189,25 @@ pub fn run_experiment_with(
         )?);
         grad_keys.push(key);
     }
-    let sel_key = selections::key(cfg, code, &profiles_key, &grad_keys)?;
+    // The preconditions before anything that depends on them: `aes-transfer` selects with the
+    // transfer matrix.
+    let (pre, matrix_keys) = measure_preconditions(
+        &mut s,
+        cfg,
+        code,
+        &suite,
+        &pool,
+        &base_key,
+        &base_model,
+        &profile_set,
+        &grads,
+    )?;
+    let response = preconditions::transfer_response(&pre, &pool.pool);
+    s.results.precondition_runs = Some(pre);
+    let sel_key = selections::key(cfg, code, &profiles_key, &grad_keys)?
+        .with("transfer_matrix", &matrix_keys)?;
     let sels: SelectionSet = s.stage(Stage::Selections, &sel_key, |_| {
-        selections::run(cfg, &pool, &profile_set, &seed_grads)
+        selections::run(cfg, &pool, &profile_set, &seed_grads, response.as_ref())
     })?;
     s.results.selections = sels.in_order();
     // How many of seed 0's AES picks seed 1's gradients keep (what a rerun of the gradients
@@ -296,7 +320,99 @@ pub fn run_experiment_with(
     results.total_seconds = t0.elapsed().as_secs_f64();
     results.compute_seconds = s.compute_seconds;
     results.analysis = crate::analysis::analyse(&results);
+    results.preconditions = crate::preconditions::analyse(&results, results.analysis.as_ref());
     Ok(results)
+}
+
+/// The precondition stages ([`preconditions`]): the base at every harness level, then the
+/// transfer matrix's probes and the harness probes (skipped when `transfer.matrix_probes` is
+/// 0). The probes' total compute is recorded as two `stage_seconds` entries. Also returns
+/// the matrix probes' key hashes, which key what is computed from the matrix.
+#[allow(clippy::too_many_arguments)]
+fn measure_preconditions(
+    s: &mut Study<'_>,
+    cfg: &ExperimentConfig,
+    code: &CodeVersion,
+    suite: &Arc<Suite>,
+    pool: &PoolStage,
+    base_key: &StageKey,
+    base_model: &PolicyModel,
+    profile_set: &ProfileSet,
+    grads: &GradientSet,
+) -> Result<(PreconditionRuns, Vec<String>)> {
+    let key = preconditions::by_harness_key(cfg, code, base_key)?;
+    let base_by_harness = s.stage(Stage::BaseByHarness, &key, |_| {
+        preconditions::base_by_harness(cfg, suite, &pool.pool, base_model)
+    })?;
+    let mut runs = PreconditionRuns {
+        base_by_harness,
+        ..PreconditionRuns::default()
+    };
+    let t = &cfg.transfer;
+    let mut matrix_keys = Vec::new();
+    if t.matrix_probes == 0 {
+        return Ok((runs, matrix_keys));
+    }
+    let targets = pool.evaluated();
+    let key = preconditions::matrix_base_key(cfg, code, base_key, &targets)?;
+    matrix_keys.push(key.hash()?);
+    runs.base = s.stage(Stage::MatrixBase, &key, |_| {
+        preconditions::run_matrix_base(cfg, suite, &targets, base_model)
+    })?;
+    let sources =
+        preconditions::sources(&pool.pool, profile_set, t.matrix_probes, t.strata, cfg.seed);
+    let observer = s.observer;
+    for (harness, n, name) in [
+        (Harness::H4, sources.len(), "preconditions/matrix"),
+        (
+            Harness::Scaffolded,
+            t.harness_probes,
+            "preconditions/harness",
+        ),
+    ] {
+        let before = s.compute_seconds;
+        for (i, src) in sources.iter().take(n).enumerate() {
+            // The harness probes are measured on their source alone.
+            let on: &[EnvId] = match harness {
+                Harness::H4 => &targets,
+                Harness::Scaffolded => std::slice::from_ref(&src.env),
+            };
+            let key = preconditions::probe_key(cfg, code, base_key, &src.env, on, harness)?;
+            if harness == Harness::H4 {
+                matrix_keys.push(key.hash()?);
+            }
+            let stage = match harness {
+                Harness::H4 => Stage::MatrixProbe(i),
+                Harness::Scaffolded => Stage::HarnessProbe(i),
+            };
+            let out = s.stage(stage, &key, |_| {
+                preconditions::run_probe(cfg, suite, base_model, &src.env, on, harness, observer)
+            })?;
+            match harness {
+                Harness::H4 => {
+                    let (profile_overlap, gradient_cosine) =
+                        preconditions::similarities(&src.env, &targets, profile_set, grads);
+                    runs.matrix.push(MatrixProbe {
+                        source: src.env.clone(),
+                        stratum: src.stratum,
+                        after: out.after,
+                        profile_overlap,
+                        gradient_cosine,
+                        final_train_success: out.final_train_success,
+                    });
+                }
+                Harness::Scaffolded => runs.harness.push(HarnessProbe {
+                    source: src.env.clone(),
+                    after: out.after[0],
+                    final_train_success: out.final_train_success,
+                }),
+            }
+        }
+        let spent = s.compute_seconds - before;
+        s.results.stage_seconds.insert(name.into(), spent);
+    }
+    runs.targets = targets;
+    Ok((runs, matrix_keys))
 }
 
 /// The pool's facts and environment sets.

@@ -3,7 +3,7 @@
 //! effect and with a planted one.
 //!
 //! - Under no effect, the family-wise rate of false decisions (a "supported" or "refuted")
-//!   over the six primary claims stays at 5% (within simulation error).
+//!   over the primary claims stays at 5% (within simulation error).
 //! - With a difference planted at a claim's stated detection limit, that claim is detected at
 //!   least four times in five.
 //! - With no difference and a margin wider than the noise, the claims come out "equivalent".
@@ -99,7 +99,11 @@ fn holm_keeps_the_family_wise_error_of_the_primary_claims_at_5_percent() {
     let mut false_decisions = 0;
     for i in 0..STUDIES {
         let claims = primary(&study(i as u64, &RECORD_LIKE, &|_| 0.0, 2.0));
-        assert_eq!(claims.len(), 6, "the six primary claims of the cpu preset");
+        assert_eq!(
+            claims.len(),
+            ClaimId::central().len(),
+            "the primary claims of the cpu preset"
+        );
         if claims
             .iter()
             .any(|c| matches!(c.verdict, Verdict::Supported | Verdict::Refuted))
@@ -126,8 +130,11 @@ fn a_difference_at_the_stated_detection_limit_is_detected_four_times_in_five() {
         })
         .sum::<f64>()
         / 40.0;
-    // Every primary claim's limit is at Holm's first step over six: about 3.5 SE.
-    let z = crate::stats::detection_z(crate::stats::holm_first_step(0.05, 6), 0.8);
+    // Every primary claim's limit is at Holm's first step over the seven: about 3.5 SE.
+    let z = crate::stats::detection_z(
+        crate::stats::holm_first_step(0.05, ClaimId::central().len()),
+        0.8,
+    );
     assert!(z > 3.3);
     let planted = mde / 100.0;
     let effect = |arm: Arm| if arm == Arm::Aes { planted } else { 0.0 };
@@ -150,19 +157,20 @@ fn a_difference_at_the_stated_detection_limit_is_detected_four_times_in_five() {
 
 #[test]
 fn no_difference_with_a_margin_above_the_noise_is_equivalent() {
-    // A margin of 8 points against a standard error of about 2: every claim should be shown
-    // to lie within it most of the time.
+    // A margin of 9 points against a standard error of about 2: every claim should be shown
+    // to lie within it most of the time (each equivalence test at Holm's level over the
+    // seven primary claims; 8 points sufficed over six).
     let mut equivalent = 0;
     let mut total = 0;
     for i in 0..40 {
-        for c in primary(&study(30_000 + i, &RECORD_LIKE, &|_| 0.0, 8.0)) {
+        for c in primary(&study(30_000 + i, &RECORD_LIKE, &|_| 0.0, 9.0)) {
             total += 1;
             if c.verdict == Verdict::Equivalent {
                 equivalent += 1;
             }
         }
     }
-    eprintln!("margin 8 points, no difference: {equivalent} of {total} primary claims equivalent");
+    eprintln!("margin 9 points, no difference: {equivalent} of {total} primary claims equivalent");
     assert!(
         equivalent * 10 >= total * 8,
         "{equivalent} of {total} equivalent"

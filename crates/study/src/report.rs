@@ -321,6 +321,228 @@ fn rl_phase(r: &mut String, results: &Results) {
     );
 }
 
+/// Every arm's whole-pool score at each evaluated scale alone, and its gain there.
+fn scores_by_scale(r: &mut String, a: &crate::model::Analysis) {
+    let Some(first) = a.arms.iter().find(|s| !s.by_scale.is_empty()) else {
+        return;
+    };
+    let scales: Vec<String> = first.by_scale.iter().map(|s| s.scale.to_string()).collect();
+    let _ = writeln!(r, "### Scores by evaluated scale\n");
+    let _ = writeln!(
+        r,
+        "| arm | {} |\n|---|{}",
+        scales
+            .iter()
+            .map(|s| format!("{s} scale: ID score (Δ vs base)"))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        "---|".repeat(scales.len())
+    );
+    for s in &a.arms {
+        let cells: Vec<String> = s
+            .by_scale
+            .iter()
+            .map(|x| match &x.delta_id {
+                Some(d) => format!("{} ({})", ci(&x.id), ci_signed(d)),
+                None => ci(&x.id),
+            })
+            .collect();
+        let _ = writeln!(r, "| {} | {} |", s.arm.name(), cells.join(" | "));
+    }
+    let _ = writeln!(
+        r,
+        "\nPoints [95% CI], each env's own min, mid and max scale; the headline averages them. \
+         Arms train over each env's whole scale range; HDC's scale half climbs to the top, so \
+         it can show at the max scale.\n"
+    );
+}
+
+/// The primary comparisons split by where the two arms trained.
+fn claims_by_where_trained(r: &mut String, a: &crate::model::Analysis) {
+    let rows: Vec<_> = a
+        .claims
+        .iter()
+        .filter(|c| c.primary)
+        .filter_map(|c| c.split.as_ref().map(|s| (c, s)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(r, "### The primary comparisons by where the arms trained\n");
+    let _ = writeln!(
+        r,
+        "| comparison | whole pool (the verdict's) | pool envs either arm trained on | pool envs neither trained on | held-out (OOD) |\n|---|---|---|---|---|"
+    );
+    for (c, s) in rows {
+        let _ = writeln!(
+            r,
+            "| {} | {} | {} | {} | {} |",
+            c.comparison,
+            ci_signed(&c.difference),
+            opt(&s.either_trained, ci_signed),
+            opt(&s.neither_trained, ci_signed),
+            opt(&s.ood, ci_signed)
+        );
+    }
+    let _ = writeln!(
+        r,
+        "\nPoints [95% CI; crossed bootstrap as in \"Where the gains come from\"; the sets are \
+         taken seed by seed, so random-k's differ per seed]. Not separately Holm-controlled: \
+         they say where a verdict's difference comes from; an arm trained on the whole pool \
+         leaves no env untrained (–).\n"
+    );
+}
+
+/// "Preconditions": what the testbed lets each mechanism do, measured before the arms.
+fn preconditions(r: &mut String, results: &Results) {
+    let Some(p) = &results.preconditions else {
+        return;
+    };
+    let _ = writeln!(
+        r,
+        "## Preconditions: can the paper's mechanisms act here?
+"
+    );
+    let _ = writeln!(
+        r,
+        "Measured before any arm trains (stages `preconditions/…`), except the last row's \
+         outcome check, which reads the AES arms. A comparison whose mechanism cannot act here \
+         tests the testbed, not the method.\n"
+    );
+    let pts = |x: Option<f64>| x.map_or("–".into(), |v| format!("{v:.1}"));
+    let _ = writeln!(
+        r,
+        "**The base at each harness level** (greedy success on the pool, points; the arms' \
+         evaluation instances; H4 is what evaluation plays):\n"
+    );
+    let _ = writeln!(r, "| | {} |", {
+        let v: Vec<String> = p.base_by_harness.keys().map(|h| h.to_string()).collect();
+        v.join(" | ")
+    });
+    let _ = writeln!(r, "|---|{}", "---|".repeat(p.base_by_harness.len()));
+    for (label, st) in [("single-turn", true), ("multi-turn", false)] {
+        let v: Vec<String> = p
+            .base_by_harness
+            .values()
+            .map(|s| pts(if st { s.st } else { s.mt }))
+            .collect();
+        let _ = writeln!(r, "| {label} | {} |", v.join(" | "));
+    }
+    let est = |e: &Option<crate::model::ProbeEstimate>, signed: bool| {
+        e.as_ref().map_or("–".into(), |e| {
+            if signed {
+                format!("{:+.1} [{:+.1}, {:+.1}]", e.estimate, e.lo, e.hi)
+            } else {
+                format!("{:+.2} [{:+.2}, {:+.2}]", e.estimate, e.lo, e.hi)
+            }
+        })
+    };
+    let n = |e: &Option<crate::model::ProbeEstimate>| {
+        e.as_ref().map_or("–".into(), |e| match e.pairs {
+            Some(k) => format!("{} probes, {k} pairs", e.probes),
+            None => format!("{} probes", e.probes),
+        })
+    };
+    let c = &results.config.transfer;
+    let _ = writeln!(
+        r,
+        "\n**Single-environment probes**: the base fine-tuned on one pool environment alone \
+         ({} env steps, the arms' RL settings), sources drawn evenly from {} strata of their mean \
+         profile overlap with the pool; transfer = success after minus the base's, same \
+         instances ({} per environment and scale). Intervals resample probes.\n",
+        c.steps, c.strata, c.eval_episodes
+    );
+    let _ = writeln!(
+        r,
+        "| precondition | estimate [95% CI] | over | target |\n|---|---|---|---|"
+    );
+    use crate::preconditions::targets as t;
+    let rows = [
+        (
+            "harness_transfer: H4 gain on the source from training at H0–H2 only, points",
+            est(&p.harness_transfer, true),
+            n(&p.harness_transfer),
+            format!("≥ {} with lo > 0", t::HARNESS_GAIN),
+        ),
+        (
+            "the same sources' H4 gain from the same steps at H4, points",
+            est(&p.harness_transfer_h4, true),
+            n(&p.harness_transfer_h4),
+            "(for scale)".into(),
+        ),
+        (
+            "transfer_vs_profile: Spearman of profile overlap with transfer",
+            est(&p.transfer_vs_profile, false),
+            n(&p.transfer_vs_profile),
+            format!("≥ {} with lo > 0", t::RANK),
+        ),
+        (
+            "transfer_vs_gradient: Spearman of the base's gradient cosine with transfer",
+            est(&p.transfer_vs_gradient, false),
+            n(&p.transfer_vs_gradient),
+            format!("≥ {} with lo > 0", t::RANK),
+        ),
+        (
+            "a probe's transfer to its family's other envs, points",
+            est(&p.probe_same_family, true),
+            n(&p.probe_same_family),
+            String::new(),
+        ),
+        (
+            "a probe's transfer to other families' envs, points",
+            est(&p.probe_other_families, true),
+            n(&p.probe_other_families),
+            format!("≥ {}", t::KEEP),
+        ),
+        (
+            "a probe's transfer to the held-out envs, points",
+            est(&p.probe_ood, true),
+            n(&p.probe_ood),
+            format!("≥ {}", t::KEEP),
+        ),
+    ];
+    for (what, e, over, target) in rows {
+        let _ = writeln!(r, "| {what} | {e} | {over} | {target} |");
+    }
+    for (arm, split) in &p.rl_keeps {
+        let _ = writeln!(
+            r,
+            "| outcome: {} over the base on its trained envs / untrained pool envs / OOD, points | \
+             {} / {} / {} | its seeds | trained ≥ {} (lo > 0); the rest ≥ {} |",
+            arm.name(),
+            opt(&split.trained, ci_signed),
+            opt(&split.same_family.or(split.other_families), ci_signed),
+            opt(&split.ood, ci_signed),
+            t::TRAINED_GAIN,
+            t::KEEP
+        );
+    }
+    let _ = writeln!(
+        r,
+        "\n| mechanism | primary claims | precondition | met here |\n|---|---|---|---|"
+    );
+    for m in &p.testable {
+        let claims: Vec<String> = m
+            .claims
+            .iter()
+            .map(|c| c.statement().0.to_string())
+            .collect();
+        let met = match m.met {
+            Some(true) => "yes",
+            Some(false) => "**no: these claims are untestable here**",
+            None => "not measured",
+        };
+        let _ = writeln!(
+            r,
+            "| {} | {} | {} | {met} |",
+            m.mechanism,
+            claims.join("; "),
+            m.precondition
+        );
+    }
+    let _ = writeln!(r);
+}
+
 /// "Measured transfer": does fine-tuning on one environment help or hurt the others, and do
 /// the base's gradient cosines predict it.
 fn measured_transfer(r: &mut String, results: &Results, a: &crate::model::Analysis) {
@@ -437,7 +659,7 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
         r,
         "**Protocol.** The base model is the solvers' behaviour cloned ({} demonstration steps at \
          harness levels and scales drawn uniformly, no RL): a stand-in for a pretrained VLM's \
-         priors. Every arm trains from it for the same {} environment steps, {} training seeds \
+         priors. Every arm trains from it for the same {} environment steps{}, {} training seeds \
          per arm, paired by seed (seed i draws the same random-k set and PPO stream in every \
          arm). Evaluation is greedy at H4 (image and task statement only), {} instances per \
          environment and scale at the {} scales, instances distinct per environment, on the {} \
@@ -451,6 +673,18 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
          `analysis.equivalence_margin`).\n",
         c.base.samples,
         c.rl.total_env_steps,
+        format_args!(
+            " (PPO{}; the harness's hints in training: {})",
+            if c.rl.kl_coef > 0.0 {
+                format!(
+                    " with a KL penalty to the base, `rl.kl_coef` {}",
+                    c.rl.kl_coef
+                )
+            } else {
+                String::new()
+            },
+            c.suite.hint_style
+        ),
         c.seeds,
         c.eval.episodes,
         c.eval
@@ -469,6 +703,7 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
         return r;
     };
 
+    preconditions(&mut r, results);
     let _ = writeln!(r, "## Verdicts on the paper's claims\n");
     let _ = writeln!(
         r,
@@ -536,6 +771,7 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
         );
     }
 
+    claims_by_where_trained(&mut r, a);
     variance_components(&mut r, a, c.analysis.detect_points);
     let _ = writeln!(r, "## Main table\n");
     let _ = writeln!(
@@ -585,6 +821,7 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
             .join(", ")
     );
 
+    scores_by_scale(&mut r, a);
     rliable_aggregates(&mut r, a);
     where_gains_come_from(&mut r, a);
     rl_phase(&mut r, results);
@@ -843,6 +1080,20 @@ pub fn terminal_summary(results: &Results) -> String {
                 c.difference.hi,
                 c.p_holm.unwrap_or(c.difference.p),
                 c.verdict.word()
+            ));
+        }
+    }
+    if let Some(p) = &results.preconditions {
+        s.push_str("\npreconditions (can each mechanism act here?):\n");
+        for m in &p.testable {
+            let met = match m.met {
+                Some(true) => "met",
+                Some(false) => "NOT met: its claims are untestable here",
+                None => "not measured",
+            };
+            s.push_str(&format!(
+                "  {}\n    {}: {met}\n",
+                m.mechanism, m.precondition
             ));
         }
     }

@@ -27,6 +27,31 @@ pub fn bootstrap(
     bootstrap_replicates(n_seeds, groups, replicates, seed, stat).interval()
 }
 
+/// Spearman of `x` with `y` over `(probe, x, y)` pairs, with an interval that resamples
+/// probes (every pair of a drawn probe comes along: a probe's pairs share its fine-tune);
+/// `None` under 4 pairs. Probe indices are below `probes`.
+pub fn probe_level_spearman(
+    pairs: &[(usize, f32, f32)],
+    probes: usize,
+    b: u32,
+    seed: u64,
+) -> Option<Interval> {
+    let mut by_probe: Vec<Vec<(f32, f32)>> = vec![Vec::new(); probes];
+    for &(p, a, b) in pairs {
+        if let Some(v) = by_probe.get_mut(p) {
+            v.push((a, b));
+        }
+    }
+    let of = |idx: &[usize]| -> f64 {
+        let (x, y): (Vec<f32>, Vec<f32>) = idx
+            .iter()
+            .flat_map(|&p| by_probe[p].iter().copied())
+            .unzip();
+        envdist_core::rank::spearman(&x, &y).unwrap_or(f64::NAN)
+    };
+    (pairs.len() >= 4).then(|| bootstrap(1, &[probes], b, seed, |_, u| of(&u[0])))
+}
+
 /// [`bootstrap`]'s replicates themselves (for tests beyond the interval: equivalence).
 pub fn bootstrap_replicates(
     n_seeds: usize,

@@ -208,6 +208,25 @@ fn smoke_study_matches_its_record_resumes_and_recomputes_exactly_what_changed() 
         "files without schema_version: {unversioned:?}"
     );
     let report = std::fs::read_to_string(dir.join("REPORT.md")).unwrap();
+    // The preconditions: measured before the arms, shown first.
+    let pre = results.preconditions.as_ref().expect("preconditions");
+    assert_eq!(pre.base_by_harness.len(), 5, "every harness level");
+    let runs = results.precondition_runs.as_ref().unwrap();
+    assert_eq!(runs.matrix.len(), cfg.transfer.matrix_probes);
+    assert_eq!(runs.harness.len(), cfg.transfer.harness_probes);
+    assert!(
+        runs.matrix
+            .iter()
+            .all(|m| m.after.len() == runs.targets.len())
+    );
+    assert_eq!(pre.testable.len(), 3);
+    let (at_preconditions, at_verdicts) = (
+        report
+            .find("## Preconditions")
+            .expect("a preconditions section"),
+        report.find("## Verdicts").unwrap(),
+    );
+    assert!(at_preconditions < at_verdicts, "preconditions come first");
     for section in [
         "## Verdicts on the paper's claims",
         "## Main table",

@@ -32,6 +32,10 @@ pub enum Arm {
     /// AES without the conflict term, no curriculum (the paper's key ablation).
     #[serde(rename = "aes-no-conflict")]
     AesNoConflict,
+    /// AES whose conflict term comes from measured transfer instead of the base's gradient
+    /// cosine (beyond the paper), no curriculum.
+    #[serde(rename = "aes-transfer")]
+    AesTransfer,
     /// AES with harness weakening only.
     #[serde(rename = "aes+harness-only", alias = "aes-harness-only")]
     AesHarnessOnly,
@@ -97,6 +101,8 @@ pub enum EnvSource {
     Aes,
     /// AES without the conflict term.
     AesNoConflict,
+    /// AES with the conflict term from measured transfer.
+    AesTransfer,
     /// Coverage only (a selection the report shows; no arm trains on it).
     CoverageOnly,
     /// A random draw of k pool environments, one per training seed.
@@ -109,9 +115,10 @@ pub enum EnvSource {
 
 impl EnvSource {
     /// Every selection the selections stage makes (all but the pool).
-    pub const SELECTIONS: [EnvSource; 6] = [
+    pub const SELECTIONS: [EnvSource; 7] = [
         EnvSource::Aes,
         EnvSource::AesNoConflict,
+        EnvSource::AesTransfer,
         EnvSource::CoverageOnly,
         EnvSource::RandomK,
         EnvSource::ControlAes,
@@ -124,6 +131,7 @@ impl EnvSource {
             Self::Pool => "pool",
             Self::Aes => "aes",
             Self::AesNoConflict => "aes-no-conflict",
+            Self::AesTransfer => "aes-transfer",
             Self::CoverageOnly => "coverage-only",
             Self::RandomK => "random-k",
             Self::ControlAes => "control-aes",
@@ -273,7 +281,7 @@ use EnvSource as E;
 use Ordering as O;
 
 /// The cards, in report order.
-const CARDS: [Card; 18] = [
+const CARDS: [Card; 19] = [
     Card {
         central: true,
         ..card(Arm::Base, "base", Role::Reference, None)
@@ -339,6 +347,15 @@ const CARDS: [Card; 18] = [
             "aes-no-conflict",
             Role::Ablation,
             plain(E::AesNoConflict, O::UniformH4),
+        )
+    },
+    Card {
+        central: true,
+        ..card(
+            Arm::AesTransfer,
+            "aes-transfer",
+            Role::Ablation,
+            plain(E::AesTransfer, O::UniformH4),
         )
     },
     Card {
@@ -462,13 +479,17 @@ pub const CONTROL_PAIRS: [(Arm, Arm); 2] = [
 /// The hint question: the study's hint style minus the other (`a − b`).
 pub const HINT_PAIR: (Arm, Arm) = (Arm::AesHdc, Arm::AesHdcOtherHints);
 
+/// The AES arms whose gain split is the outcome check of "RL keeps what it does not train"
+/// (`preconditions.rl_keeps`); the first is the one the coverage precondition reads.
+pub const RETENTION_ARMS: [Arm; 2] = [Arm::Aes, Arm::AesHdc];
+
 /// Online re-selection minus one-shot AES + HDC (`a − b`).
 pub const ONLINE_PAIR: (Arm, Arm) = (Arm::AesHdcOnline, Arm::AesHdc);
 
 impl Arm {
     /// Every arm in report order.
-    pub const ALL: [Arm; 18] = {
-        let mut all = [Arm::Base; 18];
+    pub const ALL: [Arm; 19] = {
+        let mut all = [Arm::Base; 19];
         let mut i = 0;
         while i < CARDS.len() {
             all[i] = CARDS[i].arm;
@@ -568,6 +589,8 @@ pub enum ClaimId {
     AllPoolOverBase,
     /// The conflict term matters.
     ConflictMatters,
+    /// Conflict from measured transfer beats conflict from the base's gradient cosine.
+    TransferConflictOverGradient,
     /// Harness weakening + scale progression beat harness weakening alone.
     FullOverHarnessOnly,
     /// Harness weakening + scale progression beat scale progression alone.
@@ -580,7 +603,7 @@ pub enum ClaimId {
 
 impl ClaimId {
     /// Every claim, in report order.
-    pub const ALL: [ClaimId; 12] = [
+    pub const ALL: [ClaimId; 13] = [
         ClaimId::AesHdcOverRandomKHdc,
         ClaimId::HdcHelpsAes,
         ClaimId::HdcHelpsRandomK,
@@ -589,6 +612,7 @@ impl ClaimId {
         ClaimId::RandomKOverBase,
         ClaimId::AllPoolOverBase,
         ClaimId::ConflictMatters,
+        ClaimId::TransferConflictOverGradient,
         ClaimId::FullOverHarnessOnly,
         ClaimId::FullOverScaleOnly,
         ClaimId::OodSmaller,
@@ -624,6 +648,11 @@ impl ClaimId {
                 "the conflict term matters (removing it loses most of AES's gain)",
                 Some((A::Aes, A::AesNoConflict)),
             ),
+            ClaimId::TransferConflictOverGradient => (
+                "conflict from measured transfer beats conflict from gradient cosines (beyond \
+                 the paper)",
+                Some((A::AesTransfer, A::Aes)),
+            ),
             ClaimId::FullOverHarnessOnly => (
                 "harness weakening + scale progression beat harness weakening alone",
                 Some((A::AesHdc, A::AesHarnessOnly)),
@@ -653,6 +682,7 @@ impl ClaimId {
             ClaimId::AesOverRandomK,
             ClaimId::AesOverAllPool,
             ClaimId::ConflictMatters,
+            ClaimId::TransferConflictOverGradient,
         ]
     }
 }

@@ -8,6 +8,6 @@ pub mod record;
 
 pub use arms::{
     Arm, CONTROL_PAIRS, Card, ClaimId, EnvSource, FLAGSHIP, HINT_PAIR, ONLINE_PAIR, Ordering,
-    Recipe, Role, SCALING_ARMS, SCALING_RECIPE, SelectionId,
+    RETENTION_ARMS, Recipe, Role, SCALING_ARMS, SCALING_RECIPE, SelectionId,
 };
 pub use record::*;

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use envdist_core::{EnvId, PairSummary};
+use envdist_core::{EnvId, HarnessLevel, PairSummary};
 use serde::{Deserialize, Serialize};
 
 use super::arms::{Arm, ClaimId, SelectionId};
@@ -372,6 +372,12 @@ pub struct Results {
     /// The measured-transfer stage: the base's scores on the targets and each fine-tune's.
     #[serde(default)]
     pub transfer: Option<TransferRuns>,
+    /// The precondition stages' measurements (absent when the config skips them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precondition_runs: Option<PreconditionRuns>,
+    /// The testbed's preconditions, computed from `precondition_runs` and the arms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preconditions: Option<Preconditions>,
     /// Seconds per stage.
     pub stage_seconds: BTreeMap<String, f64>,
     /// Wall time of the invocation that wrote these results, in seconds.
@@ -398,6 +404,8 @@ impl Results {
             scaling: vec![],
             constant_baseline: BTreeMap::new(),
             transfer: None,
+            precondition_runs: None,
+            preconditions: None,
             stage_seconds: BTreeMap::new(),
             total_seconds: 0.0,
             compute_seconds: 0.0,
@@ -556,6 +564,10 @@ pub struct ArmSummary {
     /// on the held-out set (points, two-level bootstrap over seeds and each seed's set).
     #[serde(default)]
     pub transfer: Option<TransferSplit>,
+    /// Whole-pool ID score at each evaluated scale alone (`EvalConfig::scales` order), with
+    /// its gain over the base there, points.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_scale: Vec<ScaleScore>,
     /// Whole-pool ID minus base, points.
     pub delta_id: Option<Interval>,
     /// Held-out minus base, points.
@@ -569,6 +581,17 @@ pub struct ArmSummary {
     pub paper_gain: Option<f64>,
 }
 
+/// An arm's whole-pool score at one evaluated scale.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScaleScore {
+    /// Which scale (each env's min, mid or max).
+    pub scale: envdist_trainer::ScaleChoice,
+    /// Whole-pool ID score there, points.
+    pub id: Interval,
+    /// Its gain over the base there, points (`None` for the base).
+    pub delta_id: Option<Interval>,
+}
+
 /// An arm's gain over the base, split by how far each environment is from what it trained on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TransferSplit {
@@ -579,6 +602,19 @@ pub struct TransferSplit {
     /// (c) On pool environments of families it did not train on.
     pub other_families: Option<Interval>,
     /// (d) On the held-out (OOD) environments.
+    pub ood: Option<Interval>,
+}
+
+/// A comparison of two arms split by where they trained, seed by seed (points, crossed
+/// bootstrap as [`TransferSplit`]'s): a k-subset arm and a whole-pool arm differ in what they
+/// trained on, and the whole-pool headline mixes the two.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimSplit {
+    /// On the pool environments either arm trained on.
+    pub either_trained: Option<Interval>,
+    /// On the pool environments neither arm trained on.
+    pub neither_trained: Option<Interval>,
+    /// On the held-out (OOD) environments.
     pub ood: Option<Interval>,
 }
 
@@ -620,6 +656,10 @@ pub struct Claim {
     /// it would take to detect `analysis.detect_points` at the verdict's level.
     #[serde(default)]
     pub variance: Option<VarianceComponents>,
+    /// The same difference on the envs either arm trained on, those neither did, and OOD
+    /// (claims of two arms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<ClaimSplit>,
 }
 
 /// The variance of a paired difference `d[seed][env]` split by least squares on the additive
@@ -798,4 +838,122 @@ pub struct ProbeRun {
     pub after: Vec<f32>,
     /// Training success of the last update that ended episodes.
     pub final_train_success: Option<f32>,
+}
+
+/// What the precondition stages measured, before any arm trains: the base at every harness
+/// level, and single-environment fine-tunes (probes) evaluated on every environment.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PreconditionRuns {
+    /// The base's greedy success on every pool environment at each harness level (the arms'
+    /// evaluation instances, mean over the evaluated scales).
+    pub base_by_harness: BTreeMap<HarnessLevel, BTreeMap<EnvId, f32>>,
+    /// Every environment the probes are evaluated on (pool, then OOD); the order of
+    /// [`PreconditionRuns::base`] and of every probe's `after`.
+    pub targets: Vec<EnvId>,
+    /// The base's success on each target under the probes' evaluation.
+    pub base: Vec<f32>,
+    /// The transfer-matrix probes, one per source environment.
+    pub matrix: Vec<MatrixProbe>,
+    /// The harness probes: sources fine-tuned at H0–H2 only, evaluated at H4 on themselves.
+    pub harness: Vec<HarnessProbe>,
+}
+
+/// One probe of the transfer matrix: the base fine-tuned on `source` alone at H4 (the arms'
+/// RL settings, the `transfer` section's steps), evaluated on every target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatrixProbe {
+    /// The environment fine-tuned on.
+    pub source: EnvId,
+    /// The stratum it was drawn from (by its mean profile overlap with the other pool
+    /// environments, lowest first).
+    pub stratum: usize,
+    /// Success on each target after fine-tuning ([`PreconditionRuns::targets`] order).
+    pub after: Vec<f32>,
+    /// Per target: the cosine of the source's and the target's meta-ability coverage (pool
+    /// targets; `None` where either has no profile, OOD envs among them).
+    pub profile_overlap: Vec<Option<f32>>,
+    /// Per target: the cosine of the base's H4 gradients (`None` where unknown: a target
+    /// outside the gradients, or a zero gradient on either side).
+    pub gradient_cosine: Vec<Option<f32>>,
+    /// Training success of the last update that ended episodes.
+    pub final_train_success: Option<f32>,
+}
+
+/// One harness probe: the base fine-tuned on `source` with the harness at H0–H2 only (the
+/// same steps as a matrix probe), evaluated at H4 on `source`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HarnessProbe {
+    /// The environment fine-tuned on.
+    pub source: EnvId,
+    /// Success at H4 on the source after fine-tuning.
+    pub after: f32,
+    /// Training success of the last update that ended episodes (at H0–H2).
+    pub final_train_success: Option<f32>,
+}
+
+/// A statistic over probes, with its probe-level bootstrap interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ProbeEstimate {
+    /// The statistic on the probes as observed.
+    pub estimate: f64,
+    /// 2.5th percentile of the replicates (probes resampled).
+    pub lo: f64,
+    /// 97.5th percentile of the replicates.
+    pub hi: f64,
+    /// Probes it is computed over.
+    pub probes: usize,
+    /// Pairs (source, target) it is computed over, where it is a correlation over pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<usize>,
+}
+
+/// Success points of single- and multi-turn environments.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TurnScores {
+    /// Mean over single-turn environments.
+    pub st: Option<f64>,
+    /// Mean over multi-turn environments.
+    pub mt: Option<f64>,
+}
+
+/// Whether one of the paper's mechanisms can act in this testbed, as measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Testability {
+    /// The mechanism.
+    pub mechanism: String,
+    /// The primary claims that test it.
+    pub claims: Vec<ClaimId>,
+    /// The precondition and its target, in words.
+    pub precondition: String,
+    /// Whether every measured precondition meets its target (`None`: not measured).
+    pub met: Option<bool>,
+}
+
+/// The testbed's preconditions, measured before the comparisons they license: does the
+/// harness scaffold, does RL keep what it does not train, does transfer follow the profiles
+/// and the gradients. Points are success points; intervals resample probes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Preconditions {
+    /// The base's greedy success on the pool at each harness level, points.
+    pub base_by_harness: BTreeMap<HarnessLevel, TurnScores>,
+    /// H4 success on the source gained by fine-tuning at H0–H2 only, over the base.
+    pub harness_transfer: Option<ProbeEstimate>,
+    /// The same sources' H4 gain from the same steps at H4 (the matrix probes), for scale.
+    pub harness_transfer_h4: Option<ProbeEstimate>,
+    /// Spearman of profile overlap with measured transfer over (source, other pool target).
+    pub transfer_vs_profile: Option<ProbeEstimate>,
+    /// Spearman of the base's gradient cosine with measured transfer over the same pairs
+    /// (those with a known cosine).
+    pub transfer_vs_gradient: Option<ProbeEstimate>,
+    /// A probe's mean transfer to the untrained environments of its own family, points.
+    pub probe_same_family: Option<ProbeEstimate>,
+    /// A probe's mean transfer to pool environments of other families, points.
+    pub probe_other_families: Option<ProbeEstimate>,
+    /// A probe's mean transfer to the held-out environments, points.
+    pub probe_ood: Option<ProbeEstimate>,
+    /// The AES arms' gain split by distance from what they trained on (the outcome check of
+    /// "RL keeps what it does not train").
+    pub rl_keeps: Vec<(Arm, TransferSplit)>,
+    /// Which mechanisms this testbed can test, by the measurements above.
+    pub testable: Vec<Testability>,
 }

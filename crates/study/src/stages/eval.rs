@@ -43,6 +43,16 @@ pub fn base_eval_key(
 
 /// The evaluation instances of `env`: `episodes` seeds per scale from the env's own stream.
 pub fn eval_tasks(suite: &Suite, env: &EnvId, key: &EvalConfig) -> Result<Vec<Task>> {
+    eval_tasks_at(suite, env, key, HarnessLevel::H4)
+}
+
+/// [`eval_tasks`]'s instances (the same seeds and scales) played at `harness`.
+pub fn eval_tasks_at(
+    suite: &Suite,
+    env: &EnvId,
+    key: &EvalConfig,
+    harness: HarnessLevel,
+) -> Result<Vec<Task>> {
     let spec = &specs_of(suite, std::slice::from_ref(env))?[0];
     let mut tasks = Vec::with_capacity(key.episodes as usize * key.scales.len());
     for (k, scale) in key.scales.iter().enumerate() {
@@ -51,7 +61,7 @@ pub fn eval_tasks(suite: &Suite, env: &EnvId, key: &EvalConfig) -> Result<Vec<Ta
             tasks.push(Task {
                 env: env.clone(),
                 seed: rng.next_u64() >> 1,
-                harness: HarnessLevel::H4,
+                harness,
                 scale: scale.for_spec(spec),
             });
         }
@@ -100,16 +110,27 @@ impl Evaluation {
     }
 }
 
-/// Evaluate `model` on `envs`.
+/// Evaluate `model` on `envs` (at H4).
 pub fn evaluate(
     key: &EvalConfig,
     suite: &Suite,
     envs: &[EnvId],
     model: &PolicyModel,
 ) -> Result<Evaluation> {
+    evaluate_at(key, suite, envs, model, HarnessLevel::H4)
+}
+
+/// Evaluate `model` on `envs`, the same instances as [`evaluate`] played at `harness`.
+pub fn evaluate_at(
+    key: &EvalConfig,
+    suite: &Suite,
+    envs: &[EnvId],
+    model: &PolicyModel,
+    harness: HarnessLevel,
+) -> Result<Evaluation> {
     let mut tasks = Vec::new();
     for e in envs {
-        tasks.extend(eval_tasks(suite, e, key)?);
+        tasks.extend(eval_tasks_at(suite, e, key, harness)?);
     }
     let outcomes = play_greedy(model, suite, &tasks)?;
     let per_scale = key.episodes as usize;

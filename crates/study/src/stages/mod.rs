@@ -11,6 +11,7 @@ pub mod base;
 pub mod eval;
 pub mod gradients;
 pub mod pool;
+pub mod preconditions;
 pub mod profiles;
 pub mod selections;
 pub mod transfer;

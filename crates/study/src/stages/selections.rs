@@ -107,11 +107,25 @@ pub fn run(
     pool: &PoolStage,
     profiles: &ProfileSet,
     grads: &[GradientSet],
+    transfer_response: Option<&GradientSet>,
 ) -> Result<SelectionSet> {
     let mut out = Vec::new();
     for (seed, g) in (0..cfg.seeds).zip(grads) {
         for (envs, control) in [(&pool.pool, false), (&pool.control, true)] {
             out.extend(seed_selections(cfg, seed, envs, control, profiles, g)?);
+        }
+        // AES with the conflict term from measured transfer: the same problem and settings,
+        // the transfer response in place of the gradients (one matrix for every seed: the
+        // seeds differ in their PPO streams only).
+        if let Some(response) = transfer_response {
+            let problem = problem(profiles, response, &pool.pool)?;
+            let sc = study_aes_config(&cfg.selection, pool.pool.len(), true);
+            let s = select(&problem, &sc)?;
+            let id = SelectionId {
+                source: EnvSource::AesTransfer,
+                seed,
+            };
+            out.push(summarise(id, &s, g));
         }
     }
     Ok(SelectionSet::from_summaries(out))

@@ -9,7 +9,10 @@
 
 use std::sync::Arc;
 
-use envdist_core::{EnvFactory, EnvId, Rng};
+use envdist_core::{
+    EnvFactory, EnvId, EpisodeOutcome, HarnessLevel, InvalidValue, OutcomeError, Rng,
+    SamplerStateError, Task, TaskSampler,
+};
 use envdist_envs::Suite;
 use envdist_trainer::{PolicyModel, RunOptions, TrainConfig, Trainer};
 
@@ -118,9 +121,46 @@ pub fn run_probe(
     probe: &Probe,
     observer: &dyn Observer,
 ) -> Result<ProbeRun> {
-    let stream = cfg.seed ^ probe.source.stable_hash() ^ 0x5452_4e53;
-    let specs = specs_of(suite, std::slice::from_ref(&probe.source))?;
-    let mut sampler = uniform_h4(false).build(&specs, stream)?;
+    let (policy, last) = fine_tune(cfg, t, suite, base, &probe.source, Harness::H4, observer)?;
+    let envs: Vec<EnvId> = probe.targets.iter().map(|(e, _)| e.clone()).collect();
+    let scores = evaluate(&eval_config(cfg), suite, &envs, &policy)?.means();
+    Ok(ProbeRun {
+        after: envs.iter().map(|e| scores[e]).collect(),
+        probe: probe.clone(),
+        final_train_success: last,
+    })
+}
+
+/// The harness levels a single-environment fine-tune trains at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Harness {
+    /// Bare vision, as the arms without a curriculum and the evaluation.
+    H4,
+    /// The scaffolded levels only: H0, H1 and H2, one third of the episodes each.
+    Scaffolded,
+}
+
+/// Fine-tune `base` on `source` alone for `t.steps` env steps (the arms' RL settings, scale
+/// uniform over the env's range, the harness as `harness` says); the tuned policy and the
+/// training success of its last update that ended episodes. The PPO stream depends on the
+/// master seed and the source only, so an H4 and a scaffolded fine-tune of one source are
+/// paired.
+pub fn fine_tune(
+    cfg: &ExperimentConfig,
+    t: &TransferConfig,
+    suite: &Arc<Suite>,
+    base: &PolicyModel,
+    source: &EnvId,
+    harness: Harness,
+    observer: &dyn Observer,
+) -> Result<(PolicyModel, Option<f32>)> {
+    let stream = cfg.seed ^ source.stable_hash() ^ 0x5452_4e53;
+    let specs = specs_of(suite, std::slice::from_ref(source))?;
+    let h4 = uniform_h4(false).build(&specs, stream)?;
+    let mut sampler: Box<dyn TaskSampler> = match harness {
+        Harness::H4 => h4,
+        Harness::Scaffolded => Box::new(Scaffolded(h4)),
+    };
     let factory: Arc<dyn EnvFactory> = suite.clone();
     let mut trainer = Trainer::from_policy(
         TrainConfig {
@@ -130,7 +170,11 @@ pub fn run_probe(
         factory,
         base,
     )?;
-    let progress = observer.progress(&format!("transfer from {}", probe.source), t.steps);
+    let what = match harness {
+        Harness::H4 => "transfer from",
+        Harness::Scaffolded => "H0-H2 fine-tune on",
+    };
+    let progress = observer.progress(&format!("{what} {source}"), t.steps);
     let mut last = None;
     trainer.run(sampler.as_mut(), &RunOptions::default(), &mut |s| {
         progress.set(s.env_steps);
@@ -139,11 +183,94 @@ pub fn run_probe(
         }
     })?;
     progress.finish();
-    let envs: Vec<EnvId> = probe.targets.iter().map(|(e, _)| e.clone()).collect();
-    let scores = evaluate(&eval_config(cfg), suite, &envs, &trainer.policy())?.means();
-    Ok(ProbeRun {
-        after: envs.iter().map(|e| scores[e]).collect(),
-        probe: probe.clone(),
-        final_train_success: last,
-    })
+    Ok((trainer.policy(), last))
+}
+
+/// The scaffolded levels, in the order a task's seed picks them.
+const SCAFFOLDED: [HarnessLevel; 3] = [HarnessLevel::H0, HarnessLevel::H1, HarnessLevel::H2];
+
+/// An H4 sampler whose tasks are played at H0, H1 or H2 instead, picked by the task's seed
+/// (so the choice needs no state of its own and resumes with the inner sampler's). Outcomes
+/// reach the inner sampler as the H4 tasks it issued.
+struct Scaffolded(Box<dyn TaskSampler>);
+
+impl Scaffolded {
+    fn as_issued(outcome: &EpisodeOutcome) -> EpisodeOutcome {
+        let mut o = outcome.clone();
+        o.task.harness = HarnessLevel::H4;
+        o
+    }
+}
+
+impl TaskSampler for Scaffolded {
+    fn sample(&mut self) -> Task {
+        let mut task = self.0.sample();
+        task.harness = SCAFFOLDED[(task.seed % SCAFFOLDED.len() as u64) as usize];
+        task
+    }
+
+    fn check_outcome(&self, outcome: &EpisodeOutcome) -> std::result::Result<(), OutcomeError> {
+        if !SCAFFOLDED.contains(&outcome.task.harness) {
+            return Err(OutcomeError {
+                task: outcome.task.clone(),
+                problem: InvalidValue::new(
+                    "harness",
+                    "one of the levels this sampler plays (H0, H1, H2)",
+                    outcome.task.harness,
+                ),
+            });
+        }
+        self.0.check_outcome(&Self::as_issued(outcome))
+    }
+
+    fn update(&mut self, outcome: &EpisodeOutcome) -> std::result::Result<(), OutcomeError> {
+        self.check_outcome(outcome)?;
+        self.0.update(&Self::as_issued(outcome))
+    }
+
+    fn state(&self) -> serde_json::Value {
+        self.0.state()
+    }
+
+    fn restore(&mut self, state: &serde_json::Value) -> std::result::Result<(), SamplerStateError> {
+        self.0.restore(state)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scaffolded_sampler_plays_h0_to_h2_and_refuses_h4() {
+        let suite = Suite::with_canvas(16).unwrap();
+        let env = suite.pool_specs()[0].id.clone();
+        let specs = specs_of(&suite, std::slice::from_ref(&env)).unwrap();
+        let mut s = Scaffolded(uniform_h4(false).build(&specs, 3).unwrap());
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..60 {
+            let task = s.sample();
+            assert!(SCAFFOLDED.contains(&task.harness), "{:?}", task.harness);
+            seen.insert(task.harness);
+            let outcome = EpisodeOutcome {
+                task,
+                success: true,
+                episode_return: 1.0,
+                steps: 1,
+            };
+            s.update(&outcome).unwrap();
+        }
+        assert_eq!(seen.len(), 3, "all three scaffolded levels: {seen:?}");
+        let mut bare = s.sample();
+        bare.harness = HarnessLevel::H4;
+        let e = s
+            .check_outcome(&EpisodeOutcome {
+                task: bare,
+                success: true,
+                episode_return: 1.0,
+                steps: 1,
+            })
+            .unwrap_err();
+        assert!(e.to_string().contains("harness"), "{e}");
+    }
 }
