@@ -354,7 +354,7 @@ fn measure_preconditions(
         return Ok((runs, matrix_keys));
     }
     let targets = pool.evaluated();
-    let key = preconditions::matrix_base_key(cfg, code, base_key, &targets)?;
+    let key = transfer::targets_base_key(cfg, code, base_key, &targets)?;
     matrix_keys.push(key.hash()?);
     runs.base = s.stage(Stage::MatrixBase, &key, |_| {
         preconditions::run_matrix_base(cfg, suite, &targets, base_model)

@@ -9,8 +9,8 @@
 use envdist_core::EnvId;
 
 use crate::model::{
-    Analysis, Arm, ClaimId, Preconditions, ProbeEstimate, RETENTION_ARMS, Results, Testability,
-    TransferSplit, TurnScores,
+    Analysis, Arm, ClaimId, HdcReach, Preconditions, ProbeEstimate, RETENTION_ARMS, Results,
+    Testability, TransferSplit, TurnScores,
 };
 use crate::stats::bootstrap;
 
@@ -105,6 +105,7 @@ pub fn analyse(results: &Results, analysis: Option<&Analysis>) -> Option<Precond
     }
     let mut profile_pairs = Vec::new();
     let mut gradient_pairs = Vec::new();
+    let mut family_pairs = Vec::new();
     let (mut same, mut other, mut ood) = (Vec::new(), Vec::new(), Vec::new());
     let family = |e: &EnvId| sets.family.get(e);
     let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
@@ -128,6 +129,8 @@ pub fn analyse(results: &Results, analysis: Option<&Analysis>) -> Option<Precond
             let y = ((transfer * 1e6).round() / 1e6) as f32;
             if let Some(x) = m.profile_overlap[i] {
                 profile_pairs.push((p, x, y));
+                let same = family(t) == family(&m.source);
+                family_pairs.push((p, if same { 1.0 } else { 0.0 }, y));
             }
             if let Some(x) = m.gradient_cosine[i] {
                 gradient_pairs.push((p, x, y));
@@ -153,14 +156,69 @@ pub fn analyse(results: &Results, analysis: Option<&Analysis>) -> Option<Precond
         harness_transfer_h4: probe_mean(&bare, b, seed),
         transfer_vs_profile: rank(&profile_pairs, probes, b, seed),
         transfer_vs_gradient: rank(&gradient_pairs, probes, b, seed),
+        transfer_vs_family: rank(&family_pairs, probes, b, seed),
         probe_same_family: probe_mean(&same, b, seed),
         probe_other_families: probe_mean(&other, b, seed),
         probe_ood: probe_mean(&ood, b, seed),
         rl_keeps,
+        hdc_reach: hdc_reach(results),
         testable: vec![],
     };
     p.testable = testability(&p);
     Some(p)
+}
+
+/// Each HDC arm's schedule over its seeds (arms without a curriculum summary are left out).
+fn hdc_reach(results: &Results) -> Vec<(Arm, HdcReach)> {
+    let mut out: Vec<(Arm, HdcReach)> = Vec::new();
+    for run in &results.runs {
+        let Some(c) = &run.curriculum else { continue };
+        let i = match out.iter().position(|(a, _)| *a == run.arm) {
+            Some(i) => i,
+            None => {
+                let zero = HdcReach {
+                    runs: 0,
+                    below_h4: 0.0,
+                    earned_advances: 0,
+                    advances: 0,
+                    below_h4_at_end: 0,
+                    envs: 0,
+                };
+                out.push((run.arm, zero));
+                out.len() - 1
+            }
+        };
+        let r = &mut out[i].1;
+        // Episodes are summed here and turned into a share below.
+        r.runs += 1;
+        r.below_h4 += c.episodes_per_level[..4].iter().sum::<u64>() as f64;
+        r.envs += c.final_levels.iter().sum::<u32>();
+        r.below_h4_at_end += c.final_levels[..4].iter().sum::<u32>();
+        r.advances += c.advances;
+        r.earned_advances += c.advances.saturating_sub(c.capped_advances);
+    }
+    for (arm, r) in &mut out {
+        let total: u64 = results
+            .runs
+            .iter()
+            .filter(|x| x.arm == *arm)
+            .filter_map(|x| x.curriculum.as_ref())
+            .map(|c| c.episodes_per_level.iter().sum::<u64>())
+            .sum();
+        r.below_h4 /= total.max(1) as f64;
+    }
+    out
+}
+
+/// Whether the curriculum itself acts in every HDC arm: its competence gates earn at least
+/// half of its stage advances (the rest are forced by the stage cap, a fixed schedule).
+/// `None` without HDC arms.
+fn hdc_acts(reach: &[(Arm, HdcReach)]) -> Option<bool> {
+    (!reach.is_empty()).then(|| {
+        reach
+            .iter()
+            .all(|(_, r)| 2 * r.earned_advances >= r.advances && r.advances > 0)
+    })
 }
 
 /// Whether an arm's split keeps what it did not train: every measured untrained part (its
@@ -193,13 +251,19 @@ fn testability(p: &Preconditions) -> Vec<Testability> {
         .and_then(|(_, s)| keeps(s));
     vec![
         Testability {
-            mechanism: "HDC's harness weakening: scaffolded training teaches bare vision".into(),
+            mechanism: "HDC's harness weakening: scaffolded training teaches bare vision, and \
+                        the curriculum's gates move the environments up the harness"
+                .into(),
             claims: vec![ClaimId::HdcHelpsAes, ClaimId::HdcHelpsRandomK],
             precondition: format!(
-                "harness_transfer ≥ {} points with lo > 0",
+                "harness_transfer ≥ {} points with lo > 0; each HDC arm's competence gates \
+                 earn at least half of its stage advances (hdc_reach)",
                 targets::HARNESS_GAIN
             ),
-            met: meets(p.harness_transfer.as_ref(), targets::HARNESS_GAIN),
+            met: and(
+                meets(p.harness_transfer.as_ref(), targets::HARNESS_GAIN),
+                hdc_acts(&p.hdc_reach),
+            ),
         },
         Testability {
             mechanism: "AES's coverage: training abilities carries to untrained envs that \
@@ -229,4 +293,44 @@ fn testability(p: &Preconditions) -> Vec<Testability> {
             met: meets(p.transfer_vs_gradient.as_ref(), targets::RANK),
         },
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reach(earned: u32, advances: u32) -> HdcReach {
+        HdcReach {
+            runs: 3,
+            below_h4: 0.05,
+            earned_advances: earned,
+            advances,
+            below_h4_at_end: 0,
+            envs: 90,
+        }
+    }
+
+    #[test]
+    fn hdc_acts_only_where_every_arms_gates_earn_half_its_advances() {
+        // The v6 record's schedule: most advances forced by the stage cap.
+        assert_eq!(hdc_acts(&[(Arm::AesHdc, reach(110, 300))]), Some(false));
+        // One arm earning its advances is not enough if the other does not.
+        assert_eq!(
+            hdc_acts(&[
+                (Arm::AesHdc, reach(220, 250)),
+                (Arm::RandomKHdc, reach(100, 300))
+            ]),
+            Some(false)
+        );
+        assert_eq!(
+            hdc_acts(&[
+                (Arm::AesHdc, reach(220, 250)),
+                (Arm::RandomKHdc, reach(150, 300))
+            ]),
+            Some(true)
+        );
+        // A schedule that never advanced did not act; no HDC arm: not measured.
+        assert_eq!(hdc_acts(&[(Arm::AesHdc, reach(0, 0))]), Some(false));
+        assert_eq!(hdc_acts(&[]), None);
+    }
 }

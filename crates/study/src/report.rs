@@ -483,6 +483,12 @@ fn preconditions(r: &mut String, results: &Results) {
             format!("≥ {} with lo > 0", t::RANK),
         ),
         (
+            "transfer_vs_family: Spearman of same family (1/0) with transfer",
+            est(&p.transfer_vs_family, false),
+            n(&p.transfer_vs_family),
+            "(the pool's ceiling for an ability overlap)".into(),
+        ),
+        (
             "a probe's transfer to its family's other envs, points",
             est(&p.probe_same_family, true),
             n(&p.probe_same_family),
@@ -515,6 +521,21 @@ fn preconditions(r: &mut String, results: &Results) {
             opt(&split.ood, ci_signed),
             t::TRAINED_GAIN,
             t::KEEP
+        );
+    }
+    for (arm, h) in &p.hdc_reach {
+        let _ = writeln!(
+            r,
+            "| hdc_reach: {}'s schedule: episodes below H4; advances earned at the gate / all; \
+             env-runs below H4 at the end | {:.1}%; {} / {}; {} of {} | its {} seeds | earned ≥ \
+             half |",
+            arm.name(),
+            100.0 * h.below_h4,
+            h.earned_advances,
+            h.advances,
+            h.below_h4_at_end,
+            h.envs,
+            h.runs
         );
     }
     let _ = writeln!(

@@ -916,6 +916,23 @@ pub struct TurnScores {
     pub mt: Option<f64>,
 }
 
+/// An HDC arm's schedule summed over its seeds (from each run's [`CurriculumSummary`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct HdcReach {
+    /// Runs (seeds) summed.
+    pub runs: usize,
+    /// Share of the training episodes played below H4.
+    pub below_h4: f64,
+    /// Stage advances earned at the competence gate.
+    pub earned_advances: u32,
+    /// Stage advances in all (earned plus forced by the stage cap).
+    pub advances: u32,
+    /// Environment-runs still below H4 at the end, of `envs` in all.
+    pub below_h4_at_end: u32,
+    /// Environment-runs in all.
+    pub envs: u32,
+}
+
 /// Whether one of the paper's mechanisms can act in this testbed, as measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Testability {
@@ -945,6 +962,13 @@ pub struct Preconditions {
     /// Spearman of the base's gradient cosine with measured transfer over the same pairs
     /// (those with a known cosine).
     pub transfer_vs_gradient: Option<ProbeEstimate>,
+    /// Spearman of family membership (1 for a target of the source's family, else 0) with
+    /// measured transfer, over `transfer_vs_profile`'s pairs: what an overlap that knew each
+    /// environment's family and nothing else would reach. A family's environments share every
+    /// ability, so this is the pool's ceiling for an ability overlap unless abilities also
+    /// carry across families.
+    #[serde(default)]
+    pub transfer_vs_family: Option<ProbeEstimate>,
     /// A probe's mean transfer to the untrained environments of its own family, points.
     pub probe_same_family: Option<ProbeEstimate>,
     /// A probe's mean transfer to pool environments of other families, points.
@@ -954,6 +978,10 @@ pub struct Preconditions {
     /// The AES arms' gain split by distance from what they trained on (the outcome check of
     /// "RL keeps what it does not train").
     pub rl_keeps: Vec<(Arm, TransferSplit)>,
+    /// Where each HDC arm's schedule went, over its seeds: whether the curriculum itself acts
+    /// (its competence gates, not its stage cap, moving the environments up the harness).
+    #[serde(default)]
+    pub hdc_reach: Vec<(Arm, HdcReach)>,
     /// Which mechanisms this testbed can test, by the measurements above.
     pub testable: Vec<Testability>,
 }

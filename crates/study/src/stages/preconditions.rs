@@ -123,19 +123,6 @@ pub fn sources(
     out
 }
 
-/// The key of the base's scores on the matrix's targets.
-pub fn matrix_base_key(
-    cfg: &ExperimentConfig,
-    code: &CodeVersion,
-    base: &StageKey,
-    targets: &[EnvId],
-) -> Result<StageKey> {
-    StageKey::new(code, &CODE)?
-        .after("base", base)?
-        .with("eval", &eval_config(cfg))?
-        .with("targets", &targets)
-}
-
 /// The key of one probe: the base, the arms' RL settings, the `transfer` section's steps and
 /// evaluation, the source, the targets and the harness it trains at.
 pub fn probe_key(

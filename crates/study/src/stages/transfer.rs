@@ -81,17 +81,29 @@ pub fn targets(probes: &[Probe]) -> Vec<EnvId> {
 /// The code a transfer stage runs.
 const CODE: [Crate; 4] = [Crate::Core, Crate::Envs, Crate::Curriculum, Crate::Trainer];
 
-/// The key of the base's evaluation on the targets: the base, the probes and the evaluation.
+/// The key of the base's evaluation on the probes' targets: the base, the probes and the
+/// evaluation.
 pub fn base_key(
     cfg: &ExperimentConfig,
     code: &CodeVersion,
     base: &StageKey,
     probes: &[Probe],
 ) -> Result<StageKey> {
+    targets_base_key(cfg, code, base, &targets(probes))
+}
+
+/// The key of the base's evaluation on `targets` under the probes' evaluation (the conflict
+/// probes' targets here, the transfer matrix's in the preconditions).
+pub fn targets_base_key(
+    cfg: &ExperimentConfig,
+    code: &CodeVersion,
+    base: &StageKey,
+    targets: &[EnvId],
+) -> Result<StageKey> {
     StageKey::new(code, &CODE)?
         .after("base", base)?
         .with("eval", &eval_config(cfg))?
-        .with("targets", &targets(probes))
+        .with("targets", &targets)
 }
 
 /// The key of one fine-tune: the base, its probe, the arms' RL preset and settings and the
