@@ -210,14 +210,22 @@ fn hdc_reach(results: &Results) -> Vec<(Arm, HdcReach)> {
     out
 }
 
-/// Whether the curriculum itself acts in every HDC arm: its competence gates earn at least
-/// half of its stage advances (the rest are forced by the stage cap, a fixed schedule).
-/// `None` without HDC arms.
+/// The arms of HDC's primary claims (HDC helps AES, HDC helps random-k).
+const HDC_CLAIM_ARMS: [Arm; 2] = [Arm::AesHdc, Arm::RandomKHdc];
+
+/// Whether the curriculum itself acts in every arm of HDC's claims: its competence gates earn
+/// at least half of its stage advances (the rest are forced by the stage cap, a fixed
+/// schedule). `None` without those arms.
 fn hdc_acts(reach: &[(Arm, HdcReach)]) -> Option<bool> {
-    (!reach.is_empty()).then(|| {
-        reach
+    let claimed: Vec<&HdcReach> = reach
+        .iter()
+        .filter(|(a, _)| HDC_CLAIM_ARMS.contains(a))
+        .map(|(_, r)| r)
+        .collect();
+    (!claimed.is_empty()).then(|| {
+        claimed
             .iter()
-            .all(|(_, r)| 2 * r.earned_advances >= r.advances && r.advances > 0)
+            .all(|r| 2 * r.earned_advances >= r.advances && r.advances > 0)
     })
 }
 
@@ -257,7 +265,7 @@ fn testability(p: &Preconditions) -> Vec<Testability> {
             claims: vec![ClaimId::HdcHelpsAes, ClaimId::HdcHelpsRandomK],
             precondition: format!(
                 "harness_transfer ≥ {} points with lo > 0; each HDC arm's competence gates \
-                 earn at least half of its stage advances (hdc_reach)",
+                 earn at least half of its stage advances (hdc_reach; aes+hdc, random-k+hdc)",
                 targets::HARNESS_GAIN
             ),
             met: and(
@@ -332,5 +340,13 @@ mod tests {
         // A schedule that never advanced did not act; no HDC arm: not measured.
         assert_eq!(hdc_acts(&[(Arm::AesHdc, reach(0, 0))]), Some(false));
         assert_eq!(hdc_acts(&[]), None);
+        // Only the arms of HDC's claims decide it.
+        assert_eq!(
+            hdc_acts(&[
+                (Arm::AesHdc, reach(220, 250)),
+                (Arm::AesHdcOnline, reach(10, 300))
+            ]),
+            Some(true)
+        );
     }
 }
