@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""How far can any ability overlap rank measured transfer in this pool? (issue #30, item 3)
+
+Reads a record's transfer matrix (`precondition_runs.matrix` of results.json: each probe's
+success on every pool and held-out env after fine-tuning on its source alone) and prints, over
+the (probe, other pool env) pairs that `preconditions.transfer_vs_profile` uses:
+- Spearman of profile overlap with transfer (the precondition's own estimate, pooled pairs);
+- Spearman of "same family" (1/0) with transfer: what an overlap that knew each env's family
+  and nothing else would reach. A family's themes share every ability, so unless transfer
+  also crosses families along shared abilities, this is the pool's ceiling;
+- a probe's mean transfer to its own family and to the others, and the spread of the latter;
+- the sibling agreement of cross-family transfer: for each probe and each other family, the
+  transfer to two of that family's envs, correlated over (probe, family). Transfer that
+  followed anything about a family (its abilities included) would agree between siblings; a
+  correlation near 0 says cross-family transfer is mostly noise at this evaluation size.
+
+With pilot run directories (the same pool, any evaluation size or network), the same figures
+on the probes a pilot shares with the record, read from the pilot's stage outputs
+(`preconditions/matrix/base` and `preconditions/matrix/probe*`), beside the record's on the
+same probes; the profile overlaps are the record's (the pool and its profiles are the same).
+
+Usage: python3 scripts/transfer_ceiling.py RECORD/results.json [PILOT_DIR ...]
+Standard library only.
+"""
+
+import glob
+import json
+import math
+import os
+import sys
+
+
+def ranks(xs):
+    """Average ranks (ties share the mean of their positions)."""
+    order = sorted(range(len(xs)), key=lambda i: xs[i])
+    r = [0.0] * len(xs)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            r[order[k]] = (i + j) / 2.0
+        i = j + 1
+    return r
+
+
+def pearson(a, b):
+    n = len(a)
+    ma, mb = sum(a) / n, sum(b) / n
+    sab = sum((x - ma) * (y - mb) for x, y in zip(a, b))
+    saa = sum((x - ma) ** 2 for x in a)
+    sbb = sum((y - mb) ** 2 for y in b)
+    return sab / math.sqrt(saa * sbb) if saa > 0 and sbb > 0 else float("nan")
+
+
+def spearman(a, b):
+    return pearson(ranks(a), ranks(b))
+
+
+FAMILY = {}
+
+
+def family(env):
+    """The record's family of `env` (`envs.family`), else its id's first part."""
+    return FAMILY.get(env, env.split("/")[0])
+
+
+def figures(label, probes, targets, base, overlap_of, pool):
+    """probes: [(source, after)]; overlap_of(source) -> list aligned with targets."""
+    ov, same, tr = [], [], []
+    sib = []
+    for source, after in probes:
+        overlap = overlap_of(source)
+        by_family = {}
+        for j, t in enumerate(targets):
+            if t == source or t not in pool or overlap[j] is None:
+                continue
+            # Rounded as the record's analysis rounds, so equal transfers tie.
+            d = round(100.0 * (after[j] - base[j]), 6)
+            ov.append(overlap[j])
+            same.append(1.0 if family(t) == family(source) else 0.0)
+            tr.append(d)
+            if family(t) != family(source):
+                by_family.setdefault(family(t), []).append(d)
+        sib.extend((v[0], v[1]) for v in by_family.values() if len(v) >= 2)
+    other = [d for d, s in zip(tr, same) if s == 0.0]
+    own = [d for d, s in zip(tr, same) if s == 1.0]
+    mean_other = sum(other) / len(other)
+    sd_other = math.sqrt(sum((d - mean_other) ** 2 for d in other) / len(other))
+    print(
+        f"{label}: {len(probes)} probes, {len(tr)} pairs; Spearman with transfer: profile overlap "
+        f"{spearman(ov, tr):+.3f}, same family {spearman(same, tr):+.3f}; transfer to own family "
+        f"{sum(own) / max(len(own), 1):+.2f}, to other families {mean_other:+.2f} (sd {sd_other:.2f}) "
+        f"points; sibling agreement of cross-family transfer {pearson([a for a, _ in sib], [b for _, b in sib]):+.3f} "
+        f"over {len(sib)} (probe, family) pairs"
+    )
+    return tr
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    with open(sys.argv[1]) as f:
+        r = json.load(f)
+    runs = r.get("precondition_runs")
+    if not runs or not runs.get("matrix"):
+        sys.exit(f"{sys.argv[1]}: no precondition_runs.matrix (a record of the v6 protocol or later)")
+    FAMILY.update(r["envs"].get("family", {}))
+    targets, base = runs["targets"], runs["base"]
+    ood = set(r["envs"]["ood"])
+    pool = {t for t in targets if t not in ood}
+    matrix = {m["source"]: m for m in runs["matrix"]}
+    overlap_of = lambda s: matrix[s]["profile_overlap"]
+    figures("record", [(m["source"], m["after"]) for m in runs["matrix"]], targets, base, overlap_of, pool)
+    for run in sys.argv[2:]:
+        stage = lambda p: json.load(open(p))
+        base_p = os.path.join(run, "preconditions/matrix/base/stage.json")
+        if not os.path.exists(base_p):
+            sys.exit(f"{run}: no preconditions/matrix/base/stage.json (not a run of the v6 protocol?)")
+        pilot_base = stage(base_p)["output"]
+        if len(pilot_base) != len(targets):
+            sys.exit(f"{run}: {len(pilot_base)} targets, the record has {len(targets)}: not the same pool")
+        probes = []
+        for p in sorted(glob.glob(os.path.join(run, "preconditions/matrix/probe*/stage.json"))):
+            s = stage(p)
+            source = s["key"]["source"]
+            if source in matrix:
+                probes.append((source, s["output"]["after"]))
+        if not probes:
+            sys.exit(f"{run}: no finished matrix probe shares its source with the record")
+        sources = [s for s, _ in probes]
+        a = figures(f"  record on {run}'s sources", [(s, matrix[s]["after"]) for s in sources], targets, base, overlap_of, pool)
+        b = figures(f"  {run}", probes, targets, pilot_base, overlap_of, pool)
+        print(f"  correlation of the two runs' transfers over these pairs: {pearson(a, b):+.3f}")
+
+
+if __name__ == "__main__":
+    main()
