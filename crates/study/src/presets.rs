@@ -21,8 +21,8 @@ pub enum Preset {
     /// Tiny pool and budget: every stage and arm in well under a minute (a test runs it and
     /// compares it with the committed record).
     Smoke,
-    /// The default: the paper's central comparisons at laptop scale on 2 CPU cores (at most
-    /// 45 minutes).
+    /// The default: the paper's central comparisons at laptop scale on 2 CPU cores (meant for
+    /// at most 45 minutes; the v6 record took 25 on an Intel Xeon, v7 54 on an AMD EPYC).
     Cpu,
     /// Everything the `cpu` preset leaves out, at its scale: the HDC ablations, the rivals,
     /// online re-selection, the control pool, the hint styles, pool-size scaling and the H0
@@ -57,13 +57,15 @@ impl Preset {
 }
 
 /// Training seeds of the `cpu` presets: three seeds of seven trained arms at the budget below,
-/// with the precondition probes, fit the 45 minutes of the `cpu` preset on two cores.
+/// with the precondition probes, were sized for the 45 minutes of the `cpu` preset on two
+/// cores (docs/experiments/README.md gives each record's time and machine).
 const CPU_SEEDS: u32 = 3;
 
 /// The values of `preset`.
 pub fn values(preset: Preset) -> ExperimentConfig {
     // The `cpu` values are sized from measured throughput on 2 cores (about 2,500-3,000
-    // env steps/s with learning): the whole study in at most 45 minutes.
+    // env steps/s with learning): the whole study in at most 45 minutes on the machine they
+    // were measured on (an AMD EPYC runs the v7 study 1.6-2.0x slower: 54 minutes).
     let base = ExperimentConfig {
         schema_version: EXPERIMENT_SCHEMA_VERSION,
         preset,
