@@ -9,8 +9,8 @@
 use envdist_core::EnvId;
 
 use crate::model::{
-    Analysis, Arm, ClaimId, HdcReach, Preconditions, ProbeEstimate, RETENTION_ARMS, Results,
-    Testability, TransferSplit, TurnScores,
+    Analysis, Arm, ClaimId, HDC_CLAIM_ARMS, HdcReach, Preconditions, ProbeEstimate, RETENTION_ARMS,
+    Results, Testability, TransferSplit, TurnScores,
 };
 use crate::stats::bootstrap;
 
@@ -210,9 +210,6 @@ fn hdc_reach(results: &Results) -> Vec<(Arm, HdcReach)> {
     out
 }
 
-/// The arms of HDC's primary claims (HDC helps AES, HDC helps random-k).
-const HDC_CLAIM_ARMS: [Arm; 2] = [Arm::AesHdc, Arm::RandomKHdc];
-
 /// Whether the curriculum itself acts in every arm of HDC's claims: its competence gates earn
 /// at least half of its stage advances (the rest are forced by the stage cap, a fixed
 /// schedule). `None` without those arms.
@@ -320,32 +317,25 @@ mod tests {
 
     #[test]
     fn hdc_acts_only_where_every_arms_gates_earn_half_its_advances() {
+        let [aes_hdc, random_k_hdc] = HDC_CLAIM_ARMS;
+        let online = crate::model::ONLINE_PAIR.0;
         // The v6 record's schedule: most advances forced by the stage cap.
-        assert_eq!(hdc_acts(&[(Arm::AesHdc, reach(110, 300))]), Some(false));
+        assert_eq!(hdc_acts(&[(aes_hdc, reach(110, 300))]), Some(false));
         // One arm earning its advances is not enough if the other does not.
         assert_eq!(
-            hdc_acts(&[
-                (Arm::AesHdc, reach(220, 250)),
-                (Arm::RandomKHdc, reach(100, 300))
-            ]),
+            hdc_acts(&[(aes_hdc, reach(220, 250)), (random_k_hdc, reach(100, 300))]),
             Some(false)
         );
         assert_eq!(
-            hdc_acts(&[
-                (Arm::AesHdc, reach(220, 250)),
-                (Arm::RandomKHdc, reach(150, 300))
-            ]),
+            hdc_acts(&[(aes_hdc, reach(220, 250)), (random_k_hdc, reach(150, 300))]),
             Some(true)
         );
         // A schedule that never advanced did not act; no HDC arm: not measured.
-        assert_eq!(hdc_acts(&[(Arm::AesHdc, reach(0, 0))]), Some(false));
+        assert_eq!(hdc_acts(&[(aes_hdc, reach(0, 0))]), Some(false));
         assert_eq!(hdc_acts(&[]), None);
         // Only the arms of HDC's claims decide it.
         assert_eq!(
-            hdc_acts(&[
-                (Arm::AesHdc, reach(220, 250)),
-                (Arm::AesHdcOnline, reach(10, 300))
-            ]),
+            hdc_acts(&[(aes_hdc, reach(220, 250)), (online, reach(10, 300))]),
             Some(true)
         );
     }

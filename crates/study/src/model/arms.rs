@@ -483,6 +483,10 @@ pub const HINT_PAIR: (Arm, Arm) = (Arm::AesHdc, Arm::AesHdcOtherHints);
 /// (`preconditions.rl_keeps`); the first is the one the coverage precondition reads.
 pub const RETENTION_ARMS: [Arm; 2] = [Arm::Aes, Arm::AesHdc];
 
+/// The HDC arms of HDC's primary claims ("HDC helps AES", "HDC helps random-k"): the arms whose
+/// schedule `preconditions.hdc_reach` must show acting for those claims to be testable.
+pub const HDC_CLAIM_ARMS: [Arm; 2] = [Arm::AesHdc, Arm::RandomKHdc];
+
 /// Online re-selection minus one-shot AES + HDC (`a − b`).
 pub const ONLINE_PAIR: (Arm, Arm) = (Arm::AesHdcOnline, Arm::AesHdc);
 

@@ -7,7 +7,7 @@ pub mod arms;
 pub mod record;
 
 pub use arms::{
-    Arm, CONTROL_PAIRS, Card, ClaimId, EnvSource, FLAGSHIP, HINT_PAIR, ONLINE_PAIR, Ordering,
-    RETENTION_ARMS, Recipe, Role, SCALING_ARMS, SCALING_RECIPE, SelectionId,
+    Arm, CONTROL_PAIRS, Card, ClaimId, EnvSource, FLAGSHIP, HDC_CLAIM_ARMS, HINT_PAIR, ONLINE_PAIR,
+    Ordering, RETENTION_ARMS, Recipe, Role, SCALING_ARMS, SCALING_RECIPE, SelectionId,
 };
 pub use record::*;
