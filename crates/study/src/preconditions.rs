@@ -9,8 +9,8 @@
 use envdist_core::EnvId;
 
 use crate::model::{
-    Analysis, Arm, ClaimId, HDC_CLAIM_ARMS, HdcReach, Preconditions, ProbeEstimate, RETENTION_ARMS,
-    Results, Testability, TransferSplit, TurnScores,
+    Analysis, Arm, ClaimId, CurriculumSummary, HDC_CLAIM_ARMS, HdcReach, Preconditions,
+    ProbeEstimate, RETENTION_ARMS, Results, Testability, TransferSplit, TurnScores,
 };
 use crate::stats::bootstrap;
 
@@ -170,44 +170,36 @@ pub fn analyse(results: &Results, analysis: Option<&Analysis>) -> Option<Precond
 
 /// Each HDC arm's schedule over its seeds (arms without a curriculum summary are left out).
 fn hdc_reach(results: &Results) -> Vec<(Arm, HdcReach)> {
-    let mut out: Vec<(Arm, HdcReach)> = Vec::new();
-    for run in &results.runs {
-        let Some(c) = &run.curriculum else { continue };
-        let i = match out.iter().position(|(a, _)| *a == run.arm) {
-            Some(i) => i,
-            None => {
-                let zero = HdcReach {
-                    runs: 0,
-                    below_h4: 0.0,
-                    earned_advances: 0,
-                    advances: 0,
-                    below_h4_at_end: 0,
-                    envs: 0,
-                };
-                out.push((run.arm, zero));
-                out.len() - 1
-            }
-        };
-        let r = &mut out[i].1;
-        // Episodes are summed here and turned into a share below.
-        r.runs += 1;
-        r.below_h4 += c.episodes_per_level[..4].iter().sum::<u64>() as f64;
-        r.envs += c.final_levels.iter().sum::<u32>();
-        r.below_h4_at_end += c.final_levels[..4].iter().sum::<u32>();
-        r.advances += c.advances;
-        r.earned_advances += c.advances.saturating_sub(c.capped_advances);
+    // Arms in the order their first run appears.
+    let mut arms: Vec<Arm> = Vec::new();
+    for run in results.runs.iter().filter(|r| r.curriculum.is_some()) {
+        if !arms.contains(&run.arm) {
+            arms.push(run.arm);
+        }
     }
-    for (arm, r) in &mut out {
-        let total: u64 = results
-            .runs
-            .iter()
-            .filter(|x| x.arm == *arm)
-            .filter_map(|x| x.curriculum.as_ref())
-            .map(|c| c.episodes_per_level.iter().sum::<u64>())
-            .sum();
-        r.below_h4 /= total.max(1) as f64;
-    }
-    out
+    arms.into_iter()
+        .map(|arm| {
+            let sums: Vec<&CurriculumSummary> = results
+                .runs
+                .iter()
+                .filter(|r| r.arm == arm)
+                .filter_map(|r| r.curriculum.as_ref())
+                .collect();
+            let total = |f: &dyn Fn(&CurriculumSummary) -> u64| sums.iter().map(|c| f(c)).sum();
+            let episodes: u64 = total(&|c| c.episodes_per_level.iter().sum());
+            let below: u64 = total(&|c| c.episodes_per_level[..4].iter().sum());
+            let reach = HdcReach {
+                runs: sums.len(),
+                below_h4: below as f64 / episodes.max(1) as f64,
+                earned_advances: total(&|c| c.advances.saturating_sub(c.capped_advances) as u64)
+                    as u32,
+                advances: total(&|c| c.advances as u64) as u32,
+                below_h4_at_end: total(&|c| c.final_levels[..4].iter().sum::<u32>() as u64) as u32,
+                envs: total(&|c| c.final_levels.iter().sum::<u32>() as u64) as u32,
+            };
+            (arm, reach)
+        })
+        .collect()
 }
 
 /// Whether the curriculum itself acts in every arm of HDC's claims: its competence gates earn
