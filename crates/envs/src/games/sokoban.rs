@@ -1,9 +1,12 @@
 //! `sokoban`: push every box onto a target. Scale = boxes, 1..=3 (room interior 5x5, 6x6,
 //! 6x6). Levels are made by pulling boxes off their targets at random (so every level is
 //! solvable); the solver is a breadth-first search over (agent, boxes), planned once and
-//! replanned when the state leaves the plan.
+//! replanned when the state leaves the plan. A level's plans are kept by the state they start
+//! from: an agent that wanders (a policy's exploration, the sub-H4 hints' plan length on every
+//! step) comes back to states it has left, and a search costs up to the whole state space.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use envdist_core::{ActionId, ActionMask, Rng};
 
@@ -25,6 +28,38 @@ pub struct Sokoban {
     agent: Pos,
     plan: Vec<ActionId>,
     plan_state: Option<(Pos, Vec<Pos>)>,
+    /// The solver's plan (reversed, next action last) from every packed state it was asked
+    /// about on this level: the search is a function of the level and the state alone, so a
+    /// kept plan is the plan a new search would return.
+    plans: HashMap<u32, Vec<ActionId>, PackedStateHash>,
+    /// The states a search proved unsolvable on this level. A deadlocked room is where a
+    /// search costs most (every reachable state), and the agent's next moves stay in it.
+    deadlocked: HashSet<u32, PackedStateHash>,
+}
+
+/// Hashing for packed states (`u32`s the solver makes, not input an adversary chooses): one
+/// multiply instead of SipHash, which was a third of a search's time.
+type PackedStateHash = BuildHasherDefault<MultiplyHasher>;
+
+#[derive(Default)]
+struct MultiplyHasher(u64);
+
+impl Hasher for MultiplyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u64(&mut self, v: u64) {
+        // Fibonacci hashing: the high bits, which hashbrown's groups read, mix every input bit.
+        self.0 = (self.0 ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 type State = (Pos, Vec<Pos>);
@@ -54,20 +89,20 @@ impl Sokoban {
         }
         Some(((q, s.1.clone()), false))
     }
+    /// The solver's key of the current state: agent cell and sorted box cells, 6 bits each.
+    fn packed_state(&self) -> u32 {
+        let n = self.n;
+        let mut boxes: Vec<usize> = self.boxes.iter().map(|b| b.1 * n + b.0).collect();
+        pack(self.agent.1 * n + self.agent.0, &mut boxes)
+    }
     fn solved(&self, boxes: &[Pos]) -> bool {
         boxes.iter().all(|b| self.targets.contains(b))
     }
     /// Breadth-first search over packed states (agent cell and sorted box cells, 6 bits
-    /// each, so a state is one `u32`); returns the plan, first action first.
-    fn solve(&self) -> Vec<ActionId> {
+    /// each, so a state is one `u32`) for the plan, first action first.
+    fn solve(&self) -> Search {
         let n = self.n;
         let k = self.boxes.len();
-        let pack = |agent: usize, boxes: &mut [usize]| -> u32 {
-            boxes.sort_unstable();
-            boxes.iter().enumerate().fold(agent as u32, |acc, (i, b)| {
-                acc | (*b as u32) << (6 * (i + 1))
-            })
-        };
         let unpack = |s: u32| -> (usize, [usize; 3]) {
             let mut b = [usize::MAX; 3];
             for (i, slot) in b.iter_mut().enumerate().take(k) {
@@ -76,9 +111,9 @@ impl Sokoban {
             ((s & 63) as usize, b)
         };
         let targets: Vec<usize> = self.targets.iter().map(|t| t.1 * n + t.0).collect();
-        let mut start_boxes: Vec<usize> = self.boxes.iter().map(|b| b.1 * n + b.0).collect();
-        let start = pack(self.agent.1 * n + self.agent.0, &mut start_boxes);
-        let mut prev: HashMap<u32, (u32, u8)> = HashMap::with_capacity(4096);
+        let start = self.packed_state();
+        let mut prev: HashMap<u32, (u32, u8), PackedStateHash> =
+            HashMap::with_capacity_and_hasher(4096, PackedStateHash::default());
         prev.insert(start, (start, 255));
         let mut queue = VecDeque::from([start]);
         let steps: [(ActionId, i32, i32); 4] = [
@@ -99,10 +134,10 @@ impl Sokoban {
                     cur = p;
                 }
                 plan.reverse();
-                return plan;
+                return Search::Plan(plan);
             }
             if prev.len() > 400_000 {
-                break;
+                return Search::GaveUp;
             }
             let (ax, ay) = ((agent % n) as i32, (agent / n) as i32);
             for (ai, (_, dx, dy)) in steps.iter().enumerate() {
@@ -126,8 +161,27 @@ impl Sokoban {
                 }
             }
         }
-        Vec::new()
+        Search::Deadlocked(prev.into_keys().collect())
     }
+}
+
+/// What one search found.
+enum Search {
+    Plan(Vec<ActionId>),
+    /// Every state reachable from the start, none solved: each of them is deadlocked too (what
+    /// it reaches, the start reaches).
+    Deadlocked(Vec<u32>),
+    /// The search stopped at its state cap (never on today's rooms: at most 36 free cells and
+    /// 3 boxes, 257,040 states).
+    GaveUp,
+}
+
+/// A state as one `u32`: the agent's cell, then the box cells sorted, 6 bits each.
+fn pack(agent: usize, boxes: &mut [usize]) -> u32 {
+    boxes.sort_unstable();
+    boxes.iter().enumerate().fold(agent as u32, |acc, (i, b)| {
+        acc | (*b as u32) << (6 * (i + 1))
+    })
 }
 
 impl Game for Sokoban {
@@ -189,6 +243,8 @@ impl Game for Sokoban {
             if off >= k.min(2) {
                 self.plan.clear();
                 self.plan_state = None;
+                self.plans.clear();
+                self.deadlocked.clear();
                 break;
             }
         }
@@ -241,8 +297,25 @@ impl Game for Sokoban {
         // The plan is stored reversed (next action last) with the state it starts from; any
         // other state (a non-solver action was taken) triggers a replan.
         if self.plan_state.as_ref() != Some(&here) || self.plan.is_empty() {
-            self.plan = self.solve();
-            self.plan.reverse();
+            let key = self.packed_state();
+            self.plan = if let Some(plan) = self.plans.get(&key) {
+                plan.clone()
+            } else if self.deadlocked.contains(&key) {
+                Vec::new()
+            } else {
+                match self.solve() {
+                    Search::Plan(mut plan) => {
+                        plan.reverse();
+                        self.plans.insert(key, plan.clone());
+                        plan
+                    }
+                    Search::Deadlocked(states) => {
+                        self.deadlocked.extend(states);
+                        Vec::new()
+                    }
+                    Search::GaveUp => Vec::new(),
+                }
+            };
             self.plan_state = Some(here);
         }
         self.plan.last().copied().unwrap_or(ActionId::WAIT)
@@ -322,5 +395,56 @@ impl Game for Sokoban {
     }
     fn horizon(&self, scale: u32) -> u32 {
         10 + 20 * scale
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kept plans and deadlocked states change no answer: along random walks (which
+    /// deadlock rooms and come back to states they left), every oracle action and hint equals
+    /// the one of a twin that forgets both before each question, as the solver did before it
+    /// kept them. Both twins are asked at every step, so both follow the same plan states.
+    #[test]
+    fn kept_plans_and_deadlocks_answer_as_a_new_search_would() {
+        let (mut reused, mut deadlock_hits) = (0, 0);
+        for seed in 0..24u64 {
+            let mut rng = Rng::seed_from_u64(seed);
+            let mut kept = Sokoban::default();
+            kept.reset(&mut rng, 1 + (seed % 3) as u32);
+            let mut fresh = kept.clone();
+            let mut walk = Rng::seed_from_u64(1_000 + seed);
+            for _ in 0..120 {
+                let key = kept.packed_state();
+                reused += usize::from(kept.plans.contains_key(&key));
+                deadlock_hits += usize::from(kept.deadlocked.contains(&key));
+                fresh.plans.clear();
+                fresh.deadlocked.clear();
+                let (mut a, mut b) = (String::new(), String::new());
+                kept.subgoal(&mut a);
+                fresh.subgoal(&mut b);
+                assert_eq!(a, b, "seed {seed}");
+                assert_eq!(kept.oracle(), fresh.oracle(), "seed {seed}");
+                // Mostly random moves, sometimes the plan's, so plans are followed and left.
+                let action = if walk.chance(0.3) {
+                    kept.oracle()
+                } else {
+                    ActionId::MOVES[walk.index(4)]
+                };
+                let mut tags = Vec::new();
+                let done = kept.step(action, &mut rng.clone(), &mut tags);
+                fresh.step(action, &mut rng.clone(), &mut tags);
+                if done == Status::Won {
+                    break;
+                }
+            }
+        }
+        // The walks exercised both shortcuts.
+        assert!(reused > 100, "kept plans reused {reused} times");
+        assert!(
+            deadlock_hits > 100,
+            "deadlocked states met {deadlock_hits} times"
+        );
     }
 }
