@@ -12,7 +12,11 @@ the (probe, other pool env) pairs that `preconditions.transfer_vs_profile` uses:
 - the sibling agreement of cross-family transfer: for each probe and each other family, the
   transfer to two of that family's envs, correlated over (probe, family). Transfer that
   followed anything about a family (its abilities included) would agree between siblings; a
-  correlation near 0 says cross-family transfer is mostly noise at this evaluation size.
+  correlation near 0 says cross-family transfer is mostly noise at this evaluation size;
+- cross-family transfer by profile overlap (bins of 0.2): does it rise with overlap at all;
+- the signal the target needs: Spearman of overlap with transfer + b * overlap (b points per
+  unit of overlap added to every measured pair, the noise kept as measured), for b = 0..8, so
+  how much more a pair's transfer would have to follow its overlap for the precondition's 0.3.
 
 With pilot run directories (the same pool, any evaluation size or network), the same figures
 on the probes a pilot shares with the record, read from the pilot's stage outputs
@@ -95,7 +99,21 @@ def figures(label, probes, targets, base, overlap_of, pool):
         f"points; sibling agreement of cross-family transfer {pearson([a for a, _ in sib], [b for _, b in sib]):+.3f} "
         f"over {len(sib)} (probe, family) pairs"
     )
-    return tr
+    return tr, ov, same
+
+
+def overlap_bins(ov, same, tr):
+    """Mean cross-family transfer per overlap bin, and the Spearman a signal of b points per
+    unit of overlap added to the measured transfers would give."""
+    bins = []
+    for lo in (0.0, 0.2, 0.4, 0.6, 0.8):
+        hi = lo + 0.2 if lo < 0.8 else 1.0 + 1e-9
+        cross = [d for d, o, s in zip(tr, ov, same) if s == 0.0 and lo <= o < hi]
+        if cross:
+            bins.append(f"[{lo:.1f},{min(hi, 1.0):.1f}) {sum(cross) / len(cross):+.2f} (n={len(cross)})")
+    print("  cross-family transfer by profile overlap: " + "; ".join(bins))
+    needed = [f"b={b}: {spearman(ov, [d + b * o for d, o in zip(tr, ov)]):+.3f}" for b in (0, 1, 2, 3, 4, 6, 8)]
+    print("  Spearman if transfer followed overlap by b more points per unit: " + ", ".join(needed))
 
 
 def main():
@@ -112,7 +130,8 @@ def main():
     pool = {t for t in targets if t not in ood}
     matrix = {m["source"]: m for m in runs["matrix"]}
     overlap_of = lambda s: matrix[s]["profile_overlap"]
-    figures("record", [(m["source"], m["after"]) for m in runs["matrix"]], targets, base, overlap_of, pool)
+    tr, ov, same = figures("record", [(m["source"], m["after"]) for m in runs["matrix"]], targets, base, overlap_of, pool)
+    overlap_bins(ov, same, tr)
     for run in sys.argv[2:]:
         stage = lambda p: json.load(open(p))
         base_p = os.path.join(run, "preconditions/matrix/base/stage.json")
@@ -121,17 +140,23 @@ def main():
         pilot_base = stage(base_p)["output"]
         if len(pilot_base) != len(targets):
             sys.exit(f"{run}: {len(pilot_base)} targets, the record has {len(targets)}: not the same pool")
+        # A pilot made in a hard-linked copy of a record keeps the record's probes it has not
+        # yet recomputed: only probes made with the pilot's own transfer settings count.
+        own = stage(os.path.join(run, "config.json"))["transfer"]
         probes = []
         for p in sorted(glob.glob(os.path.join(run, "preconditions/matrix/probe*/stage.json"))):
             s = stage(p)
             source = s["key"]["source"]
+            if s["key"]["steps"] != own["steps"] or s["key"]["eval"]["episodes"] != own["eval_episodes"]:
+                continue
             if source in matrix:
                 probes.append((source, s["output"]["after"]))
         if not probes:
             sys.exit(f"{run}: no finished matrix probe shares its source with the record")
         sources = [s for s, _ in probes]
-        a = figures(f"  record on {run}'s sources", [(s, matrix[s]["after"]) for s in sources], targets, base, overlap_of, pool)
-        b = figures(f"  {run}", probes, targets, pilot_base, overlap_of, pool)
+        a, _, _ = figures(f"  record on {run}'s sources", [(s, matrix[s]["after"]) for s in sources], targets, base, overlap_of, pool)
+        b, ov, same = figures(f"  {run}", probes, targets, pilot_base, overlap_of, pool)
+        overlap_bins(ov, same, b)
         print(f"  correlation of the two runs' transfers over these pairs: {pearson(a, b):+.3f}")
 
 
