@@ -1,17 +1,19 @@
 //! `sliding-puzzle`: slide coloured tiles into reading order (red, blue, green, ... with the
 //! gap last). Scale 1..=3: 2x2, 2x3 and 3x3 boards, scrambled by `4 + 4*scale` random gap
 //! moves. A move names the direction the tile moves into the gap. Solver: breadth-first
-//! search, planned once and replanned when the board leaves the plan.
+//! search, planned once and replanned when the board leaves the plan; a level's plans are kept
+//! by the board they start from (a 3x3 search can visit all 181,440 boards, and the sub-H4
+//! hints ask for the plan's length on every step).
 
 use std::collections::{HashMap, VecDeque};
 
 use envdist_core::{ActionId, ActionMask, Rng};
 
-use super::util::prose_list;
+use super::util::{PackedStateHash, prose_list};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Grid, OBJECT_COL_NAMES, OBJECT_COLS, Shape};
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Sliding {
     w: usize,
     h: usize,
@@ -19,6 +21,28 @@ pub struct Sliding {
     tiles: Vec<u8>,
     plan: Vec<ActionId>,
     plan_for: Vec<u8>,
+    /// The solver's plan (reversed) from every packed board it was asked about on this level:
+    /// the search is a function of the level's size and the board alone, so a kept plan is the
+    /// plan a new search would return.
+    plans: HashMap<u64, Vec<ActionId>, PackedStateHash>,
+}
+
+/// A search's parents and queue, one per thread and kept between searches: a 3x3 search fills
+/// up to 181,440 entries, and growing a fresh table to that size each time was half its cost.
+type SearchScratch = (
+    HashMap<u64, (u64, ActionId), PackedStateHash>,
+    VecDeque<u64>,
+);
+
+thread_local! {
+    static SEARCH: std::cell::RefCell<SearchScratch> = std::cell::RefCell::default();
+}
+
+/// A board as one `u64`: tile `i` in bits `4i..4i+4`.
+fn pack(t: &[u8]) -> u64 {
+    t.iter()
+        .enumerate()
+        .fold(0u64, |acc, (i, v)| acc | (*v as u64) << (4 * i))
 }
 
 impl Sliding {
@@ -46,45 +70,50 @@ impl Sliding {
         let n = self.w * self.h;
         (1..n as u8).chain(std::iter::once(0)).collect()
     }
-    /// Breadth-first search over boards packed as 4-bit tiles in a `u64`; returns the plan
-    /// reversed (next action last).
+    /// Breadth-first search over boards packed as 4-bit tiles in a `u64` (moves made on the
+    /// packed board: the gap's nibble and the sliding tile's swap); returns the plan reversed
+    /// (next action last).
     fn solve(&self) -> Vec<ActionId> {
-        let pack = |t: &[u8]| {
-            t.iter()
-                .enumerate()
-                .fold(0u64, |acc, (i, v)| acc | (*v as u64) << (4 * i))
-        };
+        let (w, h) = (self.w as i32, self.h as i32);
         let cells = self.w * self.h;
-        let unpack =
-            |k: u64| -> Vec<u8> { (0..cells).map(|i| (k >> (4 * i) & 15) as u8).collect() };
         let goal = pack(&self.goal());
         let start = pack(&self.tiles);
-        let mut prev: HashMap<u64, (u64, ActionId)> = HashMap::with_capacity(1024);
-        prev.insert(start, (start, ActionId::WAIT));
-        let mut q = VecDeque::from([start]);
-        while let Some(k) = q.pop_front() {
-            if k == goal {
-                let mut plan = Vec::new();
-                let mut cur = k;
-                while cur != start {
-                    let (p, a) = prev[&cur];
-                    plan.push(a);
-                    cur = p;
+        SEARCH.with_borrow_mut(|(prev, q)| {
+            prev.clear();
+            q.clear();
+            prev.insert(start, (start, ActionId::WAIT));
+            q.push_back(start);
+            while let Some(k) = q.pop_front() {
+                if k == goal {
+                    let mut plan = Vec::new();
+                    let mut cur = k;
+                    while cur != start {
+                        let (p, a) = prev[&cur];
+                        plan.push(a);
+                        cur = p;
+                    }
+                    return plan;
                 }
-                return plan;
-            }
-            let board = unpack(k);
-            for a in ActionId::MOVES {
-                if let Some(t) = self.apply(&board, a) {
-                    let key = pack(&t);
+                let g = (0..cells).find(|i| k >> (4 * i) & 15 == 0).unwrap_or(0);
+                let (gx, gy) = ((g % self.w) as i32, (g / self.w) as i32);
+                for a in ActionId::MOVES {
+                    // As `apply`: move `a` slides the tile on the gap's opposite side into it.
+                    let Some((dx, dy)) = a.delta() else { continue };
+                    let (sx, sy) = (gx - dx, gy - dy);
+                    if sx < 0 || sy < 0 || sx >= w || sy >= h {
+                        continue;
+                    }
+                    let s = (sy * w + sx) as usize;
+                    let tile = k >> (4 * s) & 15;
+                    let key = (k & !(15 << (4 * s))) | tile << (4 * g);
                     if let std::collections::hash_map::Entry::Vacant(e) = prev.entry(key) {
                         e.insert((k, a));
                         q.push_back(key);
                     }
                 }
             }
-        }
-        Vec::new()
+            Vec::new()
+        })
     }
     fn misplaced(&self) -> usize {
         self.tiles
@@ -124,6 +153,7 @@ impl Game for Sliding {
         }
         self.plan.clear();
         self.plan_for.clear();
+        self.plans.clear();
     }
     fn step(&mut self, a: ActionId, _rng: &mut Rng, tags: &mut Vec<&'static str>) -> Status {
         let before = self.misplaced();
@@ -158,7 +188,14 @@ impl Game for Sliding {
     }
     fn oracle(&mut self) -> ActionId {
         if self.plan_for != self.tiles || self.plan.is_empty() {
-            self.plan = self.solve();
+            let key = pack(&self.tiles);
+            self.plan = if let Some(plan) = self.plans.get(&key) {
+                plan.clone()
+            } else {
+                let plan = self.solve();
+                self.plans.insert(key, plan.clone());
+                plan
+            };
             self.plan_for = self.tiles.clone();
         }
         self.plan.last().copied().unwrap_or(ActionId::WAIT)
@@ -227,5 +264,54 @@ impl Game for Sliding {
     }
     fn horizon(&self, scale: u32) -> u32 {
         12 + 10 * scale
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The packed moves are `apply`'s and the kept plans change no answer: along random walks,
+    /// every oracle action and hint equals the one of a twin that forgets its plans before each
+    /// question (as the solver did before it kept them), and the search's first move, made on
+    /// the packed board, lands where `apply` does.
+    #[test]
+    fn kept_plans_answer_as_a_new_search_would() {
+        let mut reused = 0;
+        for seed in 0..18u64 {
+            let mut rng = Rng::seed_from_u64(seed);
+            let mut kept = Sliding::default();
+            kept.reset(&mut rng, 1 + (seed % 3) as u32);
+            let mut fresh = kept.clone();
+            let mut walk = Rng::seed_from_u64(500 + seed);
+            for _ in 0..80 {
+                reused += usize::from(kept.plans.contains_key(&pack(&kept.tiles)));
+                fresh.plans.clear();
+                let (mut a, mut b) = (String::new(), String::new());
+                kept.subgoal(&mut a);
+                fresh.subgoal(&mut b);
+                assert_eq!(a, b, "seed {seed}");
+                let next = kept.oracle();
+                assert_eq!(next, fresh.oracle(), "seed {seed}");
+                if let Some(after) = kept.apply(&kept.tiles, next) {
+                    // The plan from the board the solver's move leads to is one move shorter.
+                    let mut there = kept.clone();
+                    there.tiles = after;
+                    assert_eq!(there.solve().len() + 1, kept.plan.len(), "seed {seed}");
+                }
+                let action = if walk.chance(0.3) {
+                    next
+                } else {
+                    ActionId::MOVES[walk.index(4)]
+                };
+                let mut tags = Vec::new();
+                let done = kept.step(action, &mut rng.clone(), &mut tags);
+                fresh.step(action, &mut rng.clone(), &mut tags);
+                if done == Status::Won {
+                    break;
+                }
+            }
+        }
+        assert!(reused > 100, "kept plans reused {reused} times");
     }
 }

@@ -6,12 +6,11 @@
 //! step) comes back to states it has left, and a search costs up to the whole state space.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
 
 use envdist_core::{ActionId, ActionMask, Rng};
 
 use super::maze::AGENT;
-use super::util::{Pos, count_of, step_pos};
+use super::util::{PackedStateHash, Pos, count_of, step_pos};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
 
@@ -35,31 +34,6 @@ pub struct Sokoban {
     /// The states a search proved unsolvable on this level. A deadlocked room is where a
     /// search costs most (every reachable state), and the agent's next moves stay in it.
     deadlocked: HashSet<u32, PackedStateHash>,
-}
-
-/// Hashing for packed states (`u32`s the solver makes, not input an adversary chooses): one
-/// multiply instead of SipHash, which was a third of a search's time.
-type PackedStateHash = BuildHasherDefault<MultiplyHasher>;
-
-#[derive(Default)]
-struct MultiplyHasher(u64);
-
-impl Hasher for MultiplyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(u64::from(*b));
-        }
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.write_u64(u64::from(v));
-    }
-    fn write_u64(&mut self, v: u64) {
-        // Fibonacci hashing: the high bits, which hashbrown's groups read, mix every input bit.
-        self.0 = (self.0 ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
 }
 
 type State = (Pos, Vec<Pos>);
