@@ -9,7 +9,7 @@
 use envdist_core::EnvId;
 
 use crate::model::{
-    Analysis, Arm, ClaimId, CurriculumSummary, HDC_CLAIM_ARMS, HdcReach, Preconditions,
+    Analysis, Arm, ClaimId, CurriculumTotals, HDC_CLAIM_ARMS, HdcReach, Preconditions,
     ProbeEstimate, RETENTION_ARMS, Results, Testability, TransferSplit, TurnScores,
 };
 use crate::stats::bootstrap;
@@ -179,23 +179,21 @@ fn hdc_reach(results: &Results) -> Vec<(Arm, HdcReach)> {
     }
     arms.into_iter()
         .map(|arm| {
-            let sums: Vec<&CurriculumSummary> = results
-                .runs
-                .iter()
-                .filter(|r| r.arm == arm)
-                .filter_map(|r| r.curriculum.as_ref())
-                .collect();
-            let total = |f: &dyn Fn(&CurriculumSummary) -> u64| sums.iter().map(|c| f(c)).sum();
-            let episodes: u64 = total(&|c| c.episodes_per_level.iter().sum());
-            let below: u64 = total(&|c| c.episodes_per_level[..4].iter().sum());
+            let t = CurriculumTotals::of(
+                results
+                    .runs
+                    .iter()
+                    .filter(|r| r.arm == arm)
+                    .filter_map(|r| r.curriculum.as_ref()),
+            );
             let reach = HdcReach {
-                runs: sums.len(),
-                below_h4: below as f64 / episodes.max(1) as f64,
-                earned_advances: total(&|c| c.advances.saturating_sub(c.capped_advances) as u64)
-                    as u32,
-                advances: total(&|c| c.advances as u64) as u32,
-                below_h4_at_end: total(&|c| c.final_levels[..4].iter().sum::<u32>() as u64) as u32,
-                envs: total(&|c| c.final_levels.iter().sum::<u32>() as u64) as u32,
+                runs: t.runs,
+                below_h4: t.episodes_per_level[..4].iter().sum::<u64>() as f64
+                    / t.episodes().max(1) as f64,
+                earned_advances: t.advances.saturating_sub(t.capped_advances),
+                advances: t.advances,
+                below_h4_at_end: t.final_levels[..4].iter().sum(),
+                envs: t.final_levels.iter().sum(),
             };
             (arm, reach)
         })

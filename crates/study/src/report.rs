@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use crate::analysis::base_vs_constant_by_family;
 use crate::model::Arm;
 use crate::model::Comparison;
+use crate::model::CurriculumTotals;
 use crate::model::Interval;
 use crate::model::Results;
 
@@ -887,30 +888,20 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
         "| arm | episodes at H0 / H1 / H2 / H3 / H4 (share) | final level H0..H4 (envs) | envs at H4 at the end | half the envs at H4 after | capped / all stage advances |\n|---|---|---|---|---|---|"
     );
     for arm in Arm::ALL.into_iter().filter(|a| a.has_hdc()) {
-        let runs = results.arm_runs(arm);
-        let sums: Vec<&crate::model::CurriculumSummary> =
-            runs.iter().filter_map(|x| x.curriculum.as_ref()).collect();
-        if sums.is_empty() {
+        let t = CurriculumTotals::of(
+            results
+                .arm_runs(arm)
+                .iter()
+                .filter_map(|x| x.curriculum.as_ref()),
+        );
+        if t.runs == 0 {
             continue;
         }
-        let mut eps = [0u64; 5];
-        let mut fin = [0u32; 5];
-        let (mut share, mut capped, mut adv) = (0.0f32, 0u32, 0u32);
-        let mut half: Vec<f32> = Vec::new();
-        for s in &sums {
-            for k in 0..5 {
-                eps[k] += s.episodes_per_level[k];
-                fin[k] += s.final_levels[k];
-            }
-            share += s.share_at_h4;
-            capped += s.capped_advances;
-            adv += s.advances;
-            half.extend(s.half_at_h4_after);
-        }
-        let total: u64 = eps.iter().sum::<u64>().max(1);
+        let (eps, fin, half) = (t.episodes_per_level, t.final_levels, &t.half_at_h4_after);
+        let total: u64 = t.episodes().max(1);
         let _ = writeln!(
             r,
-            "| {} | {} | {} | {:.0}% | {} | {capped} / {adv} |",
+            "| {} | {} | {} | {:.0}% | {} | {} / {} |",
             arm.name(),
             eps.iter()
                 .map(|e| format!("{:.0}%", 100.0 * *e as f64 / total as f64))
@@ -920,15 +911,17 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
                 .map(|x| x.to_string())
                 .collect::<Vec<_>>()
                 .join(" / "),
-            100.0 * share / sums.len() as f32,
-            if half.len() == sums.len() {
+            100.0 * t.share_at_h4_sum / t.runs as f32,
+            if half.len() == t.runs {
                 format!(
                     "{:.0}% of the episodes",
                     100.0 * half.iter().sum::<f32>() / half.len() as f32
                 )
             } else {
-                format!("{} of {} seeds never", sums.len() - half.len(), sums.len())
-            }
+                format!("{} of {} seeds never", t.runs - half.len(), t.runs)
+            },
+            t.capped_advances,
+            t.advances
         );
     }
     let windows = match c.hdc.windows_per_level {

@@ -33,6 +33,50 @@ pub struct CurriculumSummary {
     pub advances: u32,
 }
 
+/// An arm's curriculum summaries summed over its runs (seeds): the one sum behind
+/// `preconditions.hdc_reach` and the report's HDC table.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CurriculumTotals {
+    /// Runs summed.
+    pub runs: usize,
+    /// Training episodes at each harness level H0..H4.
+    pub episodes_per_level: [u64; 5],
+    /// Environment-runs whose level at the end is H0..H4.
+    pub final_levels: [u32; 5],
+    /// The runs' shares of environments at H4 at the end, summed (divide by `runs`).
+    pub share_at_h4_sum: f32,
+    /// `half_at_h4_after` of the runs where half the environments reached H4.
+    pub half_at_h4_after: Vec<f32>,
+    /// Stage advances forced by the stage cap.
+    pub capped_advances: u32,
+    /// Stage advances in all.
+    pub advances: u32,
+}
+
+impl CurriculumTotals {
+    /// The sum of `summaries`, in their order.
+    pub fn of<'a>(summaries: impl IntoIterator<Item = &'a CurriculumSummary>) -> Self {
+        let mut t = Self::default();
+        for s in summaries {
+            t.runs += 1;
+            for k in 0..5 {
+                t.episodes_per_level[k] += s.episodes_per_level[k];
+                t.final_levels[k] += s.final_levels[k];
+            }
+            t.share_at_h4_sum += s.share_at_h4;
+            t.half_at_h4_after.extend(s.half_at_h4_after);
+            t.capped_advances += s.capped_advances;
+            t.advances += s.advances;
+        }
+        t
+    }
+
+    /// Training episodes in all.
+    pub fn episodes(&self) -> u64 {
+        self.episodes_per_level.iter().sum()
+    }
+}
+
 /// One training arm at one seed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ArmRun {
