@@ -22,7 +22,7 @@ pub enum Preset {
     /// compares it with the committed record).
     Smoke,
     /// The default: the paper's central comparisons at laptop scale on 2 CPU cores (meant for
-    /// at most 45 minutes; the v6 record took 25 on an Intel Xeon, v7 54 on an AMD EPYC).
+    /// at most 45 minutes; the v6 record took 25 on an Intel Xeon, v7 46 on an AMD EPYC).
     Cpu,
     /// Everything the `cpu` preset leaves out, at its scale: the HDC ablations, the rivals,
     /// online re-selection, the control pool, the hint styles, pool-size scaling and the H0
@@ -65,7 +65,7 @@ const CPU_SEEDS: u32 = 3;
 pub fn values(preset: Preset) -> ExperimentConfig {
     // The `cpu` values are sized from measured throughput on 2 cores (about 2,500-3,000
     // env steps/s with learning): the whole study in at most 45 minutes on the machine they
-    // were measured on (an AMD EPYC runs the v7 study 1.6-2.0x slower: 54 minutes).
+    // were measured on (an AMD EPYC runs the same stages 1.6-2.0x slower: the v7 study in 46 minutes).
     let base = ExperimentConfig {
         schema_version: EXPERIMENT_SCHEMA_VERSION,
         preset,
