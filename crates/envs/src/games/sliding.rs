@@ -269,6 +269,7 @@ impl Game for Sliding {
 
 #[cfg(test)]
 mod tests {
+    use super::super::util::ask_twins_then_move;
     use super::*;
 
     /// The packed moves are `apply`'s and the kept plans change no answer: along random walks,
@@ -287,27 +288,16 @@ mod tests {
             for _ in 0..80 {
                 reused += usize::from(kept.plans.contains_key(&pack(&kept.tiles)));
                 fresh.plans.clear();
-                let (mut a, mut b) = (String::new(), String::new());
-                kept.subgoal(&mut a);
-                fresh.subgoal(&mut b);
-                assert_eq!(a, b, "seed {seed}");
-                let next = kept.oracle();
-                assert_eq!(next, fresh.oracle(), "seed {seed}");
-                if let Some(after) = kept.apply(&kept.tiles, next) {
-                    // The plan from the board the solver's move leads to is one move shorter.
-                    let mut there = kept.clone();
-                    there.tiles = after;
-                    assert_eq!(there.solve().len() + 1, kept.plan.len(), "seed {seed}");
-                }
-                let action = if walk.chance(0.3) {
-                    next
-                } else {
-                    ActionId::MOVES[walk.index(4)]
-                };
-                let mut tags = Vec::new();
-                let done = kept.step(action, &mut rng.clone(), &mut tags);
-                fresh.step(action, &mut rng.clone(), &mut tags);
-                if done == Status::Won {
+                let won =
+                    ask_twins_then_move(&mut kept, &mut fresh, &mut walk, &rng, |kept, next| {
+                        if let Some(after) = kept.apply(&kept.tiles, next) {
+                            // The plan from the board the solver's move leads to is one move shorter.
+                            let mut there = kept.clone();
+                            there.tiles = after;
+                            assert_eq!(there.solve().len() + 1, kept.plan.len(), "seed {seed}");
+                        }
+                    });
+                if won {
                     break;
                 }
             }

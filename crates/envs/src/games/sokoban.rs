@@ -374,6 +374,7 @@ impl Game for Sokoban {
 
 #[cfg(test)]
 mod tests {
+    use super::super::util::ask_twins_then_move;
     use super::*;
 
     /// The kept plans and deadlocked states change no answer: along random walks (which
@@ -395,21 +396,7 @@ mod tests {
                 deadlock_hits += usize::from(kept.deadlocked.contains(&key));
                 fresh.plans.clear();
                 fresh.deadlocked.clear();
-                let (mut a, mut b) = (String::new(), String::new());
-                kept.subgoal(&mut a);
-                fresh.subgoal(&mut b);
-                assert_eq!(a, b, "seed {seed}");
-                assert_eq!(kept.oracle(), fresh.oracle(), "seed {seed}");
-                // Mostly random moves, sometimes the plan's, so plans are followed and left.
-                let action = if walk.chance(0.3) {
-                    kept.oracle()
-                } else {
-                    ActionId::MOVES[walk.index(4)]
-                };
-                let mut tags = Vec::new();
-                let done = kept.step(action, &mut rng.clone(), &mut tags);
-                fresh.step(action, &mut rng.clone(), &mut tags);
-                if done == Status::Won {
+                if ask_twins_then_move(&mut kept, &mut fresh, &mut walk, &rng, |_, _| {}) {
                     break;
                 }
             }

@@ -177,6 +177,37 @@ pub fn prose_list(names: &[&str]) -> String {
     }
 }
 
+/// One step of a solver-cache test. `kept` and `fresh` are twins on the same level, `fresh`'s
+/// caches just cleared by the caller: both must give the same hint and the same oracle action
+/// (`check` then sees `kept` and that action, before the move). Then both take one move, the
+/// oracle's 30% of the time and a random one otherwise, so plans are followed and left.
+/// Returns whether the move won.
+#[cfg(test)]
+pub(crate) fn ask_twins_then_move<G: crate::env::Game>(
+    kept: &mut G,
+    fresh: &mut G,
+    walk: &mut Rng,
+    rng: &Rng,
+    check: impl FnOnce(&G, ActionId),
+) -> bool {
+    let (mut a, mut b) = (String::new(), String::new());
+    kept.subgoal(&mut a);
+    fresh.subgoal(&mut b);
+    assert_eq!(a, b, "the hints differ");
+    let next = kept.oracle();
+    assert_eq!(next, fresh.oracle(), "the oracle actions differ");
+    check(kept, next);
+    let action = if walk.chance(0.3) {
+        next
+    } else {
+        ActionId::MOVES[walk.index(4)]
+    };
+    let mut tags = Vec::new();
+    let done = kept.step(action, &mut rng.clone(), &mut tags);
+    fresh.step(action, &mut rng.clone(), &mut tags);
+    done == crate::env::Status::Won
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
