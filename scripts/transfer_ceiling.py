@@ -16,7 +16,14 @@ the (probe, other pool env) pairs that `preconditions.transfer_vs_profile` uses:
 - cross-family transfer by profile overlap (bins of 0.2): does it rise with overlap at all;
 - the signal the target needs: Spearman of overlap with transfer + b * overlap (b points per
   unit of overlap added to every measured pair, the noise kept as measured), for b = 0..8, so
-  how much more a pair's transfer would have to follow its overlap for the precondition's 0.3.
+  how much more a pair's transfer would have to follow its overlap for the precondition's 0.3;
+- where the ranking is lost (the record only): per probe family, the probe's gain on its own
+  source, its mean transfer to its siblings, their spread and the share of siblings it did not
+  help, beside the family's base success (a family at the floor or the ceiling cannot show
+  transfer); and two bounds: the Spearman were every cross-family transfer exactly 0 (the
+  siblings as measured), and were every sibling transfer its family's mean (cross-family 0).
+  The first bounds what removing cross-family interference alone could give; the gap between
+  the two is what inconsistent transfer within a family costs.
 
 With pilot run directories (the same pool, any evaluation size or network), the same figures
 on the probes a pilot shares with the record, read from the pilot's stage outputs
@@ -116,6 +123,47 @@ def overlap_bins(ov, same, tr):
     print("  Spearman if transfer followed overlap by b more points per unit: " + ", ".join(needed))
 
 
+def where_lost(probes, targets, base, overlap_of, pool):
+    """Per probe family: own gain, sibling transfer, and the two bounds of the docstring."""
+    pairs = []  # (probe family, overlap, transfer, same family)
+    own = {}
+    for source, after in probes:
+        f = family(source)
+        j = targets.index(source)
+        own.setdefault(f, []).append(100.0 * (after[j] - base[j]))
+        overlap = overlap_of(source)
+        for j, t in enumerate(targets):
+            if t == source or t not in pool or overlap[j] is None:
+                continue
+            pairs.append((f, overlap[j], round(100.0 * (after[j] - base[j]), 6), family(t) == f))
+    base_of = {}
+    for j, t in enumerate(targets):
+        if t in pool:
+            base_of.setdefault(family(t), []).append(100.0 * base[j])
+    mean = lambda v: sum(v) / len(v) if v else float("nan")
+    print("  where the ranking is lost, per probe family (points): own gain; siblings mean, sd, share <= 0; family base")
+    sib_mean = {}
+    for f in sorted(own):
+        sib = [d for g, _, d, s in pairs if g == f and s]
+        m = mean(sib)
+        sib_mean[f] = m
+        sd = math.sqrt(mean([(d - m) ** 2 for d in sib])) if sib else float("nan")
+        le0 = mean([1.0 if d <= 0 else 0.0 for d in sib])
+        print(
+            f"    {f:18s} {len(own[f])} probes: own {mean(own[f]):+5.1f}; siblings {m:+5.1f} sd {sd:4.1f}, "
+            f"{le0:.0%} <= 0; base {mean(base_of.get(f, [])):5.1f}"
+        )
+    ov = [o for _, o, _, _ in pairs]
+    measured_siblings = [d if s else 0.0 for _, _, d, s in pairs]
+    consistent_siblings = [sib_mean[f] if s else 0.0 for f, _, _, s in pairs]
+    share = mean([1.0 if d <= 0 else 0.0 for _, _, d, s in pairs if s])
+    print(
+        f"  bounds: every cross-family transfer 0, siblings as measured: Spearman {spearman(ov, measured_siblings):+.3f}; "
+        f"every sibling at its family's mean, cross-family 0: {spearman(ov, consistent_siblings):+.3f} "
+        f"({share:.0%} of sibling pairs measured <= 0)"
+    )
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -132,6 +180,7 @@ def main():
     overlap_of = lambda s: matrix[s]["profile_overlap"]
     tr, ov, same = figures("record", [(m["source"], m["after"]) for m in runs["matrix"]], targets, base, overlap_of, pool)
     overlap_bins(ov, same, tr)
+    where_lost([(m["source"], m["after"]) for m in runs["matrix"]], targets, base, overlap_of, pool)
     for run in sys.argv[2:]:
         stage = lambda p: json.load(open(p))
         base_p = os.path.join(run, "preconditions/matrix/base/stage.json")

@@ -191,6 +191,11 @@ pub struct TransferConfig {
     /// Matrix sources (the first ones drawn) also fine-tuned at H0–H2 only, for the harness
     /// precondition.
     pub harness_probes: usize,
+    /// Matrix probes (the first ones drawn, spread over the strata) whose transfer response
+    /// `aes-transfer` selects with. Their fine-tuning steps (this times `steps`) are charged to
+    /// its budget: it trains `rl.total_env_steps` minus them, so that measured conflict is
+    /// compared with gradient conflict at the same env steps.
+    pub aes_transfer_probes: usize,
 }
 
 impl Default for TransferConfig {
@@ -201,7 +206,8 @@ impl Default for TransferConfig {
             eval_episodes: 24,
             matrix_probes: 60,
             strata: 4,
-            harness_probes: 60,
+            harness_probes: 48,
+            aes_transfer_probes: 15,
         }
     }
 }
@@ -299,6 +305,11 @@ impl ExperimentConfig {
             HintStyle::Action => HintStyle::Subgoal,
             HintStyle::Subgoal => HintStyle::Action,
         }
+    }
+
+    /// The env steps of `aes-transfer`'s probes, charged to its RL budget.
+    pub fn aes_transfer_charge(&self) -> u64 {
+        self.transfer.aes_transfer_probes as u64 * self.transfer.steps
     }
 
     /// The trainer configuration of one arm or probe: `rl` with its seed.
@@ -449,6 +460,30 @@ impl Validate for ExperimentConfig {
                 "at least 1 when `arms` has aes-transfer (it selects with the transfer matrix)",
                 "0".into(),
             );
+        }
+        if self.arms.contains(&Arm::AesTransfer) {
+            if t.aes_transfer_probes < 2 || t.aes_transfer_probes > t.matrix_probes {
+                return fail(
+                    "transfer.aes_transfer_probes",
+                    &format!(
+                        "2 to transfer.matrix_probes ({}) when `arms` has aes-transfer (a \
+                         response needs two probes to have a direction)",
+                        t.matrix_probes
+                    ),
+                    t.aes_transfer_probes.to_string(),
+                );
+            }
+            if self.aes_transfer_charge() >= self.rl.total_env_steps {
+                return fail(
+                    "transfer.aes_transfer_probes",
+                    &format!(
+                        "fewer than rl.total_env_steps / transfer.steps ({} / {}): its probes' \
+                         steps are charged to aes-transfer's budget and must leave some to train",
+                        self.rl.total_env_steps, t.steps
+                    ),
+                    t.aes_transfer_probes.to_string(),
+                );
+            }
         }
         if t.harness_probes > t.matrix_probes {
             return fail(

@@ -202,10 +202,12 @@ pub fn run_experiment_with(
         &profile_set,
         &grads,
     )?;
-    let response = preconditions::transfer_response(&pre, &pool.pool);
+    let response =
+        preconditions::transfer_response(&pre, &pool.pool, cfg.transfer.aes_transfer_probes);
     s.results.precondition_runs = Some(pre);
     let sel_key = selections::key(cfg, code, &profiles_key, &grad_keys)?
-        .with("transfer_matrix", &matrix_keys)?;
+        .with("transfer_matrix", &matrix_keys)?
+        .with("aes_transfer_probes", &cfg.transfer.aes_transfer_probes)?;
     let sels: SelectionSet = s.stage(Stage::Selections, &sel_key, |_| {
         selections::run(cfg, &pool, &profile_set, &seed_grads, response.as_ref())
     })?;

@@ -256,6 +256,22 @@ fn rl_phase(r: &mut String, results: &Results) {
         c.optimisation(),
         c.base.critic_warmup_updates
     );
+    let charged = c
+        .arms
+        .iter()
+        .filter(|a| a.recipe().is_some_and(|r| r.envs.charges_transfer_probes()));
+    for arm in charged {
+        let _ = writeln!(
+            r,
+            "`{}` trains {} of them: the {} transfer probes it selects with fine-tuned the base \
+             for {} env steps ({} each), charged to its budget.\n",
+            arm.name(),
+            c.rl.total_env_steps.saturating_sub(c.aes_transfer_charge()),
+            c.transfer.aes_transfer_probes,
+            c.aes_transfer_charge(),
+            c.transfer.steps
+        );
+    }
     let _ = writeln!(
         r,
         "| arm | training success ST: first → last update | MT: first → last | KL to the base at the end | entropy first → last | value loss first → last | evaluation share of the arm's time |\n|---|---|---|---|---|---|---|"

@@ -187,9 +187,19 @@ fn smoke_study_matches_its_record_resumes_and_recomputes_exactly_what_changed() 
                 assert!(s.iter().all(|s| (0.0..=1.0).contains(s)), "{env}: {s:?}");
             }
             if *arm != Arm::Base {
+                // An arm whose selection trained (aes-transfer's probes) trains that much less.
+                let charged = arm
+                    .recipe()
+                    .is_some_and(|r| r.envs.charges_transfer_probes());
+                let budget = cfg.rl.total_env_steps
+                    - if charged {
+                        cfg.aes_transfer_charge()
+                    } else {
+                        0
+                    };
                 assert!(
-                    r.env_steps >= cfg.rl.total_env_steps,
-                    "{} trained {}",
+                    r.env_steps >= budget && (!charged || r.env_steps < cfg.rl.total_env_steps),
+                    "{} trained {} of a budget of {budget}",
                     arm.name(),
                     r.env_steps
                 );

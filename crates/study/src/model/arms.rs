@@ -146,6 +146,13 @@ impl EnvSource {
     pub fn at_seed(self, seed: u32) -> Option<SelectionId> {
         (self != Self::Pool).then_some(SelectionId { source: self, seed })
     }
+
+    /// Whether making this selection costs training: the transfer probes `aes-transfer`
+    /// selects with fine-tune the base, so their env steps are charged to the arm's budget
+    /// (the gradients AES selects with are rollouts without updates, like an evaluation).
+    pub fn charges_transfer_probes(self) -> bool {
+        self == Self::AesTransfer
+    }
 }
 
 /// One selection: its source and the training seed it was made for. Written

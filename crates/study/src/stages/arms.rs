@@ -17,7 +17,7 @@ use envdist_curriculum::{
     BuildOptions, CurriculumSampler, HdcConfig, Mode, SamplerConfig, StatusFile,
 };
 use envdist_envs::{HintStyle, Suite, SuiteConfig};
-use envdist_trainer::{GradientConfig, PolicyModel, RunOptions, Trainer, UpdateStats};
+use envdist_trainer::{GradientConfig, PolicyModel, RunOptions, TrainConfig, Trainer, UpdateStats};
 use serde::{Deserialize, Serialize};
 
 use super::eval::evaluate;
@@ -45,6 +45,24 @@ pub struct ArmPlan {
     pub hint_style: HintStyle,
     /// AES re-selected on this schedule (the online arm).
     pub online: Option<OnlineConfig>,
+    /// Env steps its selection already spent training (the transfer probes of
+    /// `aes-transfer`), taken from its RL budget. Left out of the key when 0, so the other
+    /// arms' keys do not change.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub charged_env_steps: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+impl ArmPlan {
+    /// The env steps this arm trains: the RL budget less what its selection spent training.
+    pub fn rl_env_steps(&self, cfg: &ExperimentConfig) -> u64 {
+        cfg.rl
+            .total_env_steps
+            .saturating_sub(self.charged_env_steps)
+    }
 }
 
 /// The sampler of arms without a curriculum: H4, scale uniform over each env's range
@@ -94,6 +112,11 @@ pub fn plan(
             cfg.suite.hint_style
         },
         online: online.then(|| cfg.online.clone()),
+        charged_env_steps: if envs.charges_transfer_probes() {
+            cfg.aes_transfer_charge()
+        } else {
+            0
+        },
     })
 }
 
@@ -109,6 +132,7 @@ pub fn scaling_plan(size: usize, seed: u32, cfg: &ExperimentConfig, pool: &PoolS
         sampler: uniform_h4(cfg.balance_turns),
         hint_style: cfg.suite.hint_style,
         online: None,
+        charged_env_steps: 0,
     }
 }
 
@@ -260,7 +284,11 @@ pub fn train_arm(
         if job.plan.online.is_some() {
             envdist_core::io::write_json_atomic(files.online(), &online_state)?;
         }
-        Trainer::from_policy(cfg.train_config(stream), factory, inputs.base)?
+        let train = TrainConfig {
+            total_env_steps: job.plan.rl_env_steps(cfg),
+            ..cfg.train_config(stream)
+        };
+        Trainer::from_policy(train, factory, inputs.base)?
     };
     let budget = trainer.config().total_env_steps;
     let progress = observer.progress(&format!("{} seed {}", job.label, job.seed), budget);

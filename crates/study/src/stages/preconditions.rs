@@ -206,7 +206,8 @@ pub fn similarities(
         .unzip()
 }
 
-/// The transfer response of every pool environment: row `e`, column `p` is the transfer of
+/// The transfer response of every pool environment to the first `probes` matrix probes (the
+/// first drawn, spread over the strata): row `e`, column `p` is the transfer of
 /// probe `p` to `e` (points) minus probe `p`'s mean transfer over the pool, the source's own
 /// entry left at 0 (its own gain is not transfer). Two environments whose rows point the same
 /// way rise and fall with the same fine-tunes; opposite rows are what one fine-tune helps and
@@ -214,8 +215,13 @@ pub fn similarities(
 /// in place of the base's gradients. An environment no probe moved at all (every transfer
 /// exactly 0, as an env the base never solves and no fine-tune does) gets a zero row: its
 /// conflict is unknown, as a zero gradient's is. `None` without probes.
-pub fn transfer_response(runs: &PreconditionRuns, pool: &[EnvId]) -> Option<GradientSet> {
-    let probes = runs.matrix.len();
+pub fn transfer_response(
+    runs: &PreconditionRuns,
+    pool: &[EnvId],
+    probes: usize,
+) -> Option<GradientSet> {
+    let matrix = &runs.matrix[..probes.min(runs.matrix.len())];
+    let probes = matrix.len();
     if probes == 0 {
         return None;
     }
@@ -224,8 +230,7 @@ pub fn transfer_response(runs: &PreconditionRuns, pool: &[EnvId]) -> Option<Grad
         .map(|e| runs.targets.iter().position(|t| t == e))
         .collect();
     // transfer[p][e], 0 for the source itself.
-    let transfer: Vec<Vec<f64>> = runs
-        .matrix
+    let transfer: Vec<Vec<f64>> = matrix
         .iter()
         .map(|m| {
             pool.iter()
@@ -241,7 +246,7 @@ pub fn transfer_response(runs: &PreconditionRuns, pool: &[EnvId]) -> Option<Grad
         .collect();
     let means: Vec<f64> = transfer
         .iter()
-        .zip(&runs.matrix)
+        .zip(matrix)
         .map(|(row, m)| {
             let n = pool.iter().filter(|e| **e != m.source).count().max(1);
             row.iter().sum::<f64>() / n as f64
@@ -250,7 +255,7 @@ pub fn transfer_response(runs: &PreconditionRuns, pool: &[EnvId]) -> Option<Grad
     let mut values = Vec::with_capacity(pool.len() * probes);
     for (k, e) in pool.iter().enumerate() {
         let moved = transfer.iter().any(|row| row[k] != 0.0);
-        for (p, m) in runs.matrix.iter().enumerate() {
+        for (p, m) in matrix.iter().enumerate() {
             let v = if !moved || *e == m.source {
                 0.0
             } else {
@@ -335,7 +340,12 @@ mod tests {
             ],
             ..PreconditionRuns::default()
         };
-        let g = transfer_response(&runs, &pool).unwrap();
+        // The first probe alone: a's column only.
+        let first = transfer_response(&runs, &pool, 1).unwrap();
+        assert_eq!(first.dim, 1);
+        assert!((first.values[1] - 10.0).abs() < 1e-4 && (first.values[2] + 10.0).abs() < 1e-4);
+        assert!(transfer_response(&runs, &pool, 0).is_none());
+        let g = transfer_response(&runs, &pool, 9).unwrap();
         assert_eq!((g.dim, g.env_ids.len()), (2, 4));
         let row = |i: usize| &g.values[i * 2..i * 2 + 2];
         // Probe a's transfers to b, c, d are +10, -10, 0: mean 0, so unchanged; its own 0.
