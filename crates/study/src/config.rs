@@ -580,6 +580,16 @@ mod tests {
                 "`hdc.window_width`",
             ),
             (serde_json::json!({"model": "tiny"}), "`rl.model`"),
+            // aes-transfer needs two probes for a response, and its probes are paid from its
+            // budget: 30 x 16k steps would leave it none of the 480k.
+            (
+                serde_json::json!({"transfer": {"aes_transfer_probes": 1}}),
+                "`transfer.aes_transfer_probes`",
+            ),
+            (
+                serde_json::json!({"transfer": {"aes_transfer_probes": 30}}),
+                "`transfer.aes_transfer_probes`",
+            ),
         ] {
             let c = ExperimentConfig::from_overrides(Preset::Cpu, &patch, "pilot.json").unwrap();
             let e = c.validate().unwrap_err().to_string();
