@@ -134,7 +134,12 @@ pub struct EvalConfig {
 impl Default for EvalConfig {
     fn default() -> Self {
         Self {
-            episodes: 12,
+            // 12 left the evaluation's own binomial noise at up to 25-40% of the residual
+            // variance of the primary comparisons between arms that train on different envs in
+            // the v8 record (at most 49 of 124-201 points² per env and seed:
+            // `scripts/eval_noise.py`), for 2-3% of an arm's time; 36 cuts that part to a
+            // third for about 2 minutes of the study.
+            episodes: 36,
             scales: vec![ScaleChoice::Min, ScaleChoice::Mid, ScaleChoice::Max],
         }
     }
