@@ -190,13 +190,17 @@ def main():
         if len(pilot_base) != len(targets):
             sys.exit(f"{run}: {len(pilot_base)} targets, the record has {len(targets)}: not the same pool")
         # A pilot made in a hard-linked copy of a record keeps the record's probes it has not
-        # yet recomputed: only probes made with the pilot's own transfer settings count.
+        # yet recomputed: only probes made with the pilot's own transfer settings, from the
+        # pilot's own base, with the code that made the pilot's base evaluation, count.
         own = stage(os.path.join(run, "config.json"))["transfer"]
+        base_key = stage(base_p)["key"]
         probes = []
         for p in sorted(glob.glob(os.path.join(run, "preconditions/matrix/probe*/stage.json"))):
             s = stage(p)
             source = s["key"]["source"]
             if s["key"]["steps"] != own["steps"] or s["key"]["eval"]["episodes"] != own["eval_episodes"]:
+                continue
+            if any(s["key"].get(k) != base_key.get(k) for k in ("after:base", "code")):
                 continue
             if source in matrix:
                 probes.append((source, s["output"]["after"]))
