@@ -43,6 +43,16 @@ impl StageKey {
         Ok(self)
     }
 
+    /// The key with `value` under `name` where there is one; `None` adds nothing, so a
+    /// setting at its default leaves the keys (and the cached stages) of earlier records as
+    /// they were.
+    pub fn with_some(self, name: &str, value: Option<&impl Serialize>) -> Result<Self> {
+        match value {
+            Some(v) => self.with(name, v),
+            None => Ok(self),
+        }
+    }
+
     /// The key with the upstream stage `name`, whose output this stage reads, by its key's
     /// hash.
     pub fn after(mut self, name: &str, upstream: &StageKey) -> Result<Self> {

@@ -12,7 +12,9 @@ use envdist_core::{Checked, InvalidValue, Validate};
 use envdist_curriculum::HdcConfig;
 use envdist_envs::HintStyle;
 use envdist_selection::SelectConfig;
-use envdist_trainer::{Device, GradientConfig, LrSchedule, ScaleChoice, TrainConfig, TrainPreset};
+use envdist_trainer::{
+    Device, GradientConfig, LrSchedule, ModelConfig, ScaleChoice, TrainConfig, TrainPreset,
+};
 use serde::{Deserialize, Serialize};
 
 pub use crate::model::{Arm, ClaimId};
@@ -255,8 +257,9 @@ pub struct ExperimentConfig {
     pub device: Device,
     /// Rendering and hints.
     pub suite: SuiteSection,
-    /// The trainer preset of the base model (its cloning and critic warm-up run at this
-    /// preset's settings); `rl.model` must be its network.
+    /// The trainer preset of the base model: its cloning and critic warm-up run at this
+    /// preset's settings. The network is `rl.model` (the arms start from the base's weights);
+    /// the presets set it to this preset's network.
     pub model: TrainPreset,
     /// The environments used.
     pub pool: PoolConfig,
@@ -310,6 +313,13 @@ impl ExperimentConfig {
             HintStyle::Action => HintStyle::Subgoal,
             HintStyle::Subgoal => HintStyle::Action,
         }
+    }
+
+    /// `rl.model` where it is not the network of the `model` preset (a pilot's other image
+    /// size or width), else `None`: the base's stage key names the network only then, so
+    /// records at the presets' networks keep their keys.
+    pub fn custom_network(&self) -> Option<&ModelConfig> {
+        (self.rl.model != TrainConfig::of(self.model).model).then_some(&self.rl.model)
     }
 
     /// The env steps of `aes-transfer`'s probes, charged to its RL budget.
@@ -506,17 +516,6 @@ impl Validate for ExperimentConfig {
         }
 
         // Rules across sections.
-        let network = TrainConfig::of(self.model).model;
-        if self.rl.model != network {
-            return fail(
-                "rl.model",
-                &format!(
-                    "the network of `model` ({}), which the base has",
-                    self.model
-                ),
-                format!("{:?}", self.rl.model),
-            );
-        }
         if self.selection.k > self.pool.size {
             return fail(
                 "selection.k",
@@ -584,7 +583,6 @@ mod tests {
                 serde_json::json!({"hdc": {"window_width": 0}}),
                 "`hdc.window_width`",
             ),
-            (serde_json::json!({"model": "tiny"}), "`rl.model`"),
             // aes-transfer needs two probes for a response, and its probes are paid from its
             // budget: 30 x 16k steps would leave it none of the 480k.
             (

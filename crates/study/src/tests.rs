@@ -561,3 +561,28 @@ fn first_difference_names_the_path_and_both_values() {
     );
     assert_eq!(first_difference(&a, &a, String::new()), None);
 }
+
+/// A pilot may train another network than its preset's (`rl.model`: the base clones into it
+/// and the arms start from it); the base's key names the network only then, so the records
+/// made at the presets' networks keep their cached stages.
+#[test]
+fn the_base_key_names_the_network_only_where_it_is_not_the_presets() {
+    use crate::stages::{base, pool as pool_stage};
+    let code = CodeVersion::current();
+    let cfg = ExperimentConfig::preset(Preset::Smoke);
+    assert!(cfg.custom_network().is_none());
+    let p = pool_stage::key(&cfg, &code).unwrap();
+    let preset_key = base::key(&cfg, &code, &p).unwrap();
+    assert!(preset_key.part("network").is_none());
+
+    let mut wider = cfg.clone();
+    wider.rl.model.image_size *= 2;
+    wider.validate().unwrap();
+    assert_eq!(wider.custom_network(), Some(&wider.rl.model));
+    let wider_key = base::key(&wider, &code, &p).unwrap();
+    assert_eq!(
+        wider_key.part("network").and_then(|n| n.get("image_size")),
+        Some(&serde_json::json!(wider.rl.model.image_size))
+    );
+    assert_ne!(preset_key.hash().unwrap(), wider_key.hash().unwrap());
+}

@@ -39,6 +39,7 @@ pub fn key(cfg: &ExperimentConfig, code: &CodeVersion, pool: &StageKey) -> Resul
     .with("seed", &cfg.seed)?
     .with("suite", &cfg.suite)?
     .with("model", &cfg.model)?
+    .with_some("network", cfg.custom_network())?
     .with("device", &cfg.device)?
     .with("base", &cfg.base)
 }
@@ -81,6 +82,8 @@ pub fn run(
     };
     let factory: Arc<dyn EnvFactory> = suite;
     let mut train = TrainConfig::of(cfg.model);
+    // The network is the arms' (they start from these weights); the preset gives the rest.
+    train.model = cfg.rl.model.clone();
     train.total_env_steps = 1;
     train.seed = cfg.seed;
     let mut trainer = Trainer::new(train, factory.clone(), cfg.device)?;
@@ -106,6 +109,7 @@ pub fn run(
     }
     // The critic warm-up: value-only updates on the base's own rollouts of the same mixture.
     let mut warm = TrainConfig::of(cfg.model);
+    warm.model = cfg.rl.model.clone();
     warm.seed = cfg.seed ^ 0x4352_4954;
     warm.lr = cfg.base.critic_lr;
     warm.value_warmup_updates = updates;
