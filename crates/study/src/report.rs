@@ -22,6 +22,25 @@ fn opt(i: &Option<Interval>, f: fn(&Interval) -> String) -> String {
     i.as_ref().map_or("–".into(), f)
 }
 
+/// The named parts that miss the keep target ([`crate::preconditions::targets::KEEP`]) at
+/// their estimate while their interval still holds it ("within noise" of the target), or
+/// "none".
+fn within_noise(parts: &[(&str, &Option<Interval>)]) -> String {
+    let keep = crate::preconditions::targets::KEEP;
+    let names: Vec<&str> = parts
+        .iter()
+        .filter_map(|(name, i)| {
+            let i = i.as_ref()?;
+            (i.estimate < keep && i.hi >= keep).then_some(*name)
+        })
+        .collect();
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
 fn comparisons(r: &mut String, rows: &[Comparison]) {
     let _ = writeln!(
         r,
@@ -527,17 +546,37 @@ fn preconditions(r: &mut String, results: &Results) {
     for (what, e, over, target) in rows {
         let _ = writeln!(r, "| {what} | {e} | {over} | {target} |");
     }
+    // The smallest change each part could detect (two-sided 5%, power 80%): a keep target a
+    // point from zero is decided only where this is near a point.
+    let z = crate::stats::detection_z(0.05, 0.8);
+    let detectable = |i: &Option<Interval>| {
+        i.as_ref()
+            .map_or("–".into(), |i| format!("{:.1}", z * i.se))
+    };
     for (arm, split) in &p.rl_keeps {
+        let untrained = split.same_family.or(split.other_families);
         let _ = writeln!(
             r,
             "| outcome: {} over the base on its trained envs / untrained pool envs / OOD, points | \
              {} / {} / {} | its seeds | trained ≥ {} (lo > 0); the rest ≥ {} |",
             arm.name(),
             opt(&split.trained, ci_signed),
-            opt(&split.same_family.or(split.other_families), ci_signed),
+            opt(&untrained, ci_signed),
             opt(&split.ood, ci_signed),
             t::TRAINED_GAIN,
             t::KEEP
+        );
+        let _ = writeln!(
+            r,
+            "| {}: the smallest change each could detect ({z:.1} se), points; the parts whose \
+             keep target is within noise | {} / {} / {}; {} | its seeds | a detectable loss \
+             near {} decides the target |",
+            arm.name(),
+            detectable(&split.trained),
+            detectable(&untrained),
+            detectable(&split.ood),
+            within_noise(&[("untrained pool envs", &untrained), ("OOD", &split.ood)]),
+            -t::KEEP
         );
     }
     for (arm, h) in &p.hdc_reach {
@@ -1146,4 +1185,33 @@ pub fn terminal_summary(results: &Results) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interval(estimate: f64, lo: f64, hi: f64) -> Option<Interval> {
+        Some(Interval {
+            estimate,
+            lo,
+            hi,
+            se: (hi - lo) / 4.0,
+            p: 1.0,
+        })
+    }
+
+    /// A part that misses the keep target only at its estimate is within noise; one that
+    /// meets it, one whose whole interval misses it, and one not measured are not.
+    #[test]
+    fn within_noise_names_only_the_parts_whose_interval_holds_the_keep_target() {
+        let ood = interval(-1.7, -4.3, 0.5);
+        let met = interval(-0.8, -2.8, 0.7);
+        let missed = interval(-3.0, -4.5, -1.5);
+        assert_eq!(
+            within_noise(&[("untrained", &met), ("OOD", &ood), ("gone", &None)]),
+            "OOD"
+        );
+        assert_eq!(within_noise(&[("missed", &missed), ("met", &met)]), "none");
+    }
 }
