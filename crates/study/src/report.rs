@@ -569,8 +569,8 @@ fn preconditions(r: &mut String, results: &Results) {
         let _ = writeln!(
             r,
             "| {}: the smallest change each could detect ({z:.1} se), points; the parts whose \
-             keep target is within noise | {} / {} / {}; {} | its seeds | a detectable loss \
-             near {} decides the target |",
+             keep target is within noise | {} / {} / {}; {} | its seeds | about {} to decide \
+             the keep target |",
             arm.name(),
             detectable(&split.trained),
             detectable(&untrained),
