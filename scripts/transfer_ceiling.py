@@ -23,7 +23,12 @@ the (probe, other pool env) pairs that `preconditions.transfer_vs_profile` uses:
   transfer); and two bounds: the Spearman were every cross-family transfer exactly 0 (the
   siblings as measured), and were every sibling transfer its family's mean (cross-family 0).
   The first bounds what removing cross-family interference alone could give; the gap between
-  the two is what inconsistent transfer within a family costs.
+  the two is what inconsistent transfer within a family costs;
+- (the record, with its profiles/profiles.json beside results.json) cross-family transfer split
+  by what the pair's ability profiles share (a task ability, only an observation variant's
+  ability such as noise-robust, nothing) and by whether source and target draw with the same
+  palette: were abilities what transfers, the pairs sharing a task ability and a look would
+  gain.
 
 With pilot run directories (the same pool, any evaluation size or network), the same figures
 on the probes a pilot shares with the record, read from the pilot's stage outputs
@@ -164,6 +169,55 @@ def where_lost(probes, targets, base, overlap_of, pool):
     )
 
 
+# The catalogue's observation-variant abilities (crates/envs/src/abilities.rs): a variant's
+# frame change (noise, occlusion, an egocentric crop), shared across families by construction.
+OBSERVATION = {"noise-robust", "occlusion-robust", "egocentric-view"}
+
+
+def look(env):
+    """The palette a variant draws with: its theme, else the classic one (plain, noise and
+    occlusion variants and the rule twins all draw with the classic palette)."""
+    variant = env.split("/", 1)[1] if "/" in env else env
+    return variant if variant.startswith("theme-") else "classic"
+
+
+def by_what_is_shared(label, probes, targets, base, pool, profiles):
+    """Cross-family transfer split by what the pair's profiles share (a task ability, only an
+    observation variant's ability, nothing) and by whether the two draw with the same palette:
+    the pool's most favourable pairs for ability transfer are those sharing a task ability and a
+    look."""
+    observational = {m["name"] for m in profiles["meta_abilities"] if set(m["members"]) <= OBSERVATION}
+    covered = {p["env"]: set(p["coverage"]) for p in profiles["profiles"]}
+    groups = {}
+    for source, after in probes:
+        for j, t in enumerate(targets):
+            if t == source or t not in pool:
+                continue
+            shared = covered.get(source, set()) & covered.get(t, set())
+            if family(t) == family(source):
+                what = "its family (for scale)"
+            elif shared - observational:
+                what = "a task ability"
+            else:
+                what = "only an observation variant's" if shared else "nothing"
+            key = (what, "same look" if look(source) == look(t) else "other look")
+            groups.setdefault(key, []).append((source, 100.0 * (after[j] - base[j])))
+    print(f"  transfer by what the pair shares (profiles) and its look, {label}, points: mean (se clustered by probe, pairs)")
+    for what in ("a task ability", "only an observation variant's", "nothing", "its family (for scale)"):
+        cells = []
+        for lk in ("same look", "other look"):
+            v = groups.get((what, lk), [])
+            if v:
+                m = sum(d for _, d in v) / len(v)
+                # A probe's pairs share its fine-tune: their deviations are summed per probe.
+                dev = {}
+                for source, d in v:
+                    dev[source] = dev.get(source, 0.0) + d - m
+                se = math.sqrt(sum(x * x for x in dev.values())) / len(v)
+                cells.append(f"{lk} {m:+.2f} ({se:.2f}, {len(v)})")
+        print(f"    sharing {what:30s} " + "; ".join(cells))
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -181,6 +235,17 @@ def main():
     tr, ov, same = figures("record", [(m["source"], m["after"]) for m in runs["matrix"]], targets, base, overlap_of, pool)
     overlap_bins(ov, same, tr)
     where_lost([(m["source"], m["after"]) for m in runs["matrix"]], targets, base, overlap_of, pool)
+    profiles_path = os.path.join(os.path.dirname(sys.argv[1]), "profiles", "profiles.json")
+    if os.path.exists(profiles_path):
+        with open(profiles_path) as f:
+            profiles = json.load(f)
+        probes = [(m["source"], m["after"]) for m in runs["matrix"]]
+        by_what_is_shared("all pool targets", probes, targets, base, pool, profiles)
+        # A target the base never solves cannot lose: the same without floor and ceiling targets.
+        mid = {t for j, t in enumerate(targets) if t in pool and 0.05 <= base[j] <= 0.95}
+        by_what_is_shared(f"the {len(mid)} targets the base solves 5-95% of the time", probes, targets, base, mid, profiles)
+    else:
+        print(f"  (no {profiles_path}: the split by shared abilities needs the record's profiles)")
     for run in sys.argv[2:]:
         stage = lambda p: json.load(open(p))
         base_p = os.path.join(run, "preconditions/matrix/base/stage.json")
