@@ -24,7 +24,8 @@ the (probe, other pool env) pairs that `preconditions.transfer_vs_profile` uses:
   siblings as measured), and were every sibling transfer its family's mean (cross-family 0).
   The first bounds what removing cross-family interference alone could give; the gap between
   the two is what inconsistent transfer within a family costs;
-- (the record, with its profiles/profiles.json beside results.json) cross-family transfer split
+- (the record, with its profiles beside results.json: profiles/profiles.json in a run
+  directory, profiles.json in a committed record) cross-family transfer split
   by what the pair's ability profiles share (a task ability, only an observation variant's
   ability such as noise-robust, nothing) and by whether source and target draw with the same
   palette: were abilities what transfers, the pairs sharing a task ability and a look would
@@ -235,7 +236,10 @@ def main():
     tr, ov, same = figures("record", [(m["source"], m["after"]) for m in runs["matrix"]], targets, base, overlap_of, pool)
     overlap_bins(ov, same, tr)
     where_lost([(m["source"], m["after"]) for m in runs["matrix"]], targets, base, overlap_of, pool)
-    profiles_path = os.path.join(os.path.dirname(sys.argv[1]), "profiles", "profiles.json")
+    # A run directory has profiles/profiles.json; a committed record keeps it as profiles.json.
+    record_dir = os.path.dirname(sys.argv[1])
+    candidates = [os.path.join(record_dir, "profiles", "profiles.json"), os.path.join(record_dir, "profiles.json")]
+    profiles_path = next((p for p in candidates if os.path.exists(p)), candidates[0])
     if os.path.exists(profiles_path):
         with open(profiles_path) as f:
             profiles = json.load(f)
