@@ -240,16 +240,22 @@ def main():
     record_dir = os.path.dirname(sys.argv[1])
     candidates = [os.path.join(record_dir, "profiles", "profiles.json"), os.path.join(record_dir, "profiles.json")]
     profiles_path = next((p for p in candidates if os.path.exists(p)), candidates[0])
+    profiles = None
     if os.path.exists(profiles_path):
         with open(profiles_path) as f:
             profiles = json.load(f)
-        probes = [(m["source"], m["after"]) for m in runs["matrix"]]
+    else:
+        print(f"  (no {profiles_path}: the split by shared abilities needs the record's profiles)")
+
+    def shared_split(probes, base):
+        if profiles is None:
+            return
         by_what_is_shared("all pool targets", probes, targets, base, pool, profiles)
         # A target the base never solves cannot lose: the same without floor and ceiling targets.
         mid = {t for j, t in enumerate(targets) if t in pool and 0.05 <= base[j] <= 0.95}
         by_what_is_shared(f"the {len(mid)} targets the base solves 5-95% of the time", probes, targets, base, mid, profiles)
-    else:
-        print(f"  (no {profiles_path}: the split by shared abilities needs the record's profiles)")
+
+    shared_split([(m["source"], m["after"]) for m in runs["matrix"]], base)
     for run in sys.argv[2:]:
         stage = lambda p: json.load(open(p))
         base_p = os.path.join(run, "preconditions/matrix/base/stage.json")
@@ -280,6 +286,10 @@ def main():
         b, ov, same = figures(f"  {run}", probes, targets, pilot_base, overlap_of, pool)
         overlap_bins(ov, same, b)
         print(f"  correlation of the two runs' transfers over these pairs: {pearson(a, b):+.3f}")
+        print(f"  the record on {run}'s sources:")
+        shared_split([(s, matrix[s]["after"]) for s in sources], base)
+        print(f"  {run}:")
+        shared_split(probes, pilot_base)
 
 
 if __name__ == "__main__":
