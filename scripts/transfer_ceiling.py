@@ -24,17 +24,18 @@ the (probe, other pool env) pairs that `preconditions.transfer_vs_profile` uses:
   siblings as measured), and were every sibling transfer its family's mean (cross-family 0).
   The first bounds what removing cross-family interference alone could give; the gap between
   the two is what inconsistent transfer within a family costs;
-- (the record, with its profiles beside results.json: profiles/profiles.json in a run
-  directory, profiles.json in a committed record) cross-family transfer split
-  by what the pair's ability profiles share (a task ability, only an observation variant's
-  ability such as noise-robust, nothing) and by whether source and target draw with the same
-  palette: were abilities what transfers, the pairs sharing a task ability and a look would
-  gain.
+- (with the record's profiles beside its results.json: profiles/profiles.json in a run
+  directory, profiles.json in a committed record) transfer split by what the pair's ability
+  profiles share (its family; across families a task ability, only an observation variant's
+  ability such as noise-robust, or nothing) and by whether source and target draw with the
+  same palette, over all pool targets and over those the base solves 5-95% of the time (a
+  target at the floor cannot lose); standard errors clustered by probe. Were abilities what
+  transfers, the cross-family pairs sharing a task ability and a look would gain.
 
-With pilot run directories (the same pool, any evaluation size or network), the same figures
-on the probes a pilot shares with the record, read from the pilot's stage outputs
+With pilot run directories (the same pool, any evaluation size, network or base), the same
+figures on the probes a pilot shares with the record, read from the pilot's stage outputs
 (`preconditions/matrix/base` and `preconditions/matrix/probe*`), beside the record's on the
-same probes; the profile overlaps are the record's (the pool and its profiles are the same).
+same probes (the split by what pairs share included); the profile overlaps are the record's (the pool and its profiles are the same).
 
 Usage: python3 scripts/transfer_ceiling.py RECORD/results.json [PILOT_DIR ...]
 Standard library only.
