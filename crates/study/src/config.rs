@@ -136,11 +136,10 @@ pub struct EvalConfig {
 impl Default for EvalConfig {
     fn default() -> Self {
         Self {
-            // 12 left the evaluation's own binomial noise at up to 25-40% of the residual
-            // variance of the primary comparisons between arms that train on different envs in
-            // the first run of the v8 protocol (at most 49 of 124-201 points² per env and seed:
-            // `scripts/eval_noise.py`), for 2-3% of an arm's time; 36 cuts that part to a
-            // third for about 2 minutes of the study (v8: residuals 107-172, at most 16% of it).
+            // At 12 the evaluation's own binomial noise was up to 25-40% of the residual
+            // variance of the primary comparisons between arms that train on different envs
+            // (`scripts/eval_noise.py`), for 2-3% of an arm's time; 36 cuts that part to a third
+            // for about 2 minutes of the study (docs/experiments/HISTORY.md).
             episodes: 36,
             scales: vec![ScaleChoice::Min, ScaleChoice::Mid, ScaleChoice::Max],
         }

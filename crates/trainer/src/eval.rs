@@ -6,8 +6,8 @@ use envdist_core::env::EnvFactory;
 use envdist_core::{EnvId, EnvSpec, HarnessLevel, Split, Task, Turn};
 use serde::{Deserialize, Serialize};
 
-use crate::TrainerError;
 use crate::config::ModelConfig;
+use crate::error::TrainerError;
 use crate::model::PolicyNet;
 use crate::play::{Mode, play_episodes};
 

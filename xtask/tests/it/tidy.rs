@@ -1,9 +1,148 @@
 //! Repository hygiene checks (rust-analyzer style "tidy" tests).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Every `.rs` file under `dir`, sorted.
+pub(crate) fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The workspace's Rust sources: every crate's `src`, `tests` and `benches`, xtask, the
+/// benchmarks and the Python binding's crate.
+fn workspace_rust_files() -> Vec<PathBuf> {
+    let root = repo_root();
+    let mut dirs = vec![
+        root.join("xtask"),
+        root.join("benches"),
+        root.join("bindings/python/src"),
+    ];
+    for e in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
+        dirs.push(e.path());
+    }
+    dirs.iter().flat_map(|d| rust_files(d)).collect()
+}
+
+/// Where a comment of `line` starts (`//`, `///`, `//!`), if it has one outside a string.
+fn comment_of(line: &str) -> Option<&str> {
+    let mut in_str = false;
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' if in_str => i += 1,
+            b'"' => in_str = !in_str,
+            b'/' if !in_str && b.get(i + 1) == Some(&b'/') => return Some(&line[i..]),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// What a comment says of the project's history, if anything: an issue number (`#` and
+/// digits), a record version (`v` and digits) or a commit id (7 to 40 hex digits with a letter
+/// and a digit). History belongs in git and the docs; a comment states the decision.
+fn history_in(comment: &str) -> Option<String> {
+    let words: Vec<&str> = comment
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '#' || c == '/' || c == '-'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    for w in words {
+        let hash_number = w
+            .strip_prefix('#')
+            .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+        let version =
+            w.len() >= 2 && w.starts_with('v') && w[1..].chars().all(|c| c.is_ascii_digit());
+        let hex = (7..=40).contains(&w.len())
+            && w.chars()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+            && w.chars().any(|c| c.is_ascii_digit())
+            && w.chars().any(|c| c.is_ascii_alphabetic());
+        if hash_number || version || hex {
+            return Some(w.to_string());
+        }
+    }
+    None
+}
+
+/// No comment in a Rust source tells the project's history: issue numbers, record versions
+/// and commit ids live in git and in docs/.
+#[test]
+fn rust_comments_state_decisions_not_history() {
+    let root = repo_root();
+    let mut found = Vec::new();
+    for path in workspace_rust_files() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if let Some(w) = comment_of(line).and_then(history_in) {
+                found.push(format!(
+                    "{}:{}: `{w}` in {}",
+                    path.strip_prefix(&root).unwrap_or(&path).display(),
+                    n + 1,
+                    line.trim()
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "history in comments (say the decision; link the evidence in docs/):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_history_check_finds_issue_numbers_versions_and_commits() {
+    assert_eq!(history_in("// see issue #30").as_deref(), Some("#30"));
+    assert_eq!(history_in("/// the v8 record").as_deref(), Some("v8"));
+    assert_eq!(history_in("// at b8adebf").as_deref(), Some("b8adebf"));
+    for fine in [
+        "// envs fam/v0 and fam/v1",
+        "// http://127.0.0.1:8000/v1",
+        "// x86-v4 kernels",
+        "// 4294967295 and 0.30000001192092896",
+        "#[derive(Debug)] // a derive",
+        "// deadbeef is a word",
+    ] {
+        assert_eq!(history_in(fine), None, "{fine}");
+    }
+}
+
+/// The trainer and the study keep every file under 700 lines: a longer one is doing the work
+/// of two.
+#[test]
+fn trainer_and_study_files_stay_under_700_lines() {
+    let root = repo_root();
+    let mut long = Vec::new();
+    for krate in ["crates/trainer", "crates/study"] {
+        for path in rust_files(&root.join(krate)) {
+            let n = std::fs::read_to_string(&path).unwrap().lines().count();
+            if n > 700 {
+                long.push(format!(
+                    "{} ({n} lines)",
+                    path.strip_prefix(&root).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(long.is_empty(), "files over 700 lines: {long:?}");
 }
 
 /// The test command README.md tells users to run, taken from the line after `# The tests:`.

@@ -8,8 +8,9 @@
 //! group mean classifies it as easy (`>= easy_threshold`), hard (`<= hard_threshold`) or
 //! normal, only normal examples are drawn, and when the easy (hard) pool holds more than
 //! `max_easy_fraction` (`max_hard_fraction`) of the tasks its oldest member is recycled back to
-//! normal (prime-rl `src/prime_rl/orchestrator/buffer.py` and `BufferConfig` at commit
-//! 5bda4731f; `easy_threshold = 1.0`, `hard_threshold = 0.0` in its `configs/*/rl.toml`).
+//! normal (prime-rl's `src/prime_rl/orchestrator/buffer.py` and `BufferConfig`, at the commit
+//! docs/curriculum-rivals/README.md names; `easy_threshold = 1.0`, `hard_threshold = 0.0` in its
+//! `configs/*/rl.toml`).
 //!
 //! Here: an *arm* (environment x harness level x scale by default, see [`PassRateConfig`])
 //! plays the role of an example. Its outcomes are cut into consecutive groups of
@@ -586,13 +587,13 @@ mod tests {
         let mut s = small();
         let (a, b) = (EnvId::new("fam/v0"), EnvId::new("fam/v1"));
         let h4 = HarnessLevel::H4;
-        // Arm 0 (v0, scale 1): 4 successes -> mean 1.0 >= high -> easy.
+        // Arm 0 (fam/v0, scale 1): 4 successes -> mean 1.0 >= high -> easy.
         for _ in 0..4 {
             s.record(&outcome(&a, h4, 1, true)).unwrap();
         }
         assert_eq!(s.rule.arms[0].pool, Pool::Easy);
         assert_eq!(s.rule.arms[0].pass_rate, Some(1.0));
-        // Arm 1 (v0, scale 2): 1 of 4 -> mean 0.25, strictly inside (0, 1): stays normal.
+        // Arm 1 (fam/v0, scale 2): 1 of 4 -> mean 0.25, strictly inside (0, 1): stays normal.
         for k in 0..4 {
             s.record(&outcome(&a, h4, 2, k == 0)).unwrap();
         }
@@ -600,9 +601,9 @@ mod tests {
             (s.rule.arms[1].pool, s.rule.arms[1].pass_rate),
             (Pool::Normal, Some(0.25))
         );
-        // The only drawable arm of v0 is arm 1: P = 1/2 (env) x 1/1; v1's arms 1/2 x 1/2.
+        // The only drawable arm of fam/v0 is arm 1: P = 1/2 (env) x 1/1; fam/v1's arms 1/2 x 1/2.
         assert_eq!(s.arm_probabilities(), vec![0.0, 0.5, 0.25, 0.25]);
-        // Arm 2 (v1, scale 1): easy too. Easy cap = floor(4 x 0.25) = 1, so the oldest easy
+        // Arm 2 (fam/v1, scale 1): easy too. Easy cap = floor(4 x 0.25) = 1, so the oldest easy
         // arm, arm 0 (filed at outcome 4, arm 2 at 12), is recycled with an empty group.
         for _ in 0..4 {
             s.record(&outcome(&b, h4, 1, true)).unwrap();
@@ -617,7 +618,7 @@ mod tests {
         }
         assert_eq!(s.rule.arms[3].pool, Pool::Hard);
         assert!(s.is_filtered(&outcome(&b, h4, 2, false).task));
-        // Every filtered arm of v1 -> v1 cannot be drawn; v0 takes all the mass.
+        // Every filtered arm of fam/v1 -> fam/v1 cannot be drawn; fam/v0 takes all the mass.
         assert_eq!(s.arm_probabilities(), vec![0.5, 0.5, 0.0, 0.0]);
         for _ in 0..200 {
             assert_eq!(s.sample_task().env, a);
@@ -633,7 +634,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.problem.field, "env", "{e}");
         assert_eq!(s.state(), before);
-        // Filler from here on: arm 1 (v0, scale 2), half solved, so its groups stay mixed
+        // Filler from here on: arm 1 (fam/v0, scale 2), half solved, so its groups stay mixed
         // (normal) and the other arms are left alone.
         let filler = |k: u64| outcome(&a, h4, 2, k.is_multiple_of(2));
         s.record(&filler(16)).unwrap();

@@ -1,9 +1,11 @@
-//! Where tensors live: the [`Device`] a caller names, and the backend types behind it (the
-//! only place that spells them).
+//! Where tensors live: the [`Device`] a caller names, the backend types behind it (the only
+//! place that spells them), the macro that hides the backend type parameter, and the few
+//! helpers every floor above needs to move data between host and device.
 
 use burn::backend::{Autodiff, Flex};
+use burn::tensor::backend::{AutodiffBackend, Backend};
 
-use crate::TrainerError;
+use crate::error::TrainerError;
 
 /// Where tensors live. Parsed from `cpu`, `libtorch`, `cuda` or `cuda:N`, and written the same
 /// way in configuration files.
@@ -100,4 +102,46 @@ impl<'de> serde::Deserialize<'de> for Device {
         let text = String::deserialize(d)?;
         text.parse().map_err(serde::de::Error::custom)
     }
+}
+
+/// Run `$body` with `$x` bound to the backend-specific value inside `$e`.
+macro_rules! dispatch {
+    ($e:expr, $ty:ident, $x:ident => $body:expr) => {
+        match $e {
+            $ty::Cpu($x) => $body,
+            #[cfg(feature = "cuda")]
+            $ty::Cuda($x) => $body,
+            #[cfg(feature = "tch")]
+            $ty::LibTorch($x) => $body,
+        }
+    };
+}
+pub(crate) use dispatch;
+
+/// Whether reading a tensor back to the host is free: true for burn's CPU backends (flex, and
+/// LibTorch on the CPU, the only device this crate gives it), whose tensors already live in host
+/// memory and whose operations run synchronously. A device backend instead queues work, and
+/// every read waits for the queue to drain.
+pub(crate) fn host_reads_are_free<IB: Backend>() -> bool {
+    let id = std::any::TypeId::of::<IB>();
+    #[cfg(feature = "tch")]
+    if id == std::any::TypeId::of::<burn::backend::LibTorch<f32>>() {
+        return true;
+    }
+    id == std::any::TypeId::of::<burn::backend::Flex>()
+}
+
+/// The inner (non-autodiff) backend's device of an autodiff device.
+pub(crate) fn to_inner_device<B: AutodiffBackend>(
+    d: &B::Device,
+) -> burn::tensor::Device<B::InnerBackend> {
+    // Autodiff<B> shares its inner backend's device type.
+    d.clone()
+}
+
+/// A tensor's data read back to the host as `f32`s.
+pub(crate) fn to_vec(d: burn::tensor::TensorData) -> Result<Vec<f32>, TrainerError> {
+    d.convert::<f32>()
+        .into_vec::<f32>()
+        .map_err(|e| TrainerError::Backend(format!("{e:?}")))
 }

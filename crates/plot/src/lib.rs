@@ -1,5 +1,8 @@
-//! Shared plotting for every xtask figure: multi-series line charts (optionally as steps,
-//! singly or as a grid of panels) and heatmaps with row/column labels and a colour bar.
+//! # envdist-plot
+//!
+//! The figures' kit, shared by the study's report and the commands: multi-series line charts
+//! (optionally as steps, singly or as a grid of panels) and heatmaps with row/column labels and
+//! a colour bar.
 //!
 //! Built on `plotters` without its `ttf` feature, so no system font library is needed: the
 //! DejaVu Sans font is embedded in the binary and registered once through plotters'
@@ -7,28 +10,73 @@
 //! memory, encodes a PNG and writes it atomically (`envdist_core::io::write_atomic`: temp file
 //! then rename), so a reader never sees half a figure.
 
-use std::path::Path;
+//!
+//! ```no_run
+//! use envdist_plot::{Legend, LineChart, Series, line_chart};
+//!
+//! let chart = LineChart {
+//!     title: "success".into(),
+//!     x_label: "env steps".into(),
+//!     y_label: "success rate".into(),
+//!     series: vec![Series { label: "aes".into(), points: vec![(0.0, 0.1), (1.0, 0.4)] }],
+//!     steps: false,
+//!     legend: Legend::TopLeft,
+//!     y_range: None,
+//! };
+//! line_chart(std::path::Path::new("success.png"), &chart, (640, 400))?;
+//! # Ok::<(), envdist_plot::PlotError>(())
+//! ```
+#![warn(missing_docs)]
+
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::StudyError;
-use crate::error::Context;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-static FONT: &[u8] = include_bytes!("../../../../assets/fonts/DejaVuSans.ttf");
+/// Why a figure was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    /// The figure could not be drawn or encoded (`figure` names it).
+    #[error("figure {figure}: {what}")]
+    Draw {
+        /// The figure's file.
+        figure: PathBuf,
+        /// What went wrong.
+        what: String,
+    },
+    /// The embedded font could not be registered.
+    #[error("figure: {0}")]
+    Font(String),
+    /// The figure's file could not be written.
+    #[error(transparent)]
+    File(#[from] envdist_core::FileError),
+}
+
+/// A figure's result.
+pub type Result<T> = std::result::Result<T, PlotError>;
+
+fn draw_error(figure: &Path, what: impl std::fmt::Display) -> PlotError {
+    PlotError::Draw {
+        figure: figure.to_path_buf(),
+        what: what.to_string(),
+    }
+}
+
+static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 const FAMILY: &str = "sans-serif";
 
 /// Register the embedded font once; every chart calls this before drawing text.
-fn ensure_font() -> crate::Result<()> {
-    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
+fn ensure_font() -> Result<()> {
+    static REGISTERED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
     REGISTERED
         .get_or_init(|| {
             plotters::style::register_font(FAMILY, FontStyle::Normal, FONT)
                 .map_err(|_| "the embedded DejaVuSans.ttf is not a valid font".to_string())
         })
         .clone()
-        .map_err(|e| StudyError::Plot(e.to_string()))
+        .map_err(PlotError::Font)
 }
 
 /// One line of a [`LineChart`].
@@ -176,7 +224,7 @@ fn colour(k: usize) -> RGBColor {
 fn draw_line_chart<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     chart: &LineChart,
-) -> crate::Result<()>
+) -> std::result::Result<(), String>
 where
     DB::ErrorType: 'static,
 {
@@ -186,9 +234,8 @@ where
         let (lo, hi) = bounds(points.iter().flatten().map(|p| p.1));
         padded(lo, hi)
     });
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| {
-        StudyError::Plot(format!("drawing chart {:?}: {e}", chart.title))
-    };
+    let err =
+        |e: DrawingAreaErrorKind<DB::ErrorType>| format!("drawing chart {:?}: {e}", chart.title);
     let mut ctx = ChartBuilder::on(area)
         .caption(&chart.title, (FAMILY, 20))
         .margin(10)
@@ -250,22 +297,21 @@ fn padded_x(points: &[Vec<(f32, f32)>]) -> (f32, f32) {
 fn render_png(
     path: &Path,
     (w, h): (u32, u32),
-    draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, Shift>) -> crate::Result<()>,
-) -> crate::Result<()> {
+    draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, Shift>) -> std::result::Result<(), String>,
+) -> Result<()> {
     ensure_font()?;
-    crate::ensure!(
-        w >= 100 && h >= 100,
-        "figure {}: size expected at least 100x100, found {w}x{h}",
-        path.display()
-    );
+    if !(w >= 100 && h >= 100) {
+        return Err(draw_error(
+            path,
+            format!("size expected at least 100x100, found {w}x{h}"),
+        ));
+    }
     let mut buf = vec![0u8; w as usize * h as usize * 3];
     {
         let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
-        root.fill(&WHITE)
-            .map_err(|e| StudyError::Plot(format!("figure {}: {e}", path.display())))?;
-        draw(&root).with_context(|| format!("figure {}", path.display()))?;
-        root.present()
-            .map_err(|e| StudyError::Plot(format!("figure {}: {e}", path.display())))?;
+        root.fill(&WHITE).map_err(|e| draw_error(path, e))?;
+        draw(&root).map_err(|e| draw_error(path, e))?;
+        root.present().map_err(|e| draw_error(path, e))?;
     }
     let mut png = Vec::new();
     image::ImageEncoder::write_image(
@@ -275,13 +321,13 @@ fn render_png(
         h,
         image::ExtendedColorType::Rgb8,
     )
-    .map_err(|e| StudyError::Plot(format!("encoding {} as PNG: {e}", path.display())))?;
+    .map_err(|e| draw_error(path, format!("encoding as PNG: {e}")))?;
     envdist_core::io::write_atomic(path, &png)?;
     Ok(())
 }
 
 /// Write one line chart of `size` pixels to `path` (PNG).
-pub fn line_chart(path: &Path, chart: &LineChart, size: (u32, u32)) -> crate::Result<()> {
+pub fn line_chart(path: &Path, chart: &LineChart, size: (u32, u32)) -> Result<()> {
     render_png(path, size, |root| draw_line_chart(root, chart))
 }
 
@@ -292,12 +338,13 @@ pub fn line_chart_grid(
     charts: &[LineChart],
     cols: usize,
     panel: (u32, u32),
-) -> crate::Result<()> {
-    crate::ensure!(
-        !charts.is_empty() && cols > 0,
-        "figure {}: expected at least one chart and one column",
-        path.display()
-    );
+) -> Result<()> {
+    if charts.is_empty() || cols == 0 {
+        return Err(draw_error(
+            path,
+            "expected at least one chart and one column",
+        ));
+    }
     let rows = charts.len().div_ceil(cols);
     let size = (panel.0 * cols as u32, panel.1 * rows as u32);
     render_png(path, size, |root| {
@@ -359,23 +406,23 @@ fn text_width(s: &str, size: f64) -> i32 {
 fn draw_heatmap<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     map: &Heatmap,
-) -> crate::Result<()>
+) -> std::result::Result<(), String>
 where
     DB::ErrorType: 'static,
 {
     let (nr, nc) = (map.rows.len(), map.cols.len());
-    crate::ensure!(
-        nr > 0 && nc > 0 && map.values.len() == nr * nc,
-        "heatmap {:?}: expected rows x cols = {} values, found {} ({} rows, {} cols)",
-        map.title,
-        nr * nc,
-        map.values.len(),
-        nr,
-        nc
-    );
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| {
-        StudyError::Plot(format!("drawing heatmap {:?}: {e}", map.title))
-    };
+    if !(nr > 0 && nc > 0 && map.values.len() == nr * nc) {
+        return Err(format!(
+            "heatmap {:?}: expected rows x cols = {} values, found {} ({} rows, {} cols)",
+            map.title,
+            nr * nc,
+            map.values.len(),
+            nr,
+            nc
+        ));
+    }
+    let err =
+        |e: DrawingAreaErrorKind<DB::ErrorType>| format!("drawing heatmap {:?}: {e}", map.title);
     let (lo, hi) = map.range.unwrap_or_else(|| {
         let (lo, hi) = bounds(map.values.iter().copied().filter(|v| v.is_finite()));
         if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) }
@@ -499,7 +546,7 @@ where
 
 /// Write a heatmap of `size` pixels to `path` (PNG). Rows run top to bottom, columns left
 /// to right; the colour bar on the right maps colour back to value.
-pub fn heatmap(path: &Path, map: &Heatmap, size: (u32, u32)) -> crate::Result<()> {
+pub fn heatmap(path: &Path, map: &Heatmap, size: (u32, u32)) -> Result<()> {
     render_png(path, size, |root| draw_heatmap(root, map))
 }
 
