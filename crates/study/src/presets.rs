@@ -58,7 +58,7 @@ impl Preset {
 
 /// Training seeds of the `cpu` presets: three seeds of seven trained arms at the budget below,
 /// with the precondition probes, were sized for the 45 minutes of the `cpu` preset on two
-/// cores (docs/experiments/README.md gives each record's time and machine).
+/// cores (docs/experiments/README.md and HISTORY.md give each record's time and machine).
 const CPU_SEEDS: u32 = 3;
 
 /// The values of `preset`.
@@ -205,7 +205,7 @@ pub fn values(preset: Preset) -> ExperimentConfig {
 }
 
 /// The arms' RL of the study. One-seed pilots from the critic-warmed base (docs/experiments/
-/// README.md), gain of the AES arm on its own 30 environments: 120k steps x 4 epochs +4.3 points
+/// HISTORY.md), gain of the AES arm on its own 30 environments: 120k steps x 4 epochs +4.3 points
 /// (lr 1e-3: +4.2; time limits bootstrapped: +3.6); 240k x 4 +8.3; 480k x 2 +11.9 (the
 /// same learning compute as 240k x 4: env steps are cheap next to learning, so two epochs on
 /// twice the steps learn more per second).
@@ -213,14 +213,14 @@ pub fn values(preset: Preset) -> ExperimentConfig {
 /// A KL penalty to the base (`kl_coef`, verl's `use_kl_loss`) so that RL keeps what it does
 /// not train (issue #30's precondition: an AES arm gains at least 10 points on its trained
 /// envs and loses at most 1 on the rest). Pilots at 480k steps, 3 seeds, `base`, `all-pool`,
-/// `aes` (docs/trainer.md, "A KL penalty to the starting policy"), aes over the base on its
+/// `aes` (docs/trainer-log.md, "KL penalty pilots"), aes over the base on its
 /// trained envs / its untrained (same-family) envs / OOD: kl_coef 0 +10.6 / +0.3 / −1.6;
 /// 0.3 +13.6 / +2.1 / −3.6; 1 +13.1 / +3.1 / −2.8; **2 +10.7 [+6.1, +15.7] / +2.6 [+1.2,
 /// +4.0] / −1.4 [−4.5, +1.4]**; 3 +9.2 / +2.6 / +0.1. Those pilots ran with hints that gave
 /// the action away; with the subgoal hints of the v6 protocol, `kl_coef` 2 (the v6 record) gave
 /// aes +7.7 [+3.9, +11.8] / +0.8 / +0.9 and a pilot at **1 gave +9.6 [+4.6, +15.6] / +0.0 /
-/// +1.9** (aes+hdc +9.9 / −0.1 / −0.2; docs/trainer.md, "KL penalty"): 1 keeps the rest at
-/// least as well and comes nearer the 10-point trained gain. The v7 record at 1 gave aes
+/// +1.9** (aes+hdc +9.9 / −0.1 / −0.2; docs/trainer-log.md, "KL penalty pilots"): 1 keeps the
+/// rest at least as well and comes nearer the 10-point trained gain. The v7 record at 1 gave aes
 /// +9.6 [+4.6, +15.6] / +0.0 / +1.9 and aes+hdc +9.7 / +0.1 / −0.9, 0.3-0.4 short of the 10;
 /// a pilot at **0.75** (3 seeds, the v7 binary `d401a84`, `{"arms": ["base", "aes",
 /// "aes+hdc"], "rl": {"kl_coef": 0.75}, "transfer": {"harness_probes": 2, "matrix_probes": 4}}`
@@ -285,7 +285,7 @@ pub fn study_hdc() -> HdcConfig {
         // (`preconditions.hdc_reach`): with a 3-episode minimum, a 4-episode cap and a 0.6
         // gate (the v6 record) every env reached H4 within a few dozen episodes, 52-73% of
         // the advances forced by the cap, 0.5% of the episodes below H4; with 30 / 120 / 0.7
-        // (a 3-seed pilot on the v6 record, docs/experiments/README.md) 89-91% of the
+        // (a 3-seed pilot on the v6 record, docs/experiments/HISTORY.md) 89-91% of the
         // advances were earned, 5.5% of the episodes were played below H4 and a third of the
         // envs were still climbing at the end.
         min_episodes: 30,

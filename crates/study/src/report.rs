@@ -714,7 +714,7 @@ pub fn render(results: &Results, figures: &[(String, String)], command: &str) ->
          x86-64 machine with FMA running this commit, at any thread count and vector width \
          (every matrix product contracts over at most 512 values, so `gemm`'s cache-dependent \
          blocking cannot change a sum, and each product's shape keeps it in `gemm`'s kernels \
-         that sum each value in order, never in lanes; see README, Determinism).\n",
+         that sum each value in order, never in lanes; see ARCHITECTURE.md, Determinism).\n",
         if m.cpu.is_empty() {
             "unknown CPU"
         } else {
