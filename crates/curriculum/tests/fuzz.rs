@@ -4,7 +4,7 @@
 //! hang. A state that is not refused must keep the sampler's invariants (`exercise`): the
 //! state it loaded and every state it reaches load again unchanged, and every task it draws
 //! is one it accepts back; a broken invariant panics, which the campaign counts as a failure. The long run: `ENVDIST_FUZZ_INPUTS=100000 cargo test -p envdist-curriculum
-//! --test fuzz -- --nocapture` (README.md, "Fuzzing the readers").
+//! --test fuzz -- --nocapture` (docs/fuzzing.md).
 
 use std::path::Path;
 

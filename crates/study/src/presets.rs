@@ -213,7 +213,7 @@ pub fn values(preset: Preset) -> ExperimentConfig {
 /// A KL penalty to the base (`kl_coef` 0.75, verl's `use_kl_loss`) so that RL keeps what it
 /// does not train: the value at which an AES arm's pilots gained about 10 points on their
 /// trained envs and lost at most about 1 elsewhere (the pilots at 0 to 3 and their figures:
-/// docs/trainer.md, "KL penalty").
+/// docs/trainer-log.md, "KL penalty pilots").
 ///
 /// `model`'s trainer preset with these changes and a budget of `steps` env steps per arm.
 pub fn study_rl(model: TrainPreset, steps: u64) -> TrainConfig {

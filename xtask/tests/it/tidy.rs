@@ -391,3 +391,203 @@ fn only_the_trainer_spells_its_run_files() {
     }
     assert!(offenders.is_empty(), "{offenders:#?}");
 }
+
+/// The markdown files whose relative links must resolve: the two top-level pages, everything
+/// under `docs/`, and the crates' and the Python package's READMEs.
+fn markdown_pages() -> Vec<PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                out.push(path);
+            }
+        }
+    }
+    let root = repo_root();
+    let mut pages = vec![
+        root.join("README.md"),
+        root.join("ARCHITECTURE.md"),
+        root.join("bindings/python/README.md"),
+    ];
+    walk(&root.join("docs"), &mut pages);
+    let mut crates: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("README.md"))
+        .filter(|p| p.is_file())
+        .collect();
+    crates.sort();
+    pages.extend(crates);
+    pages
+}
+
+/// A page's lines outside fenced code blocks, with inline code spans blanked out, so that
+/// `[x](y)` or a `#` inside code is neither a link nor a heading.
+fn prose_lines(text: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        let mut in_code = false;
+        let prose: String = line
+            .chars()
+            .map(|c| {
+                if c == '`' {
+                    in_code = !in_code;
+                    ' '
+                } else if in_code {
+                    ' '
+                } else {
+                    c
+                }
+            })
+            .collect();
+        out.push(prose);
+    }
+    out
+}
+
+/// The anchors GitHub gives a page's headings: the heading's text (a link's text for a link)
+/// lowercased, letters, digits, `-` and `_` kept, each space a `-`, everything else dropped;
+/// the second of two equal anchors gets `-1`, the third `-2`.
+fn heading_anchors(text: &str) -> std::collections::BTreeSet<String> {
+    let mut fenced = false;
+    let mut seen: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut anchors = std::collections::BTreeSet::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        let hashes = line.chars().take_while(|&c| c == '#').count();
+        if fenced || !(1..=6).contains(&hashes) || !line[hashes..].starts_with(' ') {
+            continue;
+        }
+        let title = line[hashes..].trim().trim_end_matches('#').trim();
+        // `[text](target)` reads as `text`.
+        let mut shown = String::new();
+        let mut rest = title;
+        while let Some(open) = rest.find('[') {
+            let Some(close) = rest[open..].find("](").map(|i| open + i) else {
+                break;
+            };
+            let Some(end) = rest[close..].find(')').map(|i| close + i) else {
+                break;
+            };
+            shown.push_str(&rest[..open]);
+            shown.push_str(&rest[open + 1..close]);
+            rest = &rest[end + 1..];
+        }
+        shown.push_str(rest);
+        let slug: String = shown
+            .to_lowercase()
+            .chars()
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                _ => None,
+            })
+            .collect();
+        let n = seen.entry(slug.clone()).or_insert(0);
+        anchors.insert(if *n == 0 { slug } else { format!("{slug}-{n}") });
+        *n += 1;
+    }
+    anchors
+}
+
+/// Every relative link target of a page (`[text](target)`, images too), outside code.
+fn relative_links(text: &str) -> Vec<String> {
+    let mut links = Vec::new();
+    for line in prose_lines(text) {
+        let mut rest = line.as_str();
+        while let Some(i) = rest.find("](") {
+            rest = &rest[i + 2..];
+            let end = rest.find(')').unwrap_or(rest.len());
+            // A title after the target (`[a](b "title")`) is not part of it.
+            let target = rest[..end].split_whitespace().next().unwrap_or("");
+            if !target.is_empty() && !target.contains("://") && !target.starts_with("mailto:") {
+                links.push(target.to_string());
+            }
+            rest = &rest[end..];
+        }
+    }
+    links
+}
+
+#[test]
+fn the_link_check_reads_links_and_anchors_as_github_does() {
+    let page = "# Choices the paper leaves open (ours, configurable)\n\
+                ## `cpu/`: the default study (v8)\n\
+                ## Reading\n## Reading\n\
+                See [a](b.md#c) and ![img](fig.png \"title\"), not `[x](y.md)` nor\n\
+                ```\n[z](w.md)\n# not a heading\n```\n[web](https://example.org)\n";
+    let anchors = heading_anchors(page);
+    for a in [
+        "choices-the-paper-leaves-open-ours-configurable",
+        "cpu-the-default-study-v8",
+        "reading",
+        "reading-1",
+    ] {
+        assert!(anchors.contains(a), "{a} not in {anchors:?}");
+    }
+    assert!(!anchors.contains("not-a-heading"));
+    assert_eq!(relative_links(page), ["b.md#c", "fig.png"]);
+}
+
+#[test]
+fn every_relative_markdown_link_resolves() {
+    let root = repo_root();
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for page in markdown_pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let name = page
+            .strip_prefix(&root)
+            .unwrap_or(&page)
+            .display()
+            .to_string();
+        for link in relative_links(&text) {
+            checked += 1;
+            let (path, anchor) = match link.split_once('#') {
+                Some((p, a)) => (p, Some(a)),
+                None => (link.as_str(), None),
+            };
+            let target = if path.is_empty() {
+                page.clone()
+            } else {
+                page.parent().unwrap().join(path)
+            };
+            if !target.exists() {
+                broken.push(format!("{name}: {link} (no such file)"));
+                continue;
+            }
+            let Some(anchor) = anchor else { continue };
+            if target.extension().is_none_or(|e| e != "md") || !target.is_file() {
+                broken.push(format!(
+                    "{name}: {link} (an anchor on a file that is not markdown)"
+                ));
+                continue;
+            }
+            let anchors = heading_anchors(&std::fs::read_to_string(&target).unwrap());
+            if !anchors.contains(anchor) {
+                broken.push(format!("{name}: {link} (no heading with that anchor)"));
+            }
+        }
+    }
+    assert!(
+        checked > 50,
+        "only {checked} links found: is the parser broken?"
+    );
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}

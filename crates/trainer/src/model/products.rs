@@ -114,7 +114,7 @@ pub(crate) fn linear_row_groups<B: Backend>(
 /// differentiates it as one scatter-add of whole rows, in index order, so the gradient is the
 /// same sum in the same order on every machine. (Cutting the taps out as strided slices and
 /// concatenating them, as a first version did, spent more time copying strided views than in
-/// the products: docs/trainer.md.)
+/// the products: docs/trainer-log.md.)
 pub(crate) fn im2col_stride2<B: Backend>(
     x: Tensor<B, 4>,
     kernel: usize,

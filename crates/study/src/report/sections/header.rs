@@ -28,7 +28,7 @@ pub fn section(i: &Inputs<'_>) -> Option<Section> {
          x86-64 machine with FMA running this commit, at any thread count and vector width \
          (every matrix product contracts over at most 512 values, so `gemm`'s cache-dependent \
          blocking cannot change a sum, and each product's shape keeps it in `gemm`'s kernels \
-         that sum each value in order, never in lanes; see README, Determinism).",
+         that sum each value in order, never in lanes; see ARCHITECTURE.md, Determinism).",
         if m.cpu.is_empty() {
             "unknown CPU"
         } else {
