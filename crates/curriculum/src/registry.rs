@@ -7,94 +7,179 @@ use envdist_core::{EnvSpec, EpisodeOutcome, FileError, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use crate::error::CurriculumError;
-use crate::rivals::ladder::{LadderConfig, LadderSampler};
-use crate::rivals::learnability::{LearnabilityConfig, LearnabilitySampler};
-use crate::rivals::learning_progress::{LearningProgressConfig, LearningProgressSampler};
-use crate::rivals::pass_rate::{PassRateConfig, PassRateSampler};
-use crate::rivals::plr::{PlrConfig, PlrSampler};
-use crate::rivals::sec::{SecConfig, SecSampler};
+use crate::rivals::ladder::{LadderConfig, LadderRule};
+use crate::rivals::learnability::{LearnabilityConfig, LearnabilityRule};
+use crate::rivals::learning_progress::{LearningProgressConfig, LearningProgressRule};
+use crate::rivals::pass_rate::{PassRateConfig, PassRateRule};
+use crate::rivals::plr::{PlrConfig, PlrRule};
+use crate::rivals::sec::{SecConfig, SecRule};
+use crate::rivals::{Rule, RuleSampler};
 use crate::{CurriculumSampler, EnvSnapshot, HdcConfig, HdcSampler, TraceEvent, Traced};
 
-/// Any sampler's configuration, tagged by `kind`: `{"kind": "sec", "temperature": 0.4}`.
-/// Missing fields take their documented defaults; unknown fields are refused.
-///
-/// ```
-/// use envdist_core::TaskSampler;
-/// use envdist_curriculum::{SamplerConfig, synthetic_specs};
-///
-/// let envs = synthetic_specs("maze", &[(2, 6), (3, 9)]);
-/// let json = serde_json::json!({"kind": "ladder", "window": 2});
-/// let config = SamplerConfig::from_json(&json).unwrap();
-/// let mut sampler = config.build(&envs, 7).unwrap();
-/// assert_eq!(sampler.kind(), "ladder");
-/// // Every environment starts at its smallest scale.
-/// let task = sampler.sample();
-/// assert!(task.scale == 2 || task.scale == 3);
-/// // Where only the trait is needed, the box coerces.
-/// let _plain: Box<dyn TaskSampler> = config.build(&envs, 7).unwrap();
-/// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum SamplerConfig {
+/// The one table of sampler kinds. A row: the kind's variant and configuration, its name in
+/// configs and saved states, and the function that builds it. The enum, [`SamplerConfig::KINDS`]
+/// and every per-kind decision of [`SamplerConfig`] (name, default, parsing, validation,
+/// building) come from it, so a new kind is one row (and its module).
+macro_rules! sampler_kinds {
+    ($($(#[doc = $doc:literal])* $variant:ident($config:ty) = $name:literal => $build:expr;)+) => {
+        /// Any sampler's configuration, tagged by `kind`: `{"kind": "sec", "temperature": 0.4}`.
+        /// Missing fields take their documented defaults; unknown fields are refused.
+        ///
+        /// ```
+        /// use envdist_core::TaskSampler;
+        /// use envdist_curriculum::{SamplerConfig, synthetic_specs};
+        ///
+        /// let envs = synthetic_specs("maze", &[(2, 6), (3, 9)]);
+        /// let json = serde_json::json!({"kind": "ladder", "window": 2});
+        /// let config = SamplerConfig::from_json(&json).unwrap();
+        /// let mut sampler = config.build(&envs, 7).unwrap();
+        /// assert_eq!(sampler.kind(), "ladder");
+        /// // Every environment starts at its smallest scale.
+        /// let task = sampler.sample();
+        /// assert!(task.scale == 2 || task.scale == 3);
+        /// // Where only the trait is needed, the box coerces.
+        /// let _plain: Box<dyn TaskSampler> = config.build(&envs, 7).unwrap();
+        /// ```
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "kind")]
+        pub enum SamplerConfig {
+            $($(#[doc = $doc])* #[serde(rename = $name)] $variant($config),)+
+        }
+
+        impl SamplerConfig {
+            /// Every kind, in documentation order.
+            pub const KINDS: [&'static str; [$($name),+].len()] = [$($name),+];
+
+            /// The kind's name as written in configs.
+            pub fn kind(&self) -> &'static str {
+                match self {
+                    $(Self::$variant(_) => $name,)+
+                }
+            }
+
+            /// The default configuration of a kind named exactly.
+            fn default_of(kind: &str) -> Option<Self> {
+                match kind {
+                    $($name => Some(Self::$variant(<$config>::default())),)+
+                    _ => None,
+                }
+            }
+
+            /// This configuration's kind, its fields read from `fields`.
+            fn reparse(&self, fields: &serde_json::Value) -> Result<Self, CurriculumError> {
+                Ok(match self {
+                    $(Self::$variant(_) => Self::$variant(parse_fields($name, fields)?),)+
+                })
+            }
+
+            /// Check the configuration; the error names the first bad field.
+            pub fn validate(&self) -> Result<(), CurriculumError> {
+                match self {
+                    $(Self::$variant(c) => c.validate(),)+
+                }
+            }
+
+            /// Build the sampler by its kind's row.
+            fn build_kind(
+                &self,
+                envs: &[EnvSpec],
+                seed: u64,
+                options: BuildOptions<'_>,
+            ) -> Result<Box<dyn CurriculumSampler>, CurriculumError> {
+                match self {
+                    $(Self::$variant(c) => $build(c, envs, seed, options),)+
+                }
+            }
+        }
+    };
+}
+
+sampler_kinds! {
     /// The HDC curriculum (and its ablation modes).
-    Hdc(HdcConfig),
+    Hdc(HdcConfig) = "hdc" => hdc;
     /// Online pass-rate filtering (DAPO / prime-rl).
-    PassRate(PassRateConfig),
+    PassRate(PassRateConfig) = "pass_rate" => rival::<PassRateRule>;
     /// Learnability `p (1 - p)` top-k (Syllabus).
-    Learnability(LearnabilityConfig),
+    Learnability(LearnabilityConfig) = "learnability" => rival::<LearnabilityRule>;
     /// Learning progress (Syllabus).
-    LearningProgress(LearningProgressConfig),
+    LearningProgress(LearningProgressConfig) = "learning_progress" => rival::<LearningProgressRule>;
     /// SEC bandit over (env, harness level, scale).
-    Sec(SecConfig),
+    Sec(SecConfig) = "sec" => rival::<SecRule>;
     /// RLVE difficulty ladder.
-    Ladder(LadderConfig),
+    Ladder(LadderConfig) = "ladder" => rival::<LadderRule>;
     /// Robust prioritized level replay.
-    Plr(PlrConfig),
+    Plr(PlrConfig) = "plr" => rival::<PlrRule>;
+}
+
+/// Build HDC: `options.weights` replace its `env_weights`.
+fn hdc(
+    config: &HdcConfig,
+    envs: &[EnvSpec],
+    seed: u64,
+    options: BuildOptions<'_>,
+) -> Result<Box<dyn CurriculumSampler>, CurriculumError> {
+    let sampler = HdcSampler::new(envs, options.weights, config.clone(), seed)?;
+    Ok(traced_if(options.trace, sampler))
+}
+
+/// Build a rival: its rule run by [`RuleSampler`]. Per-environment weights are refused: a
+/// rival draws environments by its own rule.
+fn rival<R: Rule + 'static>(
+    config: &R::Config,
+    envs: &[EnvSpec],
+    seed: u64,
+    options: BuildOptions<'_>,
+) -> Result<Box<dyn CurriculumSampler>, CurriculumError> {
+    if options.weights.is_some() {
+        return Err(CurriculumError::Envs(InvalidValue::new(
+            "weights",
+            "none: per-environment weights are HDC's",
+            format!(
+                "weights for {}, which draws environments by its own rule",
+                R::KIND
+            ),
+        )));
+    }
+    let sampler = RuleSampler::<R>::new(envs, config.clone(), seed)?;
+    Ok(traced_if(options.trace, sampler))
+}
+
+/// `sampler`, wrapped in [`Traced`] when `trace`.
+fn traced_if<S: CurriculumSampler + 'static>(
+    trace: bool,
+    sampler: S,
+) -> Box<dyn CurriculumSampler> {
+    if trace {
+        Box::new(Traced::new(sampler))
+    } else {
+        Box::new(sampler)
+    }
+}
+
+/// Read one kind's configuration from its fields alone, naming a bad field and the kind.
+fn parse_fields<T: serde::de::DeserializeOwned>(
+    kind: &str,
+    fields: &serde_json::Value,
+) -> Result<T, CurriculumError> {
+    // The variant's own struct, not the tagged enum: an internally tagged enum buffers its
+    // fields first and loses the path to a bad one.
+    serde_path_to_error::deserialize(fields).map_err(|e| {
+        let mut v = envdist_core::invalid_from_serde(e.path().to_string(), &e.inner().to_string());
+        v.expected = format!("{} (in the {kind} configuration)", v.expected);
+        CurriculumError::Config(v)
+    })
 }
 
 impl SamplerConfig {
-    /// Every kind, in documentation order.
-    pub const KINDS: [&'static str; 7] = [
-        "hdc",
-        "pass_rate",
-        "learnability",
-        "learning_progress",
-        "sec",
-        "ladder",
-        "plr",
-    ];
-
-    /// The kind's name as written in configs.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Self::Hdc(_) => "hdc",
-            Self::PassRate(_) => PassRateSampler::KIND,
-            Self::Learnability(_) => LearnabilitySampler::KIND,
-            Self::LearningProgress(_) => LearningProgressSampler::KIND,
-            Self::Sec(_) => SecSampler::KIND,
-            Self::Ladder(_) => LadderSampler::KIND,
-            Self::Plr(_) => PlrSampler::KIND,
-        }
-    }
-
     /// The default configuration of a kind (`-` and case are forgiven).
     pub fn default_for(kind: &str) -> Result<Self, CurriculumError> {
         let norm = kind.trim().to_ascii_lowercase().replace('-', "_");
-        Ok(match norm.as_str() {
-            "hdc" => Self::Hdc(HdcConfig::default()),
-            "pass_rate" => Self::PassRate(PassRateConfig::default()),
-            "learnability" => Self::Learnability(LearnabilityConfig::default()),
-            "learning_progress" => Self::LearningProgress(LearningProgressConfig::default()),
-            "sec" => Self::Sec(SecConfig::default()),
-            "ladder" => Self::Ladder(LadderConfig::default()),
-            "plr" => Self::Plr(PlrConfig::default()),
-            _ => {
-                return Err(CurriculumError::Config(InvalidValue::new(
-                    "kind",
-                    Self::KINDS.join(" | "),
-                    format!("{kind:?}"),
-                )));
-            }
+        Self::default_of(&norm).ok_or_else(|| {
+            CurriculumError::Config(InvalidValue::new(
+                "kind",
+                Self::KINDS.join(" | "),
+                format!("{kind:?}"),
+            ))
         })
     }
 
@@ -129,30 +214,7 @@ impl SamplerConfig {
     /// defaults. Errors name the offending field: an unknown one, or one of the wrong type.
     /// Values are checked by [`Self::validate`] (and when the sampler is built).
     pub fn from_fields(kind: &str, fields: &serde_json::Value) -> Result<Self, CurriculumError> {
-        fn parse<T: serde::de::DeserializeOwned>(
-            kind: &str,
-            fields: &serde_json::Value,
-        ) -> Result<T, CurriculumError> {
-            // The variant's own struct, not the tagged enum: an internally tagged enum buffers
-            // its fields first and loses the path to a bad one.
-            serde_path_to_error::deserialize(fields).map_err(|e| {
-                let mut v =
-                    envdist_core::invalid_from_serde(e.path().to_string(), &e.inner().to_string());
-                v.expected = format!("{} (in the {kind} configuration)", v.expected);
-                CurriculumError::Config(v)
-            })
-        }
-        Ok(match Self::default_for(kind)? {
-            Self::Hdc(_) => Self::Hdc(parse("hdc", fields)?),
-            Self::PassRate(_) => Self::PassRate(parse(PassRateSampler::KIND, fields)?),
-            Self::Learnability(_) => Self::Learnability(parse(LearnabilitySampler::KIND, fields)?),
-            Self::LearningProgress(_) => {
-                Self::LearningProgress(parse(LearningProgressSampler::KIND, fields)?)
-            }
-            Self::Sec(_) => Self::Sec(parse(SecSampler::KIND, fields)?),
-            Self::Ladder(_) => Self::Ladder(parse(LadderSampler::KIND, fields)?),
-            Self::Plr(_) => Self::Plr(parse(PlrSampler::KIND, fields)?),
-        })
+        Self::default_for(kind)?.reparse(fields)
     }
 
     /// The configuration a command line names: `mode` is an HDC mode (`full`, `scale_only`, ...)
@@ -256,19 +318,6 @@ impl SamplerConfig {
         })
     }
 
-    /// Check the configuration; the error names the first bad field.
-    pub fn validate(&self) -> Result<(), CurriculumError> {
-        match self {
-            Self::Hdc(c) => c.validate(),
-            Self::PassRate(c) => c.validate(),
-            Self::Learnability(c) => c.validate(),
-            Self::LearningProgress(c) => c.validate(),
-            Self::Sec(c) => c.validate(),
-            Self::Ladder(c) => c.validate(),
-            Self::Plr(c) => c.validate(),
-        }
-    }
-
     /// Build the sampler over `envs` (uniform environment weights), seeded, untraced. The box
     /// coerces to `Box<dyn TaskSampler>` where only the trait is needed.
     pub fn build(
@@ -289,38 +338,7 @@ impl SamplerConfig {
         seed: u64,
         options: BuildOptions<'_>,
     ) -> Result<Box<dyn CurriculumSampler>, CurriculumError> {
-        fn boxed<S: CurriculumSampler + 'static>(
-            sampler: S,
-            trace: bool,
-        ) -> Box<dyn CurriculumSampler> {
-            if trace {
-                Box::new(Traced::new(sampler))
-            } else {
-                Box::new(sampler)
-            }
-        }
-        let t = options.trace;
-        if let (Some(_), false) = (options.weights, matches!(self, Self::Hdc(_))) {
-            return Err(CurriculumError::Envs(InvalidValue::new(
-                "weights",
-                "none: per-environment weights are HDC's",
-                format!(
-                    "weights for {}, which draws environments by its own rule",
-                    self.kind()
-                ),
-            )));
-        }
-        Ok(match self {
-            Self::Hdc(c) => boxed(HdcSampler::new(envs, options.weights, c.clone(), seed)?, t),
-            Self::PassRate(c) => boxed(PassRateSampler::new(envs, c.clone(), seed)?, t),
-            Self::Learnability(c) => boxed(LearnabilitySampler::new(envs, c.clone(), seed)?, t),
-            Self::LearningProgress(c) => {
-                boxed(LearningProgressSampler::new(envs, c.clone(), seed)?, t)
-            }
-            Self::Sec(c) => boxed(SecSampler::new(envs, c.clone(), seed)?, t),
-            Self::Ladder(c) => boxed(LadderSampler::new(envs, c.clone(), seed)?, t),
-            Self::Plr(c) => boxed(PlrSampler::new(envs, c.clone(), seed)?, t),
-        })
+        self.build_kind(envs, seed, options)
     }
 }
 
