@@ -13,7 +13,7 @@ use crate::rivals::learning_progress::{LearningProgressConfig, LearningProgressR
 use crate::rivals::pass_rate::{PassRateConfig, PassRateRule};
 use crate::rivals::plr::{PlrConfig, PlrRule};
 use crate::rivals::sec::{SecConfig, SecRule};
-use crate::rivals::{Rule, RuleSampler};
+use crate::rivals::{Rule, RuleConfig, RuleSampler};
 use crate::{CurriculumSampler, EnvSnapshot, HdcConfig, HdcSampler, TraceEvent, Traced};
 
 /// The one table of sampler kinds. A row: the kind's variant and configuration, its name in
@@ -422,6 +422,7 @@ mod tests {
     use super::*;
     use crate::test_support::specs;
     use envdist_core::TaskSampler;
+    use serde_json::json;
 
     #[test]
     fn every_kind_round_trips_through_json_and_builds() {
@@ -493,6 +494,49 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("`kind`") && e.contains("plr"), "{e}");
+    }
+
+    /// Every kind's validation: per kind, bad values of its fields, each refused alone with
+    /// an error naming its field.
+    #[test]
+    fn bad_values_are_refused_naming_the_field() {
+        let bad = json!({
+            "hdc": {"window_width": 0, "competence_threshold": 1.5, "ema_rate": 0.0,
+                    "min_episodes": 0, "lambda": -1.0, "decay_span": 5, "global_fraction": 0.0,
+                    "env_weights": {"a/b": -2.0}, "max_stage_episodes": 2},
+            "pass_rate": {"group_size": 0, "high": 0.0, "max_easy_fraction": 1.0,
+                          "harness_levels": []},
+            "learnability": {"top_k": 0, "learnable_prob": 1.5, "ema_rate": 0.0},
+            "learning_progress": {"p_theta": 1.0, "update_interval": 0, "uniform_prob": -0.1},
+            "sec": {"alpha": 0.0, "temperature": 0.0, "batch_episodes": 0, "group_size": 1},
+            "ladder": {"threshold": 0.0, "window": 0},
+            "plr": {"buffer_size": 0, "rho": 1.5},
+        });
+        let refusal = |kind: &str, fields: serde_json::Value| {
+            let config = SamplerConfig::from_fields(kind, &fields).unwrap();
+            config.validate().unwrap_err().to_string()
+        };
+        for (kind, fields) in bad.as_object().unwrap() {
+            for (field, value) in fields.as_object().unwrap() {
+                let e = refusal(kind, json!({ field: value }));
+                // `env_weights.a/b`: the field and the weight's key.
+                assert!(e.contains(&format!("`{field}")), "{kind} {field}: {e}");
+            }
+        }
+        // Caps that leave no arm drawable: the second one is named.
+        let e = refusal("pass_rate", json!({"max_easy_fraction": 0.6}));
+        assert!(e.contains("`max_hard_fraction`"), "{e}");
+        // JSON has no NaN: a rate that is not a number, from Rust.
+        let nan = HdcConfig {
+            ema_rate: f32::NAN,
+            ..Default::default()
+        };
+        assert!(
+            nan.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("`ema_rate`")
+        );
     }
 
     #[test]
