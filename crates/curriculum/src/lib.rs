@@ -116,13 +116,16 @@ pub use config::{FixedScale, HdcConfig, Mode};
 pub use curriculum::{CurriculumSampler, EnvSnapshot};
 pub use envdist_core::TaskSampler;
 pub use error::CurriculumError;
-pub use registry::{BuildOptions, SamplerConfig};
-pub use rivals::ladder::{LadderConfig, LadderSampler};
-pub use rivals::learnability::{LearnabilityConfig, LearnabilitySampler, LearnabilitySampling};
-pub use rivals::learning_progress::{LearningProgressConfig, LearningProgressSampler};
-pub use rivals::pass_rate::{PassRateConfig, PassRateSampler, Pool};
-pub use rivals::plr::{PlrConfig, PlrSampler, PlrScore, ReplaySchedule, ScoreTransform};
-pub use rivals::sec::{AdvantageEstimate, SecConfig, SecSampler};
+pub use registry::{
+    BuildOptions, LadderSampler, LearnabilitySampler, LearningProgressSampler, PassRateSampler,
+    PlrSampler, SamplerConfig, SecSampler,
+};
+pub use rivals::ladder::LadderConfig;
+pub use rivals::learnability::{LearnabilityConfig, LearnabilitySampling};
+pub use rivals::learning_progress::LearningProgressConfig;
+pub use rivals::pass_rate::{PassRateConfig, Pool};
+pub use rivals::plr::{PlrConfig, PlrScore, ReplaySchedule, ScoreTransform};
+pub use rivals::sec::{AdvantageEstimate, SecConfig};
 pub use rivals::{RIVAL_STATE_SCHEMA_VERSION, Retired, Rule, RuleConfig, RuleSampler};
 pub use sampler::{
     EnvEntry, EnvState, EnvStatus, HdcSampler, STATE_SCHEMA_VERSION, STATUS_SCHEMA_VERSION,

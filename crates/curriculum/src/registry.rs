@@ -16,12 +16,28 @@ use crate::rivals::sec::{SecConfig, SecRule};
 use crate::rivals::{Rule, RuleConfig, RuleSampler};
 use crate::{CurriculumSampler, EnvSnapshot, HdcConfig, HdcSampler, TraceEvent, Traced};
 
+/// A row's sampler type: a rival's is defined (its rule run by [`RuleSampler`]); HDC's is its
+/// own struct.
+macro_rules! rival_sampler {
+    ($(#[$doc:meta])* $sampler:ident) => {};
+    ($(#[$doc:meta])* $sampler:ident = $rule_sampler:ty) => {
+        $(#[$doc])*
+        pub type $sampler = $rule_sampler;
+    };
+}
+
 /// The one table of sampler kinds. A row: the kind's variant and configuration, its name in
-/// configs and saved states, and the function that builds it. The enum, [`SamplerConfig::KINDS`]
-/// and every per-kind decision of [`SamplerConfig`] (name, default, parsing, validation,
-/// building) come from it, so a new kind is one row (and its module).
+/// configs and saved states, and its sampler type (for a rival, defined here: its rule run by
+/// [`RuleSampler`]). The enum, [`SamplerConfig::KINDS`], the rivals' sampler types and every
+/// per-kind decision of [`SamplerConfig`] (name, default, parsing, validation, building) come
+/// from it, so a new kind is one row (and its module).
 macro_rules! sampler_kinds {
-    ($($(#[doc = $doc:literal])* $variant:ident($config:ty) = $name:literal => $build:expr;)+) => {
+    ($(
+        $(#[doc = $doc:literal])*
+        $variant:ident($config:ty) = $name:literal => $sampler:ident $(= $rule_sampler:ty)?;
+    )+) => {
+        $(rival_sampler!($(#[doc = $doc])* $sampler $(= $rule_sampler)?);)+
+
         /// Any sampler's configuration, tagged by `kind`: `{"kind": "sec", "temperature": 0.4}`.
         /// Missing fields take their documented defaults; unknown fields are refused.
         ///
@@ -79,16 +95,19 @@ macro_rules! sampler_kinds {
                 }
             }
 
-            /// Build the sampler by its kind's row.
+            /// Build the sampler of its kind's row.
             fn build_kind(
                 &self,
                 envs: &[EnvSpec],
                 seed: u64,
                 options: BuildOptions<'_>,
             ) -> Result<Box<dyn CurriculumSampler>, CurriculumError> {
-                match self {
-                    $(Self::$variant(c) => $build(c, envs, seed, options),)+
-                }
+                Ok(match self {
+                    $(Self::$variant(c) => {
+                        let sampler = $sampler::from_config(c, envs, seed, options.weights)?;
+                        traced_if(options.trace, sampler)
+                    })+
+                })
             }
         }
     };
@@ -96,52 +115,72 @@ macro_rules! sampler_kinds {
 
 sampler_kinds! {
     /// The HDC curriculum (and its ablation modes).
-    Hdc(HdcConfig) = "hdc" => hdc;
-    /// Online pass-rate filtering (DAPO / prime-rl).
-    PassRate(PassRateConfig) = "pass_rate" => rival::<PassRateRule>;
-    /// Learnability `p (1 - p)` top-k (Syllabus).
-    Learnability(LearnabilityConfig) = "learnability" => rival::<LearnabilityRule>;
-    /// Learning progress (Syllabus).
-    LearningProgress(LearningProgressConfig) = "learning_progress" => rival::<LearningProgressRule>;
-    /// SEC bandit over (env, harness level, scale).
-    Sec(SecConfig) = "sec" => rival::<SecRule>;
-    /// RLVE difficulty ladder.
-    Ladder(LadderConfig) = "ladder" => rival::<LadderRule>;
-    /// Robust prioritized level replay.
-    Plr(PlrConfig) = "plr" => rival::<PlrRule>;
+    Hdc(HdcConfig) = "hdc" => HdcSampler;
+    /// Online pass-rate filtering (DAPO dynamic sampling as a prime-rl style sampler).
+    PassRate(PassRateConfig) = "pass_rate" => PassRateSampler = RuleSampler<PassRateRule>;
+    /// Learnability `p (1 - p)` sampling, top-k or proportional (Syllabus learnability).
+    Learnability(LearnabilityConfig) = "learnability"
+        => LearnabilitySampler = RuleSampler<LearnabilityRule>;
+    /// Learning progress sampling (Syllabus online learning progress).
+    LearningProgress(LearningProgressConfig) = "learning_progress"
+        => LearningProgressSampler = RuleSampler<LearningProgressRule>;
+    /// The SEC bandit over (environment, harness level, scale).
+    Sec(SecConfig) = "sec" => SecSampler = RuleSampler<SecRule>;
+    /// RLVE's difficulty ladder per environment.
+    Ladder(LadderConfig) = "ladder" => LadderSampler = RuleSampler<LadderRule>;
+    /// Robust prioritized level replay over replayable tasks.
+    Plr(PlrConfig) = "plr" => PlrSampler = RuleSampler<PlrRule>;
 }
 
-/// Build HDC: `options.weights` replace its `env_weights`.
-fn hdc(
-    config: &HdcConfig,
-    envs: &[EnvSpec],
-    seed: u64,
-    options: BuildOptions<'_>,
-) -> Result<Box<dyn CurriculumSampler>, CurriculumError> {
-    let sampler = HdcSampler::new(envs, options.weights, config.clone(), seed)?;
-    Ok(traced_if(options.trace, sampler))
+/// A kind's sampler, built from its configuration over `envs`, seeded: what a row of the table
+/// builds.
+trait FromConfig: CurriculumSampler + Sized + 'static {
+    /// The kind's configuration.
+    type Config;
+    /// The sampler; `weights` (one per environment) are HDC's alone.
+    fn from_config(
+        config: &Self::Config,
+        envs: &[EnvSpec],
+        seed: u64,
+        weights: Option<&[f32]>,
+    ) -> Result<Self, CurriculumError>;
 }
 
-/// Build a rival: its rule run by [`RuleSampler`]. Per-environment weights are refused: a
-/// rival draws environments by its own rule.
-fn rival<R: Rule + 'static>(
-    config: &R::Config,
-    envs: &[EnvSpec],
-    seed: u64,
-    options: BuildOptions<'_>,
-) -> Result<Box<dyn CurriculumSampler>, CurriculumError> {
-    if options.weights.is_some() {
-        return Err(CurriculumError::Envs(InvalidValue::new(
-            "weights",
-            "none: per-environment weights are HDC's",
-            format!(
-                "weights for {}, which draws environments by its own rule",
-                R::KIND
-            ),
-        )));
+/// HDC: `weights` replace its `env_weights`.
+impl FromConfig for HdcSampler {
+    type Config = HdcConfig;
+    fn from_config(
+        config: &HdcConfig,
+        envs: &[EnvSpec],
+        seed: u64,
+        weights: Option<&[f32]>,
+    ) -> Result<Self, CurriculumError> {
+        HdcSampler::new(envs, weights, config.clone(), seed)
     }
-    let sampler = RuleSampler::<R>::new(envs, config.clone(), seed)?;
-    Ok(traced_if(options.trace, sampler))
+}
+
+/// A rival: its rule run by [`RuleSampler`]. Per-environment weights are refused: a rival
+/// draws environments by its own rule.
+impl<R: Rule + 'static> FromConfig for RuleSampler<R> {
+    type Config = R::Config;
+    fn from_config(
+        config: &R::Config,
+        envs: &[EnvSpec],
+        seed: u64,
+        weights: Option<&[f32]>,
+    ) -> Result<Self, CurriculumError> {
+        if weights.is_some() {
+            return Err(CurriculumError::Envs(InvalidValue::new(
+                "weights",
+                "none: per-environment weights are HDC's",
+                format!(
+                    "weights for {}, which draws environments by its own rule",
+                    R::KIND
+                ),
+            )));
+        }
+        RuleSampler::new(envs, config.clone(), seed)
+    }
 }
 
 /// `sampler`, wrapped in [`Traced`] when `trace`.

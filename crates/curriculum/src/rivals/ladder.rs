@@ -22,9 +22,10 @@ use envdist_core::{HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Carry, Draw, EnvScores, Located, Pick, Rule, RuleConfig, RuleSampler, Saved, Seen,
-    bad, check_at_most, check_len, check_levels, check_rate, h4_only,
+    ArmSpace, Carry, Draw, EnvScores, Located, Pick, Rule, RuleConfig, Saved, Seen, bad,
+    check_at_most, check_len, check_levels, check_rate, h4_only,
 };
+use crate::LadderSampler;
 use crate::error::CurriculumError;
 
 /// Parameters of [`LadderSampler`].
@@ -95,9 +96,6 @@ pub struct Rungs {
     /// Checks made.
     pub checks: u64,
 }
-
-/// RLVE's difficulty ladder per environment.
-pub type LadderSampler = RuleSampler<LadderRule>;
 
 /// The rule of [`LadderSampler`], and its saved state: a top rung per environment. Its arms
 /// are the rungs (level-major, then scale).

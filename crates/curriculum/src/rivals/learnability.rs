@@ -17,9 +17,10 @@ use envdist_core::{HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Carry, EnvScores, Located, Rule, RuleConfig, RuleSampler, Saved, Seen, bad,
-    check_arm_sums, check_len, check_levels, check_rate, check_unit, h4_only, if_played,
+    ArmSpace, Carry, EnvScores, Located, Rule, RuleConfig, Saved, Seen, bad, check_arm_sums,
+    check_len, check_levels, check_rate, check_unit, h4_only, if_played,
 };
+use crate::LearnabilitySampler;
 use crate::error::CurriculumError;
 
 /// How learnability turns into a distribution (Syllabus `sampling`).
@@ -110,9 +111,6 @@ pub struct LearnArm {
     /// Outcomes counted.
     pub episodes: u64,
 }
-
-/// Learnability `p (1 - p)` sampling, top-k or proportional (Syllabus learnability).
-pub type LearnabilitySampler = RuleSampler<LearnabilityRule>;
 
 /// The rule of [`LearnabilitySampler`], and its saved state: a success EMA per arm.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -22,10 +22,11 @@ use envdist_core::{HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Carry, EnvScores, Located, Periods, Rule, RuleConfig, RuleSampler, Saved, Seen, bad,
+    ArmSpace, Carry, EnvScores, Located, Periods, Rule, RuleConfig, Saved, Seen, bad,
     check_arm_sums, check_at_most, check_len, check_levels, check_rate, check_sum, check_unit,
     h4_only, if_played, period_ends,
 };
+use crate::LearningProgressSampler;
 use crate::error::CurriculumError;
 
 /// Parameters of [`LearningProgressSampler`].
@@ -109,9 +110,6 @@ pub struct ProgressArm {
     /// Successes in the current interval.
     pub interval_successes: u32,
 }
-
-/// Learning progress sampling (Syllabus online learning progress).
-pub type LearningProgressSampler = RuleSampler<LearningProgressRule>;
 
 /// The rule of [`LearningProgressSampler`], and its saved state: fast and slow EMAs per arm,
 /// updated per interval.

@@ -4,7 +4,8 @@
 //! state checks and scores) run by the one generic [`RuleSampler`], which implements
 //! [`TaskSampler`] and [`CurriculumSampler`] for all of them: sampling, counting, the saved
 //! state's envelope, snapshots, trace lines and retargeting are written once. The samplers
-//! keep their names as aliases (`SecSampler = RuleSampler<SecRule>`).
+//! keep their names as aliases (`SecSampler = RuleSampler<SecRule>`), one row each of the table
+//! of kinds ([`crate::SamplerConfig`]).
 //!
 //! Every rival sees the pool through an [`ArmSpace`]: its *arms* are (environment, harness
 //! level) pairs, crossed with every scale of the environment's range when the sampler tells

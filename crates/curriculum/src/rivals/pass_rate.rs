@@ -35,9 +35,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
 use super::{
-    ArmSpace, Carry, Draw, EnvScores, Located, Pick, Rule, RuleConfig, RuleSampler, Saved, Seen,
-    bad, check_arm_sums, check_at_most, check_len, check_levels, h4_only,
+    ArmSpace, Carry, Draw, EnvScores, Located, Pick, Rule, RuleConfig, Saved, Seen, bad,
+    check_arm_sums, check_at_most, check_len, check_levels, h4_only,
 };
+use crate::PassRateSampler;
 use crate::error::CurriculumError;
 
 /// Parameters of [`PassRateSampler`].
@@ -165,9 +166,6 @@ pub struct PassArm {
     /// Completed groups.
     pub groups: u64,
 }
-
-/// Online pass-rate filtering (DAPO dynamic sampling as a prime-rl style sampler).
-pub type PassRateSampler = RuleSampler<PassRateRule>;
 
 /// The rule of [`PassRateSampler`], and its saved state: per arm, its pool and current group.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -42,10 +42,11 @@ use envdist_core::{EpisodeOutcome, HarnessLevel, InvalidValue, Rng, Task};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Carry, Draw, EnvScores, Located, Pick, Rule, RuleConfig, RuleSampler, Saved, Seen,
-    bad, check_arm_sums, check_at_most, check_len, check_levels, check_nonneg, check_rate,
-    check_unit, draw_index, h4_only, if_played,
+    ArmSpace, Carry, Draw, EnvScores, Located, Pick, Rule, RuleConfig, Saved, Seen, bad,
+    check_arm_sums, check_at_most, check_len, check_levels, check_nonneg, check_rate, check_unit,
+    draw_index, h4_only, if_played,
 };
+use crate::PlrSampler;
 use crate::error::CurriculumError;
 
 /// New levels awaiting their outcome that the sampler remembers; beyond this the oldest is
@@ -226,9 +227,6 @@ pub struct Pending {
     /// Draw number (1-based count of samples) at which it was drawn.
     pub drawn_at: u64,
 }
-
-/// Robust prioritized level replay over replayable tasks.
-pub type PlrSampler = RuleSampler<PlrRule>;
 
 /// The rule of [`PlrSampler`], and its saved state: the level buffer, the per-category values
 /// and the new levels awaiting their outcome. Its arms are the categories (env x harness level

@@ -25,10 +25,11 @@ use envdist_core::{HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Carry, EnvScores, Located, Periods, Rule, RuleConfig, RuleSampler, Saved, Seen, bad,
+    ArmSpace, Carry, EnvScores, Located, Periods, Rule, RuleConfig, Saved, Seen, bad,
     check_arm_sums, check_at_most, check_len, check_levels, check_nonneg, check_rate, check_sum,
     check_unit, if_played, period_ends,
 };
+use crate::SecSampler;
 use crate::error::CurriculumError;
 
 /// How an outcome's absolute advantage is derived (see the module docs).
@@ -155,9 +156,6 @@ pub struct SecArm {
     /// Outcomes counted.
     pub episodes: u64,
 }
-
-/// The SEC bandit over (environment, harness level, scale).
-pub type SecSampler = RuleSampler<SecRule>;
 
 /// The rule of [`SecSampler`], and its saved state: a value `Q` and a success estimate per
 /// arm, `Q` updated per batch.
