@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ArmSpace, Carry, EnvScores, Located, Rule, RuleConfig, Saved, Seen, bad, check_arm_sums,
-    check_len, check_levels, check_rate, check_unit, h4_only, if_played,
+    check_levels, check_rate, check_unit, h4_only, if_played,
 };
 use crate::LearnabilitySampler;
 use crate::error::CurriculumError;
@@ -200,12 +200,7 @@ impl Rule for LearnabilityRule {
     }
 
     fn check(&self, c: &LearnabilityConfig, saved: &Saved<'_>) -> Result<(), InvalidValue> {
-        check_len(
-            "body.arms",
-            "one per arm",
-            saved.space.len(),
-            self.arms.len(),
-        )?;
+        saved.check_arms(self.arms.len())?;
         for (k, s) in self.arms.iter().enumerate() {
             check_unit(&format!("body.arms[{k}].p"), s.p)?;
             if s.episodes == 0 && s.p != c.prior {

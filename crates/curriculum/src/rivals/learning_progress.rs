@@ -23,8 +23,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ArmSpace, Carry, EnvScores, Located, Periods, Rule, RuleConfig, Saved, Seen, bad,
-    check_arm_sums, check_at_most, check_len, check_levels, check_rate, check_sum, check_unit,
-    h4_only, if_played, period_ends,
+    check_arm_sums, check_at_most, check_levels, check_rate, check_sum, check_unit, h4_only,
+    if_played, period_ends,
 };
 use crate::LearningProgressSampler;
 use crate::error::CurriculumError;
@@ -225,12 +225,7 @@ impl Rule for LearningProgressRule {
     }
 
     fn check(&self, c: &LearningProgressConfig, saved: &Saved<'_>) -> Result<(), InvalidValue> {
-        check_len(
-            "body.arms",
-            "one per arm",
-            saved.space.len(),
-            self.arms.len(),
-        )?;
+        saved.check_arms(self.arms.len())?;
         let intervals = self.intervals(c);
         intervals.check_open()?;
         for (k, s) in self.arms.iter().enumerate() {

@@ -36,7 +36,7 @@ use std::collections::HashSet;
 
 use super::{
     ArmSpace, Carry, Draw, EnvScores, Located, Pick, Rule, RuleConfig, Saved, Seen, bad,
-    check_arm_sums, check_at_most, check_len, check_levels, h4_only,
+    check_arm_sums, check_at_most, check_levels, h4_only,
 };
 use crate::PassRateSampler;
 use crate::error::CurriculumError;
@@ -367,12 +367,7 @@ impl Rule for PassRateRule {
     }
 
     fn check(&self, cfg: &PassRateConfig, saved: &Saved<'_>) -> Result<(), InvalidValue> {
-        check_len(
-            "body.arms",
-            "one per arm",
-            saved.space.len(),
-            self.arms.len(),
-        )?;
+        saved.check_arms(self.arms.len())?;
         let g = cfg.group_size;
         let mut filed_at = HashSet::new();
         for (k, s) in self.arms.iter().enumerate() {

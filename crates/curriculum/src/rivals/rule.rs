@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ArmSpace, EnvRange, EnvTotals, Located, RIVAL_STATE_SCHEMA_VERSION, Retired, check_config,
-    check_counters, check_schema, config_hash, draw_index, issued_range, parse_state, retire,
+    check_counters, check_len, check_schema, config_hash, draw_index, issued_range, parse_state,
+    retire,
 };
 use crate::error::CurriculumError;
 use crate::{CurriculumSampler, EnvSnapshot, TraceEvent};
@@ -140,6 +141,13 @@ pub struct Saved<'a> {
     /// Whether a retarget ever dropped an environment (its arms' counts went with it, so
     /// sums over the arms may fall short of the counters that carried on).
     pub retargeted: bool,
+}
+
+impl Saved<'_> {
+    /// A rule's saved per-arm list (`body.arms`) holds one entry per arm.
+    pub fn check_arms(&self, entries: usize) -> Result<(), InvalidValue> {
+        check_len("body.arms", "one per arm", self.space.len(), entries)
+    }
 }
 
 /// Per-environment statistics of a snapshot.

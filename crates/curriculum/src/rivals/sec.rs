@@ -26,8 +26,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ArmSpace, Carry, EnvScores, Located, Periods, Rule, RuleConfig, Saved, Seen, bad,
-    check_arm_sums, check_at_most, check_len, check_levels, check_nonneg, check_rate, check_sum,
-    check_unit, if_played, period_ends,
+    check_arm_sums, check_at_most, check_levels, check_nonneg, check_rate, check_sum, check_unit,
+    if_played, period_ends,
 };
 use crate::SecSampler;
 use crate::error::CurriculumError;
@@ -247,12 +247,7 @@ impl Rule for SecRule {
     }
 
     fn check(&self, c: &SecConfig, saved: &Saved<'_>) -> Result<(), InvalidValue> {
-        check_len(
-            "body.arms",
-            "one per arm",
-            saved.space.len(),
-            self.arms.len(),
-        )?;
+        saved.check_arms(self.arms.len())?;
         let batches = self.batches(c);
         batches.check_open()?;
         // The largest absolute advantage an outcome can have (a success against the

@@ -16,22 +16,24 @@ use serde_json::json;
 
 use crate::{built, continue_alike, play, play_rounds, specs, temp_dir};
 
-/// A random run: one to four environments, a seed, and how often an episode is solved
-/// ([`play`]).
+/// A random run: one to four environments, a seed, how often an episode is solved ([`play`]),
+/// and how many rounds to play (`min_steps..max_steps`).
 #[derive(Debug, Clone)]
 struct Run {
     envs: Vec<EnvSpec>,
     seed: u64,
     p_percent: u64,
+    steps: usize,
 }
 
 prop_compose! {
-    fn runs()(
+    fn runs(min_steps: usize, max_steps: usize)(
         ranges in prop::collection::vec((0u32..6, 0u32..6).prop_map(|(a, len)| (a, a + len)), 1..5),
         seed in any::<u64>(),
         p_percent in 0u64..=100,
+        steps in min_steps..max_steps,
     ) -> Run {
-        Run { envs: specs(&ranges), seed, p_percent }
+        Run { envs: specs(&ranges), seed, p_percent, steps }
     }
 }
 
@@ -39,138 +41,93 @@ fn levels() -> impl Strategy<Value = Vec<HarnessLevel>> {
     prop::sample::subsequence(HarnessLevel::ALL.to_vec(), 1..=5)
 }
 
-fn pass_rate() -> impl Strategy<Value = PassRateConfig> {
-    (
-        levels(),
-        any::<bool>(),
-        1u32..6,
-        -0.1f32..0.5,
-        0.5f32..1.1,
-        0.0f32..0.5,
-        0.0f32..0.45,
-        prop_oneof![Just(0.0f32), 0.01f32..3.0],
-    )
-        .prop_map(
-            |(harness_levels, per_scale, group_size, low, high, e, h, reprobe_epochs)| {
-                PassRateConfig {
-                    harness_levels,
-                    per_scale,
-                    group_size,
-                    low,
-                    high,
-                    max_easy_fraction: e,
-                    max_hard_fraction: h,
-                    reprobe_epochs,
-                }
-            },
-        )
+// The configurations of the rivals, each field beside the values it takes.
+
+prop_compose! {
+    fn pass_rate()(
+        harness_levels in levels(),
+        per_scale in any::<bool>(),
+        group_size in 1u32..6,
+        low in -0.1f32..0.5,
+        high in 0.5f32..1.1,
+        max_easy_fraction in 0.0f32..0.5,
+        max_hard_fraction in 0.0f32..0.45,
+        reprobe_epochs in prop_oneof![Just(0.0f32), 0.01f32..3.0],
+    ) -> PassRateConfig {
+        PassRateConfig { harness_levels, per_scale, group_size, low, high, max_easy_fraction,
+            max_hard_fraction, reprobe_epochs }
+    }
 }
 
-fn learnability() -> impl Strategy<Value = LearnabilityConfig> {
-    (
-        levels(),
-        any::<bool>(),
-        any::<bool>(),
-        1u32..12,
-        0.0f32..=1.0,
-        0.01f32..=1.0,
-        0.0f32..=1.0,
-    )
-        .prop_map(
-            |(harness_levels, per_scale, prop, top_k, lp, ema_rate, prior)| LearnabilityConfig {
-                harness_levels,
-                per_scale,
-                sampling: if prop {
-                    LearnabilitySampling::Proportional
-                } else {
-                    LearnabilitySampling::TopK
-                },
-                top_k,
-                learnable_prob: lp,
-                ema_rate,
-                prior,
-            },
-        )
+prop_compose! {
+    fn learnability()(
+        harness_levels in levels(),
+        per_scale in any::<bool>(),
+        proportional in any::<bool>(),
+        top_k in 1u32..12,
+        learnable_prob in 0.0f32..=1.0,
+        ema_rate in 0.01f32..=1.0,
+        prior in 0.0f32..=1.0,
+    ) -> LearnabilityConfig {
+        let sampling = if proportional {
+            LearnabilitySampling::Proportional
+        } else {
+            LearnabilitySampling::TopK
+        };
+        LearnabilityConfig { harness_levels, per_scale, sampling, top_k, learnable_prob, ema_rate,
+            prior }
+    }
 }
 
-fn learning_progress() -> impl Strategy<Value = LearningProgressConfig> {
-    (
-        levels(),
-        any::<bool>(),
-        0.01f32..=1.0,
-        0.01f32..0.99,
-        1u32..40,
-        0.0f32..=1.0,
-    )
-        .prop_map(
-            |(harness_levels, per_scale, ema_alpha, p_theta, update_interval, uniform_prob)| {
-                LearningProgressConfig {
-                    harness_levels,
-                    per_scale,
-                    ema_alpha,
-                    p_theta,
-                    update_interval,
-                    uniform_prob,
-                }
-            },
-        )
+prop_compose! {
+    fn learning_progress()(
+        harness_levels in levels(),
+        per_scale in any::<bool>(),
+        ema_alpha in 0.01f32..=1.0,
+        p_theta in 0.01f32..0.99,
+        update_interval in 1u32..40,
+        uniform_prob in 0.0f32..=1.0,
+    ) -> LearningProgressConfig {
+        LearningProgressConfig { harness_levels, per_scale, ema_alpha, p_theta, update_interval,
+            uniform_prob }
+    }
 }
 
-fn sec() -> impl Strategy<Value = SecConfig> {
-    (
-        levels(),
-        any::<bool>(),
-        0.01f32..=1.0,
-        0.05f32..3.0,
-        1u32..40,
-        any::<bool>(),
-        2u32..32,
-        0.01f32..=1.0,
-        0.0f32..=1.0,
-    )
-        .prop_map(
-            |(
-                harness_levels,
-                per_scale,
-                alpha,
-                temperature,
-                batch,
-                centred,
-                group_size,
-                rate,
-                prior,
-            )| {
-                SecConfig {
-                    harness_levels,
-                    per_scale,
-                    alpha,
-                    temperature,
-                    batch_episodes: batch,
-                    advantage: if centred {
-                        AdvantageEstimate::Centered
-                    } else {
-                        AdvantageEstimate::GroupNormalized
-                    },
-                    group_size,
-                    estimate_rate: rate,
-                    prior,
-                }
-            },
-        )
+prop_compose! {
+    fn sec()(
+        harness_levels in levels(),
+        per_scale in any::<bool>(),
+        alpha in 0.01f32..=1.0,
+        temperature in 0.05f32..3.0,
+        batch_episodes in 1u32..40,
+        centred in any::<bool>(),
+        group_size in 2u32..32,
+        estimate_rate in 0.01f32..=1.0,
+        prior in 0.0f32..=1.0,
+    ) -> SecConfig {
+        let advantage = if centred {
+            AdvantageEstimate::Centered
+        } else {
+            AdvantageEstimate::GroupNormalized
+        };
+        SecConfig { harness_levels, per_scale, alpha, temperature, batch_episodes, advantage,
+            group_size, estimate_rate, prior }
+    }
 }
 
-fn ladder() -> impl Strategy<Value = LadderConfig> {
-    (levels(), 1u32..6, 0.1f32..=1.0, 1u32..20, 0u32..10).prop_map(
-        |(harness_levels, window, threshold, check_episodes, initial_rung)| LadderConfig {
-            harness_levels,
-            window,
-            threshold,
-            check_episodes,
-            initial_rung,
-        },
-    )
+prop_compose! {
+    fn ladder()(
+        harness_levels in levels(),
+        window in 1u32..6,
+        threshold in 0.1f32..=1.0,
+        check_episodes in 1u32..20,
+        initial_rung in 0u32..10,
+    ) -> LadderConfig {
+        LadderConfig { harness_levels, window, threshold, check_episodes, initial_rung }
+    }
 }
 
+/// PLR's fifteen fields, in three groups (a strategy tuple holds at most twelve).
 fn plr() -> impl Strategy<Value = PlrConfig> {
     (
         (
@@ -261,25 +218,23 @@ proptest! {
     #[test]
     fn every_sampler_resumes_bit_identically(
         config in any_config(),
-        run in runs(),
-        before in 0usize..400,
+        run in runs(0, 400),
         in_flight in 0usize..4,
         after in 1usize..200,
     ) {
-        let Run { envs, seed, p_percent } = run;
-        let mut a = config.build(&envs, seed).unwrap();
-        play_rounds(a.as_mut(), before, p_percent);
+        let mut a = config.build(&run.envs, run.seed).unwrap();
+        play_rounds(a.as_mut(), run.steps, run.p_percent);
         let flying: Vec<Task> = (0..in_flight).map(|_| a.sample()).collect();
         let text = serde_json::to_string(&a.state()).unwrap();
-        let mut b = config.build(&envs, seed.wrapping_add(1)).unwrap();
+        let mut b = config.build(&run.envs, run.seed.wrapping_add(1)).unwrap();
         b.restore(&serde_json::from_str(&text).unwrap()).unwrap();
         prop_assert_eq!(a.state(), b.state());
         for t in flying {
             prop_assert_eq!(a.trains_on(&t), b.trains_on(&t));
-            a.update(&play(t.clone(), p_percent)).unwrap();
-            b.update(&play(t, p_percent)).unwrap();
+            a.update(&play(t.clone(), run.p_percent)).unwrap();
+            b.update(&play(t, run.p_percent)).unwrap();
         }
-        continue_alike(a.as_mut(), b.as_mut(), after, p_percent)?;
+        continue_alike(a.as_mut(), b.as_mut(), after, run.p_percent)?;
     }
 
     /// Retargeting to the same environments changes nothing; to another set, kept
@@ -288,20 +243,18 @@ proptest! {
     #[test]
     fn retargeting_keeps_what_stays_and_forgets_what_goes(
         config in any_config(),
-        run in runs(),
-        before in 0usize..300,
+        run in runs(0, 300),
         after in 1usize..100,
     ) {
-        let Run { envs, seed, p_percent } = run;
-        let mut s = config.build(&envs, seed).unwrap();
-        play_rounds(s.as_mut(), before, p_percent);
+        let mut s = config.build(&run.envs, run.seed).unwrap();
+        play_rounds(s.as_mut(), run.steps, run.p_percent);
         let state = s.state();
-        s.retarget(&envs).unwrap();
+        s.retarget(&run.envs).unwrap();
         prop_assert_eq!(s.state(), state, "{}: retarget to the same set", s.kind());
         // Keep the first env, move the last one's range (if there are two), add one.
-        let mut next = vec![envs[0].clone()];
-        if envs.len() > 1 {
-            let mut moved = envs[envs.len() - 1].clone();
+        let mut next = vec![run.envs[0].clone()];
+        if run.envs.len() > 1 {
+            let mut moved = run.envs[run.envs.len() - 1].clone();
             moved.scale.max += 1;
             next.push(moved);
         }
@@ -322,12 +275,12 @@ proptest! {
         for _ in 0..after {
             let t = s.sample();
             prop_assert!(task_ok(&next, &levels, &t), "{}: {:?}", s.kind(), t);
-            s.update(&play(t, p_percent)).unwrap();
+            s.update(&play(t, run.p_percent)).unwrap();
         }
-        let mut resumed = config.build(&next, seed ^ 1).unwrap();
+        let mut resumed = config.build(&next, run.seed ^ 1).unwrap();
         resumed.restore(&s.state()).unwrap();
         prop_assert_eq!(resumed.sample(), s.sample());
-        prop_assert!(config.build(&envs, seed).unwrap().restore(&s.state()).is_err());
+        prop_assert!(config.build(&run.envs, run.seed).unwrap().restore(&s.state()).is_err());
     }
 
     /// Every sampler draws tasks in range at its levels, and its snapshot is a distribution
@@ -335,29 +288,27 @@ proptest! {
     #[test]
     fn snapshots_are_distributions_and_tasks_are_in_range(
         config in any_config(),
-        run in runs(),
-        steps in 1usize..400,
+        run in runs(1, 400),
     ) {
-        let Run { envs, seed, p_percent } = run;
         // The rivals' levels are their config's; HDC (whose config has none) draws them all.
         let levels: Vec<HarnessLevel> = serde_json::to_value(&config)
             .ok()
             .and_then(|c| serde_json::from_value(c["harness_levels"].clone()).ok())
             .unwrap_or_else(|| HarnessLevel::ALL.to_vec());
-        let mut s = config.build(&envs, seed).unwrap();
-        for _ in 0..steps {
+        let mut s = config.build(&run.envs, run.seed).unwrap();
+        for _ in 0..run.steps {
             let snap = s.snapshot();
             let total: f64 = snap.iter().map(|e| e.probability).sum();
             prop_assert!((total - 1.0).abs() < 1e-9, "{}: {}", s.kind(), total);
             let t = s.sample();
-            prop_assert!(task_ok(&envs, &levels, &t), "{}: {:?}", s.kind(), t);
+            prop_assert!(task_ok(&run.envs, &levels, &t), "{}: {:?}", s.kind(), t);
             let e = snap.iter().find(|e| e.env == t.env).unwrap();
             prop_assert!(e.probability > 0.0, "{}: drew {:?} at probability 0", s.kind(), t);
             prop_assert!(e.scale_lo <= t.scale && t.scale <= e.scale_hi,
                 "{}: scale {} outside {}..={}", s.kind(), t.scale, e.scale_lo, e.scale_hi);
-            s.update(&play(t, p_percent)).unwrap();
+            s.update(&play(t, run.p_percent)).unwrap();
         }
-        prop_assert_eq!(s.samples(), steps as u64);
+        prop_assert_eq!(s.samples(), run.steps as u64);
     }
 
     /// Pass-rate filtering: a filtered arm is never drawn while filtered, and at least one
@@ -365,18 +316,16 @@ proptest! {
     #[test]
     fn filtered_arms_are_never_drawn(
         config in pass_rate(),
-        run in runs(),
-        steps in 1usize..600,
+        run in runs(1, 600),
     ) {
-        let Run { envs, seed, p_percent } = run;
-        let mut s = PassRateSampler::new(&envs, config, seed).unwrap();
-        for _ in 0..steps {
+        let mut s = PassRateSampler::new(&run.envs, config, run.seed).unwrap();
+        for _ in 0..run.steps {
             let p = s.arm_probabilities();
             prop_assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
             prop_assert!(p.iter().any(|&x| x > 0.0));
             let t = s.sample();
             prop_assert!(!s.is_filtered(&t), "drew filtered {:?}", t);
-            s.update(&play(t, p_percent)).unwrap();
+            s.update(&play(t, run.p_percent)).unwrap();
         }
     }
 
@@ -385,16 +334,14 @@ proptest! {
     #[test]
     fn the_ladder_only_rises_on_success(
         config in ladder(),
-        run in runs(),
-        steps in 1usize..800,
+        run in runs(1, 800),
     ) {
-        let Run { envs, seed, p_percent } = run;
         let threshold = config.threshold as f64;
         let check = config.check_episodes as usize;
-        let mut s = LadderSampler::new(&envs, config, seed).unwrap();
+        let mut s = LadderSampler::new(&run.envs, config, run.seed).unwrap();
         // Outcomes at each env's top since its last check, as the test sees them.
-        let mut at_top: Vec<Vec<bool>> = vec![Vec::new(); envs.len()];
-        for _ in 0..steps {
+        let mut at_top: Vec<Vec<bool>> = vec![Vec::new(); run.envs.len()];
+        for _ in 0..run.steps {
             let t = s.sample();
             let e = s.arm_space().env_index(&t.env).unwrap();
             let before = s.rule().envs[e].top;
@@ -402,7 +349,7 @@ proptest! {
             let rung = s.arm_space().arm_at(e, t.harness, t.scale).unwrap()
                 - s.arm_space().arms_of(e).start;
             prop_assert!(lo as usize <= rung && rung <= hi as usize);
-            let o = play(t, p_percent);
+            let o = play(t, run.p_percent);
             if rung == before as usize {
                 at_top[e].push(o.success);
             }
@@ -424,17 +371,15 @@ proptest! {
     #[test]
     fn sec_probabilities_are_the_softmax_of_q(
         config in sec(),
-        run in runs(),
-        steps in 1usize..400,
+        run in runs(1, 400),
     ) {
-        let Run { envs, seed, p_percent } = run;
         let tau = config.temperature as f64;
         let bound = match config.advantage {
             AdvantageEstimate::Centered => 1.0,
             AdvantageEstimate::GroupNormalized => ((config.group_size - 1) as f64).sqrt(),
         };
-        let mut s = SecSampler::new(&envs, config, seed).unwrap();
-        play_rounds(&mut s, steps, p_percent);
+        let mut s = SecSampler::new(&run.envs, config, run.seed).unwrap();
+        play_rounds(&mut s, run.steps, run.p_percent);
         let p = s.arm_probabilities();
         let q: Vec<f64> = (0..p.len()).map(|a| s.rule().arms[a].q as f64).collect();
         for a in 0..p.len() {
@@ -454,14 +399,12 @@ proptest! {
     fn uniform_shares_are_floors(
         lc in learnability(),
         pc in learning_progress(),
-        run in runs(),
-        steps in 1usize..400,
+        run in runs(1, 400),
     ) {
-        let Run { envs, seed, p_percent } = run;
-        let mut l = LearnabilitySampler::new(&envs, lc.clone(), seed).unwrap();
-        let mut g = LearningProgressSampler::new(&envs, pc.clone(), seed).unwrap();
-        play_rounds(&mut l, steps, p_percent);
-        play_rounds(&mut g, steps, p_percent);
+        let mut l = LearnabilitySampler::new(&run.envs, lc.clone(), run.seed).unwrap();
+        let mut g = LearningProgressSampler::new(&run.envs, pc.clone(), run.seed).unwrap();
+        play_rounds(&mut l, run.steps, run.p_percent);
+        play_rounds(&mut g, run.steps, run.p_percent);
         let p = l.arm_probabilities();
         let n = p.len() as f64;
         prop_assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
@@ -485,15 +428,13 @@ proptest! {
     #[test]
     fn plr_replays_only_reported_levels(
         config in plr(),
-        run in runs(),
-        steps in 1usize..600,
+        run in runs(1, 600),
     ) {
-        let Run { envs, seed, p_percent } = run;
         let capacity = config.buffer_size as usize;
         let robust = config.robust;
-        let mut s = PlrSampler::new(&envs, config, seed).unwrap();
+        let mut s = PlrSampler::new(&run.envs, config, run.seed).unwrap();
         let mut reported: HashSet<Task> = HashSet::new();
-        for _ in 0..steps {
+        for _ in 0..run.steps {
             let (replays, news, _, _) = s.counts();
             let t = s.sample();
             let replay = s.counts().0 > replays;
@@ -506,7 +447,7 @@ proptest! {
             let p = s.replay_probabilities();
             prop_assert!(p.is_empty() || (p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
             reported.insert(t.clone());
-            s.update(&play(t, p_percent)).unwrap();
+            s.update(&play(t, run.p_percent)).unwrap();
             prop_assert!(s.levels().len() <= capacity);
         }
     }
