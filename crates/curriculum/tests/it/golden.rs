@@ -5,14 +5,16 @@
 //! restoring its states checks that old saved states still load.
 //!
 //! Regenerate (only when a change of behaviour is intended, and say so in the commit):
-//! `ENVDIST_BLESS=1 cargo test -p envdist-curriculum --test golden`.
+//! `ENVDIST_BLESS=1 cargo test -p envdist-curriculum --test it golden::`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use envdist_core::{EnvId, EpisodeOutcome, HarnessLevel, Task, TaskSampler};
+use envdist_core::{EnvId, HarnessLevel, Task, TaskSampler};
 use envdist_curriculum::{HdcConfig, HdcSampler, SamplerConfig, Traced, synthetic_specs};
 use serde_json::{Value, json};
+
+use crate::outcome;
 
 const ROUNDS: u64 = 600;
 /// Rounds of the traced HDC case (its state holds one trace line per round).
@@ -36,15 +38,6 @@ fn success(round: u64, task: &Task) -> bool {
     bytes.extend_from_slice(&task.scale.to_le_bytes());
     let u = (envdist_core::hash::fnv1a(&bytes) % 10_000) as f64 / 10_000.0;
     u < p
-}
-
-fn outcome(task: Task, success: bool) -> EpisodeOutcome {
-    EpisodeOutcome {
-        task,
-        success,
-        episode_return: success as u32 as f32,
-        steps: 1,
-    }
 }
 
 /// The configurations pinned: each kind's default, then variants that reach the other

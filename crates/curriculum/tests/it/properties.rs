@@ -1,10 +1,10 @@
 //! Property tests of the HDC state machine's invariants.
 
-mod common;
-
 use envdist_core::{HarnessLevel, TaskSampler};
 use envdist_curriculum::{FixedScale, HdcConfig, HdcSampler, Mode, UpdateEffect};
 use proptest::prelude::*;
+
+use crate::{continue_alike, play, play_rounds, specs};
 
 fn ranges() -> impl Strategy<Value = Vec<(u32, u32)>> {
     prop::collection::vec((0u32..6, 0u32..8).prop_map(|(a, len)| (a, a + len)), 1..5)
@@ -56,7 +56,7 @@ proptest! {
         p_percent in 0u64..=100,
         steps in 1usize..1500,
     ) {
-        let envs = common::specs(&ranges);
+        let envs = specs(&ranges);
         let weights: Vec<f32> = (0..envs.len())
             .map(|i| ((weights_seed >> (8 * i)) & 0xff) as f32 + 1.0)
             .collect();
@@ -80,7 +80,7 @@ proptest! {
                 }
                 Mode::BaselineUniform => {}
             }
-            let effect = s.record(&common::play(t, p_percent)).unwrap();
+            let effect = s.record(&play(t, p_percent)).unwrap();
             for (k, e) in envs.iter().enumerate() {
                 let (lo, hi) = s.window(k);
                 prop_assert!(e.scale.min <= lo && lo <= hi && hi <= e.scale.max,
@@ -140,22 +140,13 @@ proptest! {
         before in 0usize..600,
         after in 1usize..300,
     ) {
-        let envs = common::specs(&ranges);
+        let envs = specs(&ranges);
         let mut a = HdcSampler::new(&envs, None, config.clone(), seed).unwrap();
-        for _ in 0..before {
-            let t = a.sample();
-            a.update(&common::play(t, p_percent)).unwrap();
-        }
+        play_rounds(&mut a, before, p_percent);
         let text = serde_json::to_string(&a.state()).unwrap();
         let mut b = HdcSampler::new(&envs, None, config, seed.wrapping_add(1)).unwrap();
         b.restore(&serde_json::from_str(&text).unwrap()).unwrap();
-        for _ in 0..after {
-            let (ta, tb) = (a.sample(), b.sample());
-            prop_assert_eq!(&ta, &tb);
-            a.update(&common::play(ta, p_percent)).unwrap();
-            b.update(&common::play(tb, p_percent)).unwrap();
-        }
-        prop_assert_eq!(a.state(), b.state());
+        continue_alike(&mut a, &mut b, after, p_percent)?;
     }
 
 }
@@ -177,7 +168,7 @@ proptest! {
         target in 1usize..=4,
         seed in any::<u64>(),
     ) {
-        let envs = common::specs(&[(1, 4)]);
+        let envs = specs(&[(1, 4)]);
         let config = HdcConfig {
             lambda,
             decay_span: 4,

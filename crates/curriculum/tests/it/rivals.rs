@@ -1,160 +1,133 @@
 //! The rival samplers through the registry: resume identity, refusal of foreign states, and
 //! each rule's invariants along random runs.
 
-mod common;
-
 use std::collections::HashSet;
 
 use envdist_core::{EnvSpec, HarnessLevel, Task, TaskSampler};
 use envdist_curriculum::rivals::plr::BufferPriority;
 use envdist_curriculum::{
-    AdvantageEstimate, CurriculumSampler, HdcConfig, LadderConfig, LadderSampler,
-    LearnabilityConfig, LearnabilitySampler, LearnabilitySampling, LearningProgressConfig,
-    LearningProgressSampler, PassRateConfig, PassRateSampler, PlrConfig, PlrSampler, PlrScore,
-    ReplaySchedule, SamplerConfig, ScoreTransform, SecConfig, SecSampler,
+    AdvantageEstimate, HdcConfig, LadderConfig, LadderSampler, LearnabilityConfig,
+    LearnabilitySampler, LearnabilitySampling, LearningProgressConfig, LearningProgressSampler,
+    PassRateConfig, PassRateSampler, PlrConfig, PlrSampler, PlrScore, ReplaySchedule,
+    SamplerConfig, ScoreTransform, SecConfig, SecSampler,
 };
 use proptest::prelude::*;
+use serde_json::json;
 
-fn ranges() -> impl Strategy<Value = Vec<(u32, u32)>> {
-    prop::collection::vec((0u32..6, 0u32..6).prop_map(|(a, len)| (a, a + len)), 1..5)
+use crate::{built, continue_alike, play, play_rounds, specs, temp_dir};
+
+/// A random run: one to four environments, a seed, how often an episode is solved ([`play`]),
+/// and how many rounds to play (`min_steps..max_steps`).
+#[derive(Debug, Clone)]
+struct Run {
+    envs: Vec<EnvSpec>,
+    seed: u64,
+    p_percent: u64,
+    steps: usize,
+}
+
+prop_compose! {
+    fn runs(min_steps: usize, max_steps: usize)(
+        ranges in prop::collection::vec((0u32..6, 0u32..6).prop_map(|(a, len)| (a, a + len)), 1..5),
+        seed in any::<u64>(),
+        p_percent in 0u64..=100,
+        steps in min_steps..max_steps,
+    ) -> Run {
+        Run { envs: specs(&ranges), seed, p_percent, steps }
+    }
 }
 
 fn levels() -> impl Strategy<Value = Vec<HarnessLevel>> {
     prop::sample::subsequence(HarnessLevel::ALL.to_vec(), 1..=5)
 }
 
-fn pass_rate() -> impl Strategy<Value = PassRateConfig> {
-    (
-        levels(),
-        any::<bool>(),
-        1u32..6,
-        -0.1f32..0.5,
-        0.5f32..1.1,
-        0.0f32..0.5,
-        0.0f32..0.45,
-        prop_oneof![Just(0.0f32), 0.01f32..3.0],
-    )
-        .prop_map(
-            |(harness_levels, per_scale, group_size, low, high, e, h, reprobe_epochs)| {
-                PassRateConfig {
-                    harness_levels,
-                    per_scale,
-                    group_size,
-                    low,
-                    high,
-                    max_easy_fraction: e,
-                    max_hard_fraction: h,
-                    reprobe_epochs,
-                }
-            },
-        )
+// The configurations of the rivals, each field beside the values it takes.
+
+prop_compose! {
+    fn pass_rate()(
+        harness_levels in levels(),
+        per_scale in any::<bool>(),
+        group_size in 1u32..6,
+        low in -0.1f32..0.5,
+        high in 0.5f32..1.1,
+        max_easy_fraction in 0.0f32..0.5,
+        max_hard_fraction in 0.0f32..0.45,
+        reprobe_epochs in prop_oneof![Just(0.0f32), 0.01f32..3.0],
+    ) -> PassRateConfig {
+        PassRateConfig { harness_levels, per_scale, group_size, low, high, max_easy_fraction,
+            max_hard_fraction, reprobe_epochs }
+    }
 }
 
-fn learnability() -> impl Strategy<Value = LearnabilityConfig> {
-    (
-        levels(),
-        any::<bool>(),
-        any::<bool>(),
-        1u32..12,
-        0.0f32..=1.0,
-        0.01f32..=1.0,
-        0.0f32..=1.0,
-    )
-        .prop_map(
-            |(harness_levels, per_scale, prop, top_k, lp, ema_rate, prior)| LearnabilityConfig {
-                harness_levels,
-                per_scale,
-                sampling: if prop {
-                    LearnabilitySampling::Proportional
-                } else {
-                    LearnabilitySampling::TopK
-                },
-                top_k,
-                learnable_prob: lp,
-                ema_rate,
-                prior,
-            },
-        )
+prop_compose! {
+    fn learnability()(
+        harness_levels in levels(),
+        per_scale in any::<bool>(),
+        proportional in any::<bool>(),
+        top_k in 1u32..12,
+        learnable_prob in 0.0f32..=1.0,
+        ema_rate in 0.01f32..=1.0,
+        prior in 0.0f32..=1.0,
+    ) -> LearnabilityConfig {
+        let sampling = if proportional {
+            LearnabilitySampling::Proportional
+        } else {
+            LearnabilitySampling::TopK
+        };
+        LearnabilityConfig { harness_levels, per_scale, sampling, top_k, learnable_prob, ema_rate,
+            prior }
+    }
 }
 
-fn learning_progress() -> impl Strategy<Value = LearningProgressConfig> {
-    (
-        levels(),
-        any::<bool>(),
-        0.01f32..=1.0,
-        0.01f32..0.99,
-        1u32..40,
-        0.0f32..=1.0,
-    )
-        .prop_map(
-            |(harness_levels, per_scale, ema_alpha, p_theta, update_interval, uniform_prob)| {
-                LearningProgressConfig {
-                    harness_levels,
-                    per_scale,
-                    ema_alpha,
-                    p_theta,
-                    update_interval,
-                    uniform_prob,
-                }
-            },
-        )
+prop_compose! {
+    fn learning_progress()(
+        harness_levels in levels(),
+        per_scale in any::<bool>(),
+        ema_alpha in 0.01f32..=1.0,
+        p_theta in 0.01f32..0.99,
+        update_interval in 1u32..40,
+        uniform_prob in 0.0f32..=1.0,
+    ) -> LearningProgressConfig {
+        LearningProgressConfig { harness_levels, per_scale, ema_alpha, p_theta, update_interval,
+            uniform_prob }
+    }
 }
 
-fn sec() -> impl Strategy<Value = SecConfig> {
-    (
-        levels(),
-        any::<bool>(),
-        0.01f32..=1.0,
-        0.05f32..3.0,
-        1u32..40,
-        any::<bool>(),
-        2u32..32,
-        0.01f32..=1.0,
-        0.0f32..=1.0,
-    )
-        .prop_map(
-            |(
-                harness_levels,
-                per_scale,
-                alpha,
-                temperature,
-                batch,
-                centred,
-                group_size,
-                rate,
-                prior,
-            )| {
-                SecConfig {
-                    harness_levels,
-                    per_scale,
-                    alpha,
-                    temperature,
-                    batch_episodes: batch,
-                    advantage: if centred {
-                        AdvantageEstimate::Centered
-                    } else {
-                        AdvantageEstimate::GroupNormalized
-                    },
-                    group_size,
-                    estimate_rate: rate,
-                    prior,
-                }
-            },
-        )
+prop_compose! {
+    fn sec()(
+        harness_levels in levels(),
+        per_scale in any::<bool>(),
+        alpha in 0.01f32..=1.0,
+        temperature in 0.05f32..3.0,
+        batch_episodes in 1u32..40,
+        centred in any::<bool>(),
+        group_size in 2u32..32,
+        estimate_rate in 0.01f32..=1.0,
+        prior in 0.0f32..=1.0,
+    ) -> SecConfig {
+        let advantage = if centred {
+            AdvantageEstimate::Centered
+        } else {
+            AdvantageEstimate::GroupNormalized
+        };
+        SecConfig { harness_levels, per_scale, alpha, temperature, batch_episodes, advantage,
+            group_size, estimate_rate, prior }
+    }
 }
 
-fn ladder() -> impl Strategy<Value = LadderConfig> {
-    (levels(), 1u32..6, 0.1f32..=1.0, 1u32..20, 0u32..10).prop_map(
-        |(harness_levels, window, threshold, check_episodes, initial_rung)| LadderConfig {
-            harness_levels,
-            window,
-            threshold,
-            check_episodes,
-            initial_rung,
-        },
-    )
+prop_compose! {
+    fn ladder()(
+        harness_levels in levels(),
+        window in 1u32..6,
+        threshold in 0.1f32..=1.0,
+        check_episodes in 1u32..20,
+        initial_rung in 0u32..10,
+    ) -> LadderConfig {
+        LadderConfig { harness_levels, window, threshold, check_episodes, initial_rung }
+    }
 }
 
+/// PLR's fifteen fields, in three groups (a strategy tuple holds at most twelve).
 fn plr() -> impl Strategy<Value = PlrConfig> {
     (
         (
@@ -230,14 +203,6 @@ fn any_config() -> impl Strategy<Value = SamplerConfig> {
     ]
 }
 
-/// Play `n` draw-and-report rounds.
-fn run(s: &mut dyn CurriculumSampler, n: usize, p_percent: u64) {
-    for _ in 0..n {
-        let t = s.sample();
-        s.update(&common::play(t, p_percent)).unwrap();
-    }
-}
-
 /// A task is in an environment's range and at one of the configured levels.
 fn task_ok(envs: &[EnvSpec], levels: &[HarnessLevel], t: &Task) -> bool {
     envs.iter()
@@ -253,33 +218,23 @@ proptest! {
     #[test]
     fn every_sampler_resumes_bit_identically(
         config in any_config(),
-        ranges in ranges(),
-        seed in any::<u64>(),
-        p_percent in 0u64..=100,
-        before in 0usize..400,
+        run in runs(0, 400),
         in_flight in 0usize..4,
         after in 1usize..200,
     ) {
-        let envs = common::specs(&ranges);
-        let mut a = config.build(&envs, seed).unwrap();
-        run(a.as_mut(), before, p_percent);
+        let mut a = config.build(&run.envs, run.seed).unwrap();
+        play_rounds(a.as_mut(), run.steps, run.p_percent);
         let flying: Vec<Task> = (0..in_flight).map(|_| a.sample()).collect();
         let text = serde_json::to_string(&a.state()).unwrap();
-        let mut b = config.build(&envs, seed.wrapping_add(1)).unwrap();
+        let mut b = config.build(&run.envs, run.seed.wrapping_add(1)).unwrap();
         b.restore(&serde_json::from_str(&text).unwrap()).unwrap();
         prop_assert_eq!(a.state(), b.state());
         for t in flying {
             prop_assert_eq!(a.trains_on(&t), b.trains_on(&t));
-            a.update(&common::play(t.clone(), p_percent)).unwrap();
-            b.update(&common::play(t, p_percent)).unwrap();
+            a.update(&play(t.clone(), run.p_percent)).unwrap();
+            b.update(&play(t, run.p_percent)).unwrap();
         }
-        for _ in 0..after {
-            let (ta, tb) = (a.sample(), b.sample());
-            prop_assert_eq!(&ta, &tb);
-            a.update(&common::play(ta, p_percent)).unwrap();
-            b.update(&common::play(tb, p_percent)).unwrap();
-        }
-        prop_assert_eq!(a.state(), b.state());
+        continue_alike(a.as_mut(), b.as_mut(), after, run.p_percent)?;
     }
 
     /// Retargeting to the same environments changes nothing; to another set, kept
@@ -288,26 +243,22 @@ proptest! {
     #[test]
     fn retargeting_keeps_what_stays_and_forgets_what_goes(
         config in any_config(),
-        ranges in ranges(),
-        seed in any::<u64>(),
-        p_percent in 0u64..=100,
-        before in 0usize..300,
+        run in runs(0, 300),
         after in 1usize..100,
     ) {
-        let envs = common::specs(&ranges);
-        let mut s = config.build(&envs, seed).unwrap();
-        run(s.as_mut(), before, p_percent);
+        let mut s = config.build(&run.envs, run.seed).unwrap();
+        play_rounds(s.as_mut(), run.steps, run.p_percent);
         let state = s.state();
-        s.retarget(&envs).unwrap();
+        s.retarget(&run.envs).unwrap();
         prop_assert_eq!(s.state(), state, "{}: retarget to the same set", s.kind());
         // Keep the first env, move the last one's range (if there are two), add one.
-        let mut next = vec![envs[0].clone()];
-        if envs.len() > 1 {
-            let mut moved = envs[envs.len() - 1].clone();
+        let mut next = vec![run.envs[0].clone()];
+        if run.envs.len() > 1 {
+            let mut moved = run.envs[run.envs.len() - 1].clone();
             moved.scale.max += 1;
             next.push(moved);
         }
-        let mut added = common::specs(&[(1, 4)]).remove(0);
+        let mut added = specs(&[(1, 4)]).remove(0);
         added.id = envdist_core::EnvId::new("new/x");
         next.push(added);
         let old = s.snapshot();
@@ -324,12 +275,12 @@ proptest! {
         for _ in 0..after {
             let t = s.sample();
             prop_assert!(task_ok(&next, &levels, &t), "{}: {:?}", s.kind(), t);
-            s.update(&common::play(t, p_percent)).unwrap();
+            s.update(&play(t, run.p_percent)).unwrap();
         }
-        let mut resumed = config.build(&next, seed ^ 1).unwrap();
+        let mut resumed = config.build(&next, run.seed ^ 1).unwrap();
         resumed.restore(&s.state()).unwrap();
         prop_assert_eq!(resumed.sample(), s.sample());
-        prop_assert!(config.build(&envs, seed).unwrap().restore(&s.state()).is_err());
+        prop_assert!(config.build(&run.envs, run.seed).unwrap().restore(&s.state()).is_err());
     }
 
     /// Every sampler draws tasks in range at its levels, and its snapshot is a distribution
@@ -337,35 +288,27 @@ proptest! {
     #[test]
     fn snapshots_are_distributions_and_tasks_are_in_range(
         config in any_config(),
-        ranges in ranges(),
-        seed in any::<u64>(),
-        p_percent in 0u64..=100,
-        steps in 1usize..400,
+        run in runs(1, 400),
     ) {
-        let envs = common::specs(&ranges);
-        let levels: Vec<HarnessLevel> = match &config {
-            SamplerConfig::Hdc(_) => HarnessLevel::ALL.to_vec(),
-            SamplerConfig::PassRate(c) => c.harness_levels.clone(),
-            SamplerConfig::Learnability(c) => c.harness_levels.clone(),
-            SamplerConfig::LearningProgress(c) => c.harness_levels.clone(),
-            SamplerConfig::Sec(c) => c.harness_levels.clone(),
-            SamplerConfig::Ladder(c) => c.harness_levels.clone(),
-            SamplerConfig::Plr(c) => c.harness_levels.clone(),
-        };
-        let mut s = config.build(&envs, seed).unwrap();
-        for _ in 0..steps {
+        // The rivals' levels are their config's; HDC (whose config has none) draws them all.
+        let levels: Vec<HarnessLevel> = serde_json::to_value(&config)
+            .ok()
+            .and_then(|c| serde_json::from_value(c["harness_levels"].clone()).ok())
+            .unwrap_or_else(|| HarnessLevel::ALL.to_vec());
+        let mut s = config.build(&run.envs, run.seed).unwrap();
+        for _ in 0..run.steps {
             let snap = s.snapshot();
             let total: f64 = snap.iter().map(|e| e.probability).sum();
             prop_assert!((total - 1.0).abs() < 1e-9, "{}: {}", s.kind(), total);
             let t = s.sample();
-            prop_assert!(task_ok(&envs, &levels, &t), "{}: {:?}", s.kind(), t);
+            prop_assert!(task_ok(&run.envs, &levels, &t), "{}: {:?}", s.kind(), t);
             let e = snap.iter().find(|e| e.env == t.env).unwrap();
             prop_assert!(e.probability > 0.0, "{}: drew {:?} at probability 0", s.kind(), t);
             prop_assert!(e.scale_lo <= t.scale && t.scale <= e.scale_hi,
                 "{}: scale {} outside {}..={}", s.kind(), t.scale, e.scale_lo, e.scale_hi);
-            s.update(&common::play(t, p_percent)).unwrap();
+            s.update(&play(t, run.p_percent)).unwrap();
         }
-        prop_assert_eq!(s.samples(), steps as u64);
+        prop_assert_eq!(s.samples(), run.steps as u64);
     }
 
     /// Pass-rate filtering: a filtered arm is never drawn while filtered, and at least one
@@ -373,20 +316,16 @@ proptest! {
     #[test]
     fn filtered_arms_are_never_drawn(
         config in pass_rate(),
-        ranges in ranges(),
-        seed in any::<u64>(),
-        p_percent in 0u64..=100,
-        steps in 1usize..600,
+        run in runs(1, 600),
     ) {
-        let envs = common::specs(&ranges);
-        let mut s = PassRateSampler::new(&envs, config, seed).unwrap();
-        for _ in 0..steps {
+        let mut s = PassRateSampler::new(&run.envs, config, run.seed).unwrap();
+        for _ in 0..run.steps {
             let p = s.arm_probabilities();
             prop_assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
             prop_assert!(p.iter().any(|&x| x > 0.0));
             let t = s.sample();
             prop_assert!(!s.is_filtered(&t), "drew filtered {:?}", t);
-            s.update(&common::play(t, p_percent)).unwrap();
+            s.update(&play(t, run.p_percent)).unwrap();
         }
     }
 
@@ -395,31 +334,27 @@ proptest! {
     #[test]
     fn the_ladder_only_rises_on_success(
         config in ladder(),
-        ranges in ranges(),
-        seed in any::<u64>(),
-        p_percent in 0u64..=100,
-        steps in 1usize..800,
+        run in runs(1, 800),
     ) {
-        let envs = common::specs(&ranges);
         let threshold = config.threshold as f64;
         let check = config.check_episodes as usize;
-        let mut s = LadderSampler::new(&envs, config, seed).unwrap();
+        let mut s = LadderSampler::new(&run.envs, config, run.seed).unwrap();
         // Outcomes at each env's top since its last check, as the test sees them.
-        let mut at_top: Vec<Vec<bool>> = vec![Vec::new(); envs.len()];
-        for _ in 0..steps {
+        let mut at_top: Vec<Vec<bool>> = vec![Vec::new(); run.envs.len()];
+        for _ in 0..run.steps {
             let t = s.sample();
             let e = s.arm_space().env_index(&t.env).unwrap();
-            let before = s.rungs(e).unwrap().top;
+            let before = s.rule().envs[e].top;
             let (lo, hi) = s.window(e);
             let rung = s.arm_space().arm_at(e, t.harness, t.scale).unwrap()
                 - s.arm_space().arms_of(e).start;
             prop_assert!(lo as usize <= rung && rung <= hi as usize);
-            let o = common::play(t, p_percent);
+            let o = play(t, run.p_percent);
             if rung == before as usize {
                 at_top[e].push(o.success);
             }
             let rose = s.record(&o).unwrap();
-            let after = s.rungs(e).unwrap().top;
+            let after = s.rule().envs[e].top;
             prop_assert!(after < s.rung_count(e));
             if at_top[e].len() == check {
                 let acc = at_top[e].iter().filter(|&&x| x).count() as f64 / check as f64;
@@ -436,21 +371,17 @@ proptest! {
     #[test]
     fn sec_probabilities_are_the_softmax_of_q(
         config in sec(),
-        ranges in ranges(),
-        seed in any::<u64>(),
-        p_percent in 0u64..=100,
-        steps in 1usize..400,
+        run in runs(1, 400),
     ) {
-        let envs = common::specs(&ranges);
         let tau = config.temperature as f64;
         let bound = match config.advantage {
             AdvantageEstimate::Centered => 1.0,
             AdvantageEstimate::GroupNormalized => ((config.group_size - 1) as f64).sqrt(),
         };
-        let mut s = SecSampler::new(&envs, config, seed).unwrap();
-        run(&mut s, steps, p_percent);
+        let mut s = SecSampler::new(&run.envs, config, run.seed).unwrap();
+        play_rounds(&mut s, run.steps, run.p_percent);
         let p = s.arm_probabilities();
-        let q: Vec<f64> = (0..p.len()).map(|a| s.arm_state(a).unwrap().q as f64).collect();
+        let q: Vec<f64> = (0..p.len()).map(|a| s.rule().arms[a].q as f64).collect();
         for a in 0..p.len() {
             // Q is f32: allow its rounding.
             prop_assert!(q[a] >= 0.0 && q[a] <= bound * (1.0 + 1e-6), "Q {} > {}", q[a], bound);
@@ -468,16 +399,12 @@ proptest! {
     fn uniform_shares_are_floors(
         lc in learnability(),
         pc in learning_progress(),
-        ranges in ranges(),
-        seed in any::<u64>(),
-        p_percent in 0u64..=100,
-        steps in 1usize..400,
+        run in runs(1, 400),
     ) {
-        let envs = common::specs(&ranges);
-        let mut l = LearnabilitySampler::new(&envs, lc.clone(), seed).unwrap();
-        let mut g = LearningProgressSampler::new(&envs, pc.clone(), seed).unwrap();
-        run(&mut l, steps, p_percent);
-        run(&mut g, steps, p_percent);
+        let mut l = LearnabilitySampler::new(&run.envs, lc.clone(), run.seed).unwrap();
+        let mut g = LearningProgressSampler::new(&run.envs, pc.clone(), run.seed).unwrap();
+        play_rounds(&mut l, run.steps, run.p_percent);
+        play_rounds(&mut g, run.steps, run.p_percent);
         let p = l.arm_probabilities();
         let n = p.len() as f64;
         prop_assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
@@ -501,17 +428,13 @@ proptest! {
     #[test]
     fn plr_replays_only_reported_levels(
         config in plr(),
-        ranges in ranges(),
-        seed in any::<u64>(),
-        p_percent in 0u64..=100,
-        steps in 1usize..600,
+        run in runs(1, 600),
     ) {
-        let envs = common::specs(&ranges);
         let capacity = config.buffer_size as usize;
         let robust = config.robust;
-        let mut s = PlrSampler::new(&envs, config, seed).unwrap();
+        let mut s = PlrSampler::new(&run.envs, config, run.seed).unwrap();
         let mut reported: HashSet<Task> = HashSet::new();
-        for _ in 0..steps {
+        for _ in 0..run.steps {
             let (replays, news, _, _) = s.counts();
             let t = s.sample();
             let replay = s.counts().0 > replays;
@@ -524,91 +447,51 @@ proptest! {
             let p = s.replay_probabilities();
             prop_assert!(p.is_empty() || (p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
             reported.insert(t.clone());
-            s.update(&common::play(t, p_percent)).unwrap();
+            s.update(&play(t, run.p_percent)).unwrap();
             prop_assert!(s.levels().len() <= capacity);
         }
     }
+}
+
+/// A configuration's fields as its JSON text writes them (not widened to f64).
+fn config_json(config: &SamplerConfig) -> serde_json::Value {
+    serde_json::from_str(&serde_json::to_string(config).unwrap()).unwrap()
 }
 
 /// Each kind with one field changed: the state is refused, the error names the field, and
 /// nothing changes.
 #[test]
 fn a_state_from_another_configuration_is_refused() {
-    let envs = common::specs(&[(2, 6), (1, 3), (4, 9)]);
-    let changed: Vec<(SamplerConfig, SamplerConfig, &str)> = vec![
-        (
-            SamplerConfig::default_for("pass_rate").unwrap(),
-            SamplerConfig::PassRate(PassRateConfig {
-                group_size: 8,
-                ..Default::default()
-            }),
-            "group_size: 16 -> 8",
-        ),
-        (
-            SamplerConfig::default_for("learnability").unwrap(),
-            SamplerConfig::Learnability(LearnabilityConfig {
-                top_k: 3,
-                ..Default::default()
-            }),
-            "top_k: 10 -> 3",
-        ),
-        (
-            SamplerConfig::default_for("learning_progress").unwrap(),
-            SamplerConfig::LearningProgress(LearningProgressConfig {
-                update_interval: 100,
-                ..Default::default()
-            }),
-            "update_interval: 256 -> 100",
-        ),
-        (
-            SamplerConfig::default_for("sec").unwrap(),
-            SamplerConfig::Sec(SecConfig {
-                temperature: 0.4,
-                ..Default::default()
-            }),
-            "temperature: 1.0 -> 0.4",
-        ),
-        (
-            SamplerConfig::default_for("ladder").unwrap(),
-            SamplerConfig::Ladder(LadderConfig {
-                window: 2,
-                ..Default::default()
-            }),
-            "window: 4 -> 2",
-        ),
-        (
-            SamplerConfig::default_for("plr").unwrap(),
-            SamplerConfig::Plr(PlrConfig {
-                staleness_coef: 0.1,
-                ..Default::default()
-            }),
-            "staleness_coef: 0.3 -> 0.1",
-        ),
-    ];
-    for (saved, current, needle) in changed {
-        let mut a = saved.build(&envs, 1).unwrap();
-        run(a.as_mut(), 300, 60);
+    let envs = specs(&[(2, 6), (1, 3), (4, 9)]);
+    let changed = json!({
+        "pass_rate": {"group_size": 8}, "learnability": {"top_k": 3},
+        "learning_progress": {"update_interval": 100}, "sec": {"temperature": 0.4},
+        "ladder": {"window": 2}, "plr": {"staleness_coef": 0.1},
+    });
+    for (kind, fields) in changed.as_object().unwrap() {
+        let (field, value) = fields.as_object().unwrap().iter().next().unwrap();
+        // The saved value as the state's config writes it (an f32 in its shortest form).
+        let saved = &config_json(&SamplerConfig::default_for(kind).unwrap())[field];
+        let needle = format!("{field}: {saved} -> {value}");
+        let mut a = built(kind, &envs, 1);
+        play_rounds(a.as_mut(), 300, 60);
         let state = a.state();
+        let current = SamplerConfig::from_fields(kind, fields).unwrap();
         let mut b = current.build(&envs, 2).unwrap();
-        run(b.as_mut(), 10, 60);
+        play_rounds(b.as_mut(), 10, 60);
         let before = b.state();
         let e = b.restore(&state).unwrap_err().to_string();
-        assert!(
-            e.contains("different configuration"),
-            "{}: {e}",
-            saved.kind()
-        );
-        assert!(e.contains(needle), "{}: {e}", saved.kind());
+        assert!(e.contains("different configuration"), "{kind}: {e}");
+        assert!(e.contains(&needle), "{kind}: {e}");
         assert_eq!(
             b.state(),
             before,
-            "{}: a refused restore changes nothing",
-            saved.kind()
+            "{kind}: a refused restore changes nothing"
         );
         // Other environments are refused too.
-        let mut c = saved.build(&common::specs(&[(2, 6), (1, 3)]), 2).unwrap();
+        let mut c = built(kind, &specs(&[(2, 6), (1, 3)]), 2);
         let e = c.restore(&state).unwrap_err().to_string();
-        assert!(e.contains("envs"), "{}: {e}", saved.kind());
+        assert!(e.contains("envs"), "{kind}: {e}");
     }
 }
 
@@ -616,33 +499,27 @@ fn a_state_from_another_configuration_is_refused() {
 /// with the field named.
 #[test]
 fn foreign_and_corrupt_states_are_refused() {
-    let envs = common::specs(&[(2, 6), (1, 3)]);
+    let envs = specs(&[(2, 6), (1, 3)]);
     let kinds = SamplerConfig::KINDS;
     for from in kinds.iter().skip(1) {
-        let mut a = SamplerConfig::default_for(from)
-            .unwrap()
-            .build(&envs, 3)
-            .unwrap();
-        run(a.as_mut(), 200, 50);
+        let mut a = built(from, &envs, 3);
+        play_rounds(a.as_mut(), 200, 50);
         let state = a.state();
         for to in kinds.iter().skip(1).filter(|k| *k != from) {
-            let mut b = SamplerConfig::default_for(to)
-                .unwrap()
-                .build(&envs, 3)
-                .unwrap();
+            let mut b = built(to, &envs, 3);
             let e = b.restore(&state).unwrap_err().to_string();
             assert!(e.contains("another sampler"), "{from} -> {to}: {e}");
         }
         let mut edited = state.clone();
-        edited["config_hash"] = serde_json::json!("0000000000000000");
+        edited["config_hash"] = json!("0000000000000000");
         let e = a.restore(&edited).unwrap_err().to_string();
         assert!(e.contains("config_hash"), "{from}: {e}");
         let mut old = state.clone();
-        old["schema_version"] = serde_json::json!(9);
+        old["schema_version"] = json!(9);
         let e = a.restore(&old).unwrap_err().to_string();
         assert!(e.contains("schema_version"), "{from}: {e}");
         let mut bad = state.clone();
-        bad["body"] = serde_json::json!({});
+        bad["body"] = json!({});
         let e = a.restore(&bad).unwrap_err().to_string();
         assert!(e.contains("body"), "{from}: {e}");
         assert_eq!(a.state(), state, "{from}: refusals change nothing");
@@ -652,31 +529,28 @@ fn foreign_and_corrupt_states_are_refused() {
 /// A kept environment's arms keep their state through a retarget, whatever else changes.
 #[test]
 fn kept_arms_keep_their_state() {
-    let envs = common::specs(&[(2, 4), (1, 3)]);
+    let envs = specs(&[(2, 4), (1, 3)]);
     for kind in SamplerConfig::KINDS.iter().skip(1) {
-        let mut s = SamplerConfig::default_for(kind)
-            .unwrap()
-            .build(&envs, 5)
-            .unwrap();
-        run(s.as_mut(), 700, 70);
+        let mut s = built(kind, &envs, 5);
+        play_rounds(s.as_mut(), 700, 70);
         let before = s.state();
-        // Drop fam/v0, keep fam/v1 (now first), add one.
-        let next = common::specs(&[(5, 6), (1, 3)])
+        // Drop fam/e0, keep fam/e1 (now first), add one.
+        let next = specs(&[(5, 6), (1, 3)])
             .into_iter()
             .rev()
             .map(|mut e| {
-                if e.id.as_str() == "fam/v0" {
+                if e.id.as_str() == "fam/e0" {
                     e.id = envdist_core::EnvId::new("fam/new");
                 }
                 e
             })
             .collect::<Vec<_>>();
-        assert_eq!(next[0].id.as_str(), "fam/v1");
+        assert_eq!(next[0].id.as_str(), "fam/e1");
         s.retarget(&next).unwrap();
         let after = s.state();
         let body = |v: &serde_json::Value, key: &str| v["body"][key].as_array().unwrap().clone();
         match *kind {
-            // Per-arm bodies: fam/v1's arms are the old space's last ones, the new one's first.
+            // Per-arm bodies: fam/e1's arms are the old space's last ones, the new one's first.
             "pass_rate" | "learnability" | "learning_progress" | "sec" => {
                 let (b, a) = (body(&before, "arms"), body(&after, "arms"));
                 let n = if *kind == "sec" { 3 * 5 } else { 3 };
@@ -692,7 +566,7 @@ fn kept_arms_keep_their_state() {
                 let kept = |v: &serde_json::Value| -> Vec<serde_json::Value> {
                     body(v, "levels")
                         .into_iter()
-                        .filter(|l| l["task"]["env"] == "fam/v1")
+                        .filter(|l| l["task"]["env"] == "fam/e1")
                         .collect()
                 };
                 assert_eq!(kept(&after), kept(&before));
@@ -713,15 +587,12 @@ fn kept_arms_keep_their_state() {
 /// snapshot's most probable level and scale span.
 #[test]
 fn rival_trace_lines_follow_the_snapshot() {
-    let envs = common::specs(&[(2, 6), (1, 3)]);
+    let envs = specs(&[(2, 6), (1, 3)]);
     for kind in SamplerConfig::KINDS.iter().skip(1) {
-        let mut s = SamplerConfig::default_for(kind)
-            .unwrap()
-            .build(&envs, 8)
-            .unwrap();
+        let mut s = built(kind, &envs, 8);
         for step in 0..300 {
             let t = s.sample();
-            let o = common::play(t, 60);
+            let o = play(t, 60);
             s.update(&o).unwrap();
             let e = s.trace_event(step, &o).unwrap();
             let snap = s
@@ -739,7 +610,7 @@ fn rival_trace_lines_follow_the_snapshot() {
                 (o.task.harness, o.task.scale, o.success)
             );
         }
-        let unknown = common::play(
+        let unknown = play(
             Task {
                 env: envdist_core::EnvId::new("zz/q"),
                 seed: 0,
@@ -755,12 +626,11 @@ fn rival_trace_lines_follow_the_snapshot() {
 /// The state file helpers of the trait name the file on refusal.
 #[test]
 fn state_files_round_trip_and_name_the_file() {
-    let dir = std::env::temp_dir().join(format!("envdist-rivals-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let envs = common::specs(&[(2, 6), (1, 3)]);
+    let dir = temp_dir("rival-state-files");
+    let envs = specs(&[(2, 6), (1, 3)]);
     let cfg = SamplerConfig::default_for("sec").unwrap();
     let mut a = cfg.build(&envs, 4).unwrap();
-    run(a.as_mut(), 500, 40);
+    play_rounds(a.as_mut(), 500, 40);
     let path = dir.join("sec.json");
     a.save_state_file(&path).unwrap();
     let mut b = cfg.build(&envs, 5).unwrap();
@@ -768,10 +638,7 @@ fn state_files_round_trip_and_name_the_file() {
     for _ in 0..50 {
         assert_eq!(a.sample(), b.sample());
     }
-    let mut c = SamplerConfig::default_for("plr")
-        .unwrap()
-        .build(&envs, 4)
-        .unwrap();
+    let mut c = built("plr", &envs, 4);
     let e = c.load_state_file(&path).unwrap_err().to_string();
     assert!(
         e.contains("sec.json") && e.contains("another sampler"),

@@ -1,36 +1,26 @@
 //! Saved state files: round trip, and readable errors for mismatches and corruption.
 
-mod common;
-
-use std::path::PathBuf;
-
 use envdist_core::TaskSampler;
 use envdist_curriculum::{HdcConfig, HdcSampler, Mode};
 
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("envdist-curriculum-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+use crate::{play, specs, temp_dir};
+
+fn fresh(config: HdcConfig) -> HdcSampler {
+    HdcSampler::new(&specs(&[(2, 6), (1, 3), (4, 9)]), None, config, 0).unwrap()
 }
 
 fn trained(config: HdcConfig) -> HdcSampler {
-    let envs = common::specs(&[(2, 6), (1, 3), (4, 9)]);
-    let mut s = HdcSampler::new(&envs, None, config, 7).unwrap();
+    let mut s = HdcSampler::new(&specs(&[(2, 6), (1, 3), (4, 9)]), None, config, 7).unwrap();
     for _ in 0..400 {
         let t = s.sample();
-        s.update(&common::play(t, 80)).unwrap();
+        s.update(&play(t, 80)).unwrap();
     }
     s
 }
 
-fn fresh(config: HdcConfig) -> HdcSampler {
-    HdcSampler::new(&common::specs(&[(2, 6), (1, 3), (4, 9)]), None, config, 0).unwrap()
-}
-
 #[test]
 fn file_round_trip_resumes_identically() {
-    let d = dir("rt");
+    let d = temp_dir("state-file-rt");
     let cfg = HdcConfig {
         min_episodes: 5,
         ..Default::default()
@@ -48,7 +38,7 @@ fn file_round_trip_resumes_identically() {
 
 #[test]
 fn config_mismatch_is_refused_with_the_differing_fields() {
-    let d = dir("mismatch");
+    let d = temp_dir("state-file-mismatch");
     let path = d.join("hdc.json");
     trained(HdcConfig::default()).save(&path).unwrap();
     let mut other = fresh(HdcConfig {
@@ -67,41 +57,42 @@ fn config_mismatch_is_refused_with_the_differing_fields() {
 
 #[test]
 fn truncated_corrupt_or_edited_files_name_the_file() {
-    let d = dir("corrupt");
+    let d = temp_dir("state-file-corrupt");
     let good = d.join("good.json");
     trained(HdcConfig::default()).save(&good).unwrap();
     let text = std::fs::read_to_string(&good).unwrap();
-
+    // The good file with its first `from` replaced by `to`.
+    let edited = |from: &str, to: &str| text.replacen(from, to, 1);
     let cases: Vec<(&str, String, &str)> = vec![
         (
             "truncated.json",
-            text[..text.len() / 2].to_string(),
+            text[..text.len() / 2].into(),
             "not valid JSON",
         ),
         (
             "garbage.json",
-            "\u{0}\u{1}binary junk".to_string(),
+            "\u{0}\u{1}binary junk".into(),
             "not valid JSON",
         ),
         ("empty.json", String::new(), "not valid JSON"),
         (
             "schema.json",
-            text.replacen("\"schema_version\": 1", "\"schema_version\": 9", 1),
+            edited("\"schema_version\": 1", "\"schema_version\": 9"),
             "schema_version",
         ),
         (
             "hash.json",
-            text.replacen("\"config_hash\": \"", "\"config_hash\": \"0", 1),
+            edited("\"config_hash\": \"", "\"config_hash\": \"0"),
             "config_hash",
         ),
         (
             "window.json",
-            text.replacen("\"window_lo\": ", "\"window_lo\": 4000", 1),
+            edited("\"window_lo\": ", "\"window_lo\": 4000"),
             "window_lo",
         ),
         (
             "field.json",
-            text.replacen("\"ema\": ", "\"ema\": \"x\", \"was\": ", 1),
+            edited("\"ema\": ", "\"ema\": \"x\", \"was\": "),
             "ema",
         ),
     ];

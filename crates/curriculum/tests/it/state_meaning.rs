@@ -3,21 +3,14 @@
 //! reach) is refused with an error naming the field, for every sampler kind; and the
 //! environments a retarget drops keep their in-flight outcomes and their counts.
 
-use envdist_core::{EnvId, EpisodeOutcome, HarnessLevel, Task};
+use envdist_core::{EnvId, HarnessLevel, Task};
 use envdist_curriculum::{SamplerConfig, synthetic_specs};
 use serde_json::{Value, json};
 
+use crate::outcome;
+
 fn specs() -> Vec<envdist_core::EnvSpec> {
     synthetic_specs("m", &[(1, 3), (2, 6), (4, 4)])
-}
-
-fn outcome(task: Task, success: bool) -> EpisodeOutcome {
-    EpisodeOutcome {
-        task,
-        success,
-        episode_return: success as u32 as f32,
-        steps: 1,
-    }
 }
 
 fn config(json: Value) -> SamplerConfig {
@@ -70,59 +63,65 @@ fn refused_in_flight(
     assert_eq!(s.state(), before, "a refused state changed the sampler");
 }
 
-fn add(v: &mut Value, by: i64) {
-    *v = json!(v.as_i64().unwrap() + by);
+/// The value at a JSON pointer (`/body/envs/1/top`) of a state, which must be there.
+fn at<'a>(state: &'a mut Value, pointer: &str) -> &'a mut Value {
+    state
+        .pointer_mut(pointer)
+        .unwrap_or_else(|| panic!("the state has no {pointer}"))
+}
+
+/// The edit that sets the value at `pointer`.
+fn set(pointer: &'static str, value: Value) -> impl Fn(&mut Value) {
+    move |s| *at(s, pointer) = value.clone()
+}
+
+/// The edit that adds `by` to the integer at `pointer`.
+fn add(pointer: &'static str, by: i64) -> impl Fn(&mut Value) {
+    move |s| {
+        let v = at(s, pointer);
+        *v = json!(v.as_i64().unwrap() + by);
+    }
 }
 
 #[test]
 fn every_kind_refuses_a_stuck_random_stream_and_counters_that_disagree() {
     for kind in SamplerConfig::KINDS {
         let c = SamplerConfig::default_for(kind).unwrap();
-        refused(&c, 50, |s| s["rng"]["s"] = json!([0, 0, 0, 0]), "all-zero");
-        refused(&c, 50, |s| add(&mut s["updates"], 1), "field `updates`");
-        refused(
-            &c,
-            50,
-            |s| s["updates"] = json!(1_000_000_000_000_000_000u64),
-            "field `updates`",
-        );
+        refused(&c, 50, set("/rng/s", json!([0, 0, 0, 0])), "all-zero");
+        refused(&c, 50, add("/updates", 1), "field `updates`");
+        let huge = json!(1_000_000_000_000_000_000u64);
+        refused(&c, 50, set("/updates", huge), "field `updates`");
         // Outcomes of unknown environments are refused, so only a retired one has any.
-        refused(&c, 50, |s| s["unknown"] = json!(3), "field `unknown`");
+        refused(&c, 50, set("/unknown", json!(3)), "field `unknown`");
     }
 }
 
 #[test]
 fn hdc_refuses_stages_its_state_machine_cannot_reach() {
     let c = config(json!({"kind": "hdc", "min_episodes": 3, "window_step": 2}));
-    let env = |s: &mut Value, k: usize, f: &str, v: Value| s["per_env"][k][f] = v;
     // 4e9 stage episodes out of a few dozen.
+    let many = json!(4_000_000_000u32);
+    let field = "per_env[0].stage_episodes";
+    refused(&c, 40, set("/per_env/0/stage_episodes", many), field);
+    let field = "per_env[0].capped_advances";
     refused(
         &c,
         40,
-        |s| env(s, 0, "stage_episodes", json!(4_000_000_000u32)),
-        "per_env[0].stage_episodes",
-    );
-    refused(
-        &c,
-        40,
-        |s| env(s, 0, "capped_advances", json!(1_000_000)),
-        "per_env[0].capped_advances",
+        set("/per_env/0/capped_advances", json!(1_000_000)),
+        field,
     );
     // Range 2..=6, window 2 moved by 2: the window starts at 2, 4 or 5 (the top).
-    refused(
-        &c,
-        1,
-        |s| env(s, 1, "window_lo", json!(3)),
-        "per_env[1].window_lo",
-    );
+    let field = "per_env[1].window_lo";
+    refused(&c, 1, set("/per_env/1/window_lo", json!(3)), field);
     // `ready` only at the last stage (H4, top window).
     refused(
         &c,
         1,
-        |s| env(s, 0, "ready", json!(true)),
+        set("/per_env/0/ready", json!(true)),
         "per_env[0].ready",
     );
     // An EMA without a counted episode; a competent stage left open.
+    let env = |s: &mut Value, k: usize, f: &str, v: Value| s["per_env"][k][f] = v;
     refused(
         &c,
         1,
@@ -145,34 +144,21 @@ fn hdc_refuses_stages_its_state_machine_cannot_reach() {
         "per_env[1].ema",
     );
     // Only mode global moves the shared level.
-    refused(&c, 1, |s| s["global_level"] = json!("H2"), "global_level");
+    refused(&c, 1, set("/global_level", json!("H2")), "global_level");
 }
 
 #[test]
 fn the_rivals_refuse_bodies_their_rules_cannot_reach() {
     let ladder = SamplerConfig::default_for("ladder").unwrap();
-    refused(
-        &ladder,
-        30,
-        |s| add(&mut s["body"]["envs"][1]["top"], 1),
-        "body.envs[1].top",
-    );
-    refused(
-        &ladder,
-        30,
-        |s| s["body"]["envs"][1]["checks"] = json!(1_000_000),
-        "body.envs[1].checks",
-    );
+    refused(&ladder, 30, add("/body/envs/1/top", 1), "body.envs[1].top");
+    let checks = set("/body/envs/1/checks", json!(1_000_000));
+    refused(&ladder, 30, checks, "body.envs[1].checks");
 
     let plr = config(json!({"kind": "plr", "buffer_size": 8}));
-    refused(&plr, 60, |s| add(&mut s["samples"], 1), "field `samples`");
-    refused(&plr, 60, |s| add(&mut s["body"]["clock"], 1), "body.clock");
-    refused(
-        &plr,
-        60,
-        |s| s["body"]["levels"][0]["stamp"] = json!(-1_000_000),
-        "body.levels[0].stamp",
-    );
+    refused(&plr, 60, add("/samples", 1), "field `samples`");
+    refused(&plr, 60, add("/body/clock", 1), "body.clock");
+    let stamp = set("/body/levels/0/stamp", json!(-1_000_000));
+    refused(&plr, 60, stamp, "body.levels[0].stamp");
     refused_in_flight(
         &plr,
         3,
@@ -183,40 +169,30 @@ fn the_rivals_refuse_bodies_their_rules_cannot_reach() {
         },
         "body.pending[0].drawn_at",
     );
-    refused_in_flight(
-        &plr,
-        3,
-        2,
-        |s| s["body"]["pending"][0]["task"]["scale"] = json!(99),
-        "body.pending[0].task",
-    );
+    let scale = set("/body/pending/0/task/scale", json!(99));
+    refused_in_flight(&plr, 3, 2, scale, "body.pending[0].task");
 
     let pass = config(json!({"kind": "pass_rate", "group_size": 4}));
-    let played_arm = |s: &Value| {
-        s["body"]["arms"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .position(|a| a["groups"].as_u64().unwrap() > 0)
-            .expect("an arm completed a group")
-    };
+    // The first arm that completed a group.
+    fn played_arm(s: &mut Value) -> &mut Value {
+        let arms = s["body"]["arms"].as_array_mut().unwrap();
+        let k = arms.iter().position(|a| a["groups"].as_u64().unwrap() > 0);
+        &mut arms[k.expect("an arm completed a group")]
+    }
     refused(
         &pass,
         80,
-        |s| {
-            let k = played_arm(s);
-            s["body"]["arms"][k]["pass_rate"] = json!(0.3);
-        },
+        |s| played_arm(s)["pass_rate"] = json!(0.3),
         ".pass_rate",
     );
     refused(
         &pass,
         80,
         |s| {
-            let k = played_arm(s);
-            s["body"]["arms"][k]["pass_rate"] = json!(0.5);
-            s["body"]["arms"][k]["pool"] = json!("easy");
-            s["body"]["arms"][k]["filed_at"] = json!(1);
+            let arm = played_arm(s);
+            arm["pass_rate"] = json!(0.5);
+            arm["pool"] = json!("easy");
+            arm["filed_at"] = json!(1);
         },
         ".pool",
     );
@@ -232,26 +208,17 @@ fn the_rivals_refuse_bodies_their_rules_cannot_reach() {
         },
         "the prior",
     );
-    refused(
-        &learn,
-        30,
-        |s| s["body"]["arms"][0]["episodes"] = json!(1_000_000),
-        "body.arms[0..3].episodes",
-    );
+    let episodes = set("/body/arms/0/episodes", json!(1_000_000));
+    refused(&learn, 30, episodes, "body.arms[0..3].episodes");
 
     let sec = config(json!({"kind": "sec", "batch_episodes": 8}));
     refused(
         &sec,
         30,
-        |s| s["body"]["arms"][0]["q"] = json!(100.0),
+        set("/body/arms/0/q", json!(100.0)),
         "body.arms[0].q",
     );
-    refused(
-        &sec,
-        30,
-        |s| add(&mut s["body"]["batch_count"], 1),
-        "body.batch_count",
-    );
+    refused(&sec, 30, add("/body/batch_count", 1), "body.batch_count");
 
     let lp = config(json!({"kind": "learning_progress", "update_interval": 8}));
     refused(
@@ -263,12 +230,8 @@ fn the_rivals_refuse_bodies_their_rules_cannot_reach() {
         },
         "body.interval_count",
     );
-    refused(
-        &lp,
-        30,
-        |s| s["body"]["arms"][0]["measured"] = json!(1_000),
-        "body.arms[0].measured",
-    );
+    let measured = set("/body/arms/0/measured", json!(1_000));
+    refused(&lp, 30, measured, "body.arms[0].measured");
 }
 
 /// A retarget drops an environment: an outcome of its task still in flight is taken (counted
