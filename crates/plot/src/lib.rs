@@ -18,10 +18,9 @@
 //!     title: "success".into(),
 //!     x_label: "env steps".into(),
 //!     y_label: "success rate".into(),
-//!     series: vec![Series { label: "aes".into(), points: vec![(0.0, 0.1), (1.0, 0.4)] }],
-//!     steps: false,
-//!     legend: Legend::TopLeft,
+//!     series: vec![Series::line("aes", vec![0.0, 1.0], vec![0.1, 0.4])],
 //!     y_range: None,
+//!     legend: Legend::UpperLeft,
 //! };
 //! line_chart(std::path::Path::new("success.png"), &chart, (640, 400))?;
 //! # Ok::<(), envdist_plot::PlotError>(())
