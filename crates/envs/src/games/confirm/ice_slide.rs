@@ -5,7 +5,8 @@
 
 use envdist_core::{ActionId, ActionMask, Rng};
 
-use super::super::maze::{AGENT, GOAL};
+use super::super::maze::{GOAL, agent_goal_text};
+use super::super::ood::AGENT_ON_ICE;
 use super::super::util::{Pos, move_mask, random_cells, step_pos};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid};
@@ -135,23 +136,13 @@ impl Game for IceSlide {
             }
         }
         g.set(self.goal.0, self.goal.1, GOAL);
-        g.set(
-            self.agent.0,
-            self.agent.1,
-            Cell {
-                base: Col::Cyan,
-                ..AGENT
-            },
-        );
+        g.set(self.agent.0, self.agent.1, AGENT_ON_ICE);
     }
     fn agent(&self) -> Option<(i32, i32)> {
         Some((self.agent.0 as i32, self.agent.1 as i32))
     }
     fn state_text(&self, out: &mut String) {
-        out.push_str(&format!(
-            "agent at ({},{}); goal at ({},{})",
-            self.agent.0, self.agent.1, self.goal.0, self.goal.1
-        ));
+        agent_goal_text(self.agent, self.goal, out);
     }
     fn hint(&mut self, out: &mut String) {
         self.subgoal(out);

@@ -2,8 +2,8 @@
 //! `interact` turns the piece under it a quarter turn clockwise; water runs from the source
 //! through pieces whose open ends meet, and the episode is won when it reaches the drain.
 //! Scale 1..=3: boards 3x3, 4x4, 5x5, the source and the drain at least a side minus one
-//! apart. The solver turns the pieces of the route that needs
-//! the fewest quarter turns, nearest piece first.
+//! apart. The solver turns the pieces of the route that needs the fewest quarter turns,
+//! nearest piece first.
 
 use envdist_core::{ActionId, ActionMask, Rng};
 
@@ -41,7 +41,7 @@ fn side(a: ActionId) -> u8 {
     }
 }
 
-/// The side of `from` that faces its neighbour `to`.
+/// The side of `from` that faces `to`, one of its four neighbours.
 fn facing(from: Pos, to: Pos) -> u8 {
     match (to.0 as i64 - from.0 as i64, to.1 as i64 - from.1 as i64) {
         (0, -1) => N,
@@ -83,8 +83,8 @@ pub struct Pipes {
     source: Pos,
     drain: Pos,
     cursor: Pos,
-    /// The route the level was made from (source to drain): a way to win whatever has been
-    /// turned since, since turning never changes a piece's kind.
+    /// The route the level was made from (source to drain): still a way to win after any
+    /// turns, since turning never changes a piece's kind.
     route: Vec<Pos>,
 }
 
@@ -247,7 +247,7 @@ impl Game for Pipes {
         self.source = (rng.index(n), rng.index(n));
         loop {
             self.drain = (rng.index(n), rng.index(n));
-            // At least a board's side apart, so that every route crosses several pieces.
+            // A side minus one apart at least, so that every route crosses several pieces.
             let d = self.drain.0.abs_diff(self.source.0) + self.drain.1.abs_diff(self.source.1);
             if d + 1 >= n {
                 break;
