@@ -34,15 +34,25 @@ pub struct ExperimentArgs {
 
 /// The effective configuration, checked: preset, then config file, then flags.
 pub fn effective_config(args: &ExperimentArgs) -> anyhow::Result<envdist_study::CheckedConfig> {
-    let mut cfg = match &args.config {
-        None => ExperimentConfig::preset(args.preset),
+    let (mut cfg, names_split) = match &args.config {
+        None => (ExperimentConfig::preset(args.preset), false),
         Some(path) => {
             let overrides: serde_json::Value = envdist_core::io::read_json(path, None)?;
-            ExperimentConfig::from_overrides(args.preset, &overrides, &path.display().to_string())?
+            let named = envdist_study::protocol::names_split(&overrides);
+            let cfg = ExperimentConfig::from_overrides(
+                args.preset,
+                &overrides,
+                &path.display().to_string(),
+            )?;
+            (cfg, named)
         }
     };
     if let Some(s) = args.seeds {
         cfg.seeds = s;
+        // Other seeds than the preset's make a pilot, unless the config names the split.
+        if !names_split {
+            cfg.protocol.split = envdist_study::protocol::Split::Development;
+        }
     }
     if let Some(d) = args.device {
         cfg.device = d;
@@ -63,8 +73,9 @@ pub fn run(args: ExperimentArgs) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("runs/experiment-{}", cfg.preset.name())));
     eprintln!(
-        "envdist experiment: preset {}, {} seed(s), device {}, output {}",
+        "envdist experiment: preset {} ({} run), {} seed(s), device {}, output {}",
         cfg.preset.name(),
+        cfg.protocol.split.name(),
         cfg.seeds,
         cfg.device,
         out.display()

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use envdist_study::cache::StageInfo;
+use envdist_study::observer::StageInfo;
 use envdist_study::{Observer, Progress};
 use indicatif::{ProgressBar, ProgressStyle};
 

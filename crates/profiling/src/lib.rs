@@ -58,7 +58,7 @@ mod test_support;
 mod toy;
 
 pub use graph::{AbilityEdge, AbilityGraph, AbilityNode};
-pub use llm::{LlmConfig, LlmSegmenter, SYSTEM_PROMPT, SegmentError};
+pub use llm::{LlmConfig, LlmSegmenter, SYSTEM_PROMPT};
 pub use log::{
     ChatMessage, ChatRecord, EpisodeKey, LogCheck, LogRead, ReplayReport, StepRecord, UnknownEnvId,
     check_trajectories, read_log, read_trajectory_log, replay_abilities,
@@ -70,7 +70,7 @@ pub use pipeline::{
 };
 pub use policy::{Explorer, NoisyOracle};
 pub use rollout::{PolicyMaker, RolloutConfig, rollout, rollout_env, rollout_pool};
-pub use segment::{Segmenter, TagSegmenter};
+pub use segment::{SegmentError, Segmenter, TagSegmenter};
 pub use stats::EnvAbilityStats;
 
 use envdist_core::{EnvId, FileError, InvalidValue};

@@ -31,7 +31,7 @@ use std::time::Duration;
 use envdist_core::Trajectory;
 use serde::{Deserialize, Serialize};
 
-use crate::segment::Segmenter;
+use crate::segment::{SegmentError, Segmenter};
 
 /// The system message sent with every request.
 pub const SYSTEM_PROMPT: &str = "You annotate trajectories of an agent acting in a visual \
@@ -41,38 +41,6 @@ consecutive steps that exercise the same ability into one segment. Answer with o
 array of ability names, for example [\"navigate\", \"pick-up\", \"navigate\"], with no other \
 text. Use lowercase names with hyphens. When a list of allowed abilities is given, use only \
 names from it.";
-
-/// Why a trajectory could not be segmented.
-#[derive(Debug, thiserror::Error)]
-pub enum SegmentError {
-    /// A configuration value was missing or unusable.
-    #[error("LLM segmenter config: {0}")]
-    Config(#[from] InvalidValue),
-    /// The endpoint could not be reached or answered with an HTTP error.
-    #[error("LLM endpoint {url}: {message} (gave up after {attempts} attempt(s))")]
-    Http {
-        /// The request URL.
-        url: String,
-        /// Requests made.
-        attempts: u32,
-        /// The last failure.
-        message: String,
-    },
-    /// The endpoint answered, but not with a usable ability list.
-    #[error(
-        "LLM endpoint {url}: malformed answer after {attempts} attempt(s): {reason}; expected a JSON array of ability names; last answer: {answer:?}"
-    )]
-    Malformed {
-        /// The request URL.
-        url: String,
-        /// Requests made.
-        attempts: u32,
-        /// What was wrong with the last answer.
-        reason: String,
-        /// The last answer's text (truncated to 300 characters).
-        answer: String,
-    },
-}
 
 /// Settings of the LLM segmenter.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

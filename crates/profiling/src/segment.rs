@@ -1,8 +1,38 @@
 //! Segmenters: turn a trajectory into its sequence of atomic abilities.
 
-use envdist_core::Trajectory;
+use envdist_core::{InvalidValue, Trajectory};
 
-use crate::llm::SegmentError;
+/// Why a trajectory could not be segmented.
+#[derive(Debug, thiserror::Error)]
+pub enum SegmentError {
+    /// A configuration value was missing or unusable.
+    #[error("LLM segmenter config: {0}")]
+    Config(#[from] InvalidValue),
+    /// The endpoint could not be reached or answered with an HTTP error.
+    #[error("LLM endpoint {url}: {message} (gave up after {attempts} attempt(s))")]
+    Http {
+        /// The request URL.
+        url: String,
+        /// Requests made.
+        attempts: u32,
+        /// The last failure.
+        message: String,
+    },
+    /// The endpoint answered, but not with a usable ability list.
+    #[error(
+        "LLM endpoint {url}: malformed answer after {attempts} attempt(s): {reason}; expected a JSON array of ability names; last answer: {answer:?}"
+    )]
+    Malformed {
+        /// The request URL.
+        url: String,
+        /// Requests made.
+        attempts: u32,
+        /// What was wrong with the last answer.
+        reason: String,
+        /// The last answer's text (truncated to 300 characters).
+        answer: String,
+    },
+}
 
 /// Cuts a trajectory into the ordered sequence of atomic abilities it exercised.
 ///

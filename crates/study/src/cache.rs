@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::code::{CodeVersion, Crate};
 use crate::config::EXPERIMENT_SCHEMA_VERSION;
 use crate::error::{Context, Result, io_error};
-use crate::observer::Observer;
+use crate::observer::{Observer, StageInfo};
 
 /// FNV-1a 64 of the canonical JSON of `value` (serde_json maps are sorted, so the text is
 /// canonical). Stable across runs and platforms, unlike `DefaultHasher`.
@@ -80,15 +80,6 @@ struct StageRecord<T> {
     key: serde_json::Value,
     seconds: f64,
     output: T,
-}
-
-/// Whether a stage ran or came from the cache, and how long it took when it ran.
-#[derive(Debug, Clone, Copy)]
-pub struct StageInfo {
-    /// Loaded from cache.
-    pub cached: bool,
-    /// Seconds the stage took when it was computed (now or in the run that cached it).
-    pub seconds: f64,
 }
 
 /// The one stage cache: run `compute` in `dir` unless `dir/stage.json` records a finished run

@@ -8,6 +8,8 @@
 //! the whole configuration once, before any stage runs: each embedded configuration checks
 //! itself, and this file keeps only the study's own fields and the rules across sections.
 
+use std::collections::BTreeMap;
+
 use envdist_core::{Checked, InvalidValue, Validate};
 use envdist_curriculum::HdcConfig;
 use envdist_envs::HintStyle;
@@ -18,7 +20,50 @@ use envdist_trainer::{
 use serde::{Deserialize, Serialize};
 
 pub use crate::model::{Arm, ClaimId};
-pub use crate::presets::Preset;
+pub use crate::protocol::Split;
+
+/// Named presets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "kebab-case")]
+pub enum Preset {
+    /// Tiny pool and budget: every stage and arm in well under a minute (a test runs it and
+    /// compares it with the committed record).
+    Smoke,
+    /// The default: the paper's central comparisons at laptop scale on 2 CPU cores (meant for
+    /// at most 60 minutes; each record's REPORT gives the time it took and on what machine).
+    Cpu,
+    /// Everything the `cpu` preset leaves out, at its scale: the HDC ablations, the rivals,
+    /// online re-selection, the control pool, the hint styles, pool-size scaling and the H0
+    /// gradients (resumable; hours).
+    CpuFull,
+    /// The `cpu` study on one GPU with 5 seeds (`--device cuda`, `--features cuda`; not yet run).
+    GpuLite,
+    /// The full study on a GPU.
+    Gpu,
+}
+
+impl Preset {
+    /// Every preset.
+    pub const ALL: [Preset; 5] = [
+        Preset::Smoke,
+        Preset::Cpu,
+        Preset::CpuFull,
+        Preset::GpuLite,
+        Preset::Gpu,
+    ];
+
+    /// The preset's name as given to `--preset`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Smoke => "smoke",
+            Preset::Cpu => "cpu",
+            Preset::CpuFull => "cpu-full",
+            Preset::GpuLite => "gpu-lite",
+            Preset::Gpu => "gpu",
+        }
+    }
+}
 
 /// Schema version of `config.json` and of the study's other files. 4: the libraries'
 /// configurations embedded (`rl` is a `TrainConfig`, `gradients` a `GradientConfig`,
@@ -37,7 +82,7 @@ pub struct SuiteSection {
     /// evaluated at H4; pilots of the `cpu` preset without the KL penalty), training with
     /// subgoal hints gained +7.8 [+5.0, +11.0] points at H4 and with action hints −0.1
     /// [−3.1, +2.6]: with the action in the hint, what is learned below H3 is reading it
-    /// (docs/experiments/HISTORY.md, v6).
+    /// (docs/experiments/HISTORY.md, the subgoal-hint record).
     pub hint_style: HintStyle,
 }
 
@@ -116,7 +161,7 @@ impl Default for BaseConfig {
             noise: 0.2,
             balance_turns: true,
             // 30 value-only updates (30k env steps of the cpu network) bring the critic's loss
-            // to its floor on the base's rollouts (pilots: docs/experiments/HISTORY.md, v3).
+            // to its floor on the base's rollouts (pilots: docs/experiments/HISTORY.md).
             critic_warmup_updates: 30,
             critic_lr: 1e-3,
         }
@@ -131,6 +176,15 @@ pub struct EvalConfig {
     pub episodes: u32,
     /// Scales evaluated (each env's `min`, `mid`, `max`).
     pub scales: Vec<ScaleChoice>,
+    /// What salts the instance stream (0: the development instances). Set by the study from
+    /// `protocol.split` and for probes ([`ExperimentConfig::evaluation`],
+    /// [`crate::protocol::PROBE_SALT`]); a configuration leaves it 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub instances: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 impl Default for EvalConfig {
@@ -142,6 +196,7 @@ impl Default for EvalConfig {
             // for about 2 minutes of the study (docs/experiments/HISTORY.md).
             episodes: 36,
             scales: vec![ScaleChoice::Min, ScaleChoice::Mid, ScaleChoice::Max],
+            instances: 0,
         }
     }
 }
@@ -160,8 +215,20 @@ pub struct AnalysisConfig {
     /// run, as the primary claims are.
     pub equivalence_margin: f64,
     /// The difference, points, each claim's variance components are asked to detect: how
-    /// many seeds or environments that would take.
+    /// many seeds or families that would take.
     pub detect_points: f64,
+    /// Per claim, its own equivalence margin, points, named before the run (claims not listed
+    /// use `equivalence_margin`): half the difference the paper predicts at this scale
+    /// (docs/experiments/PROTOCOL.md derives each).
+    pub margins: BTreeMap<ClaimId, f64>,
+    /// Resample families, then environments within them (crossed with seeds), for the
+    /// claims' intervals and p-values; `false`: environments alone (the sensitivity row).
+    pub by_family: bool,
+    /// Where a p-value lies within a factor 2 of its threshold, the bootstrap is rerun with
+    /// this many times the replicates.
+    pub rerun_factor: u32,
+    /// Simulated studies behind the reported size and power (0: none).
+    pub simulations: u32,
 }
 
 impl Default for AnalysisConfig {
@@ -171,6 +238,10 @@ impl Default for AnalysisConfig {
             primary: ClaimId::central(),
             equivalence_margin: 2.0,
             detect_points: 3.0,
+            margins: BTreeMap::new(),
+            by_family: true,
+            rerun_factor: 10,
+            simulations: 200,
         }
     }
 }
@@ -218,6 +289,16 @@ impl Default for TransferConfig {
     }
 }
 
+/// Which set the run measures on (docs/experiments/PROTOCOL.md): development (pilots) or
+/// confirmation (the committed record).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProtocolConfig {
+    /// The split; the training seeds, evaluation instances and held-out envs follow from it
+    /// ([`Split`]).
+    pub split: Split,
+}
+
 /// The online re-selection arm.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -252,6 +333,10 @@ pub struct ExperimentConfig {
     pub seed: u64,
     /// Training seeds per arm (arms are paired by seed).
     pub seeds: u32,
+    /// Development or confirmation: which training seeds, evaluation instances and held-out
+    /// environments the run uses.
+    #[serde(default)]
+    pub protocol: ProtocolConfig,
     /// `cpu`, `cuda` or `cuda:N`.
     pub device: Device,
     /// Rendering and hints.
@@ -301,11 +386,6 @@ pub struct ExperimentConfig {
 }
 
 impl ExperimentConfig {
-    /// The values of a preset.
-    pub fn preset(preset: Preset) -> Self {
-        crate::presets::values(preset)
-    }
-
     /// The hint style of the hint-question arm ([`crate::model::HINT_PAIR`]).
     pub fn other_hint_style(&self) -> HintStyle {
         match self.suite.hint_style {
@@ -334,6 +414,20 @@ impl ExperimentConfig {
         }
     }
 
+    /// The evaluation the arms and the base are scored by: `eval` on the split's instances.
+    pub fn evaluation(&self) -> EvalConfig {
+        EvalConfig {
+            instances: self.protocol.split.eval_salt(),
+            ..self.eval.clone()
+        }
+    }
+
+    /// The training-seed indices of this run: `0..seeds` in development, from
+    /// [`crate::protocol::CONFIRMATORY_SEED_BASE`] on in confirmation.
+    pub fn seed_indices(&self) -> std::ops::Range<u32> {
+        self.protocol.split.seed_indices(self.seeds)
+    }
+
     /// The sum over updates of the learning rate times the Adam steps of one update: how
     /// far the arms' optimisation can move the base (the study reports it).
     pub fn optimisation(&self) -> f64 {
@@ -348,16 +442,6 @@ impl ExperimentConfig {
             }
         };
         learning as f64 * steps_per_update * mean_lr
-    }
-
-    /// The preset's values overlaid with `overrides` (a JSON object of any fields of
-    /// `config.json`); `source` names where the overrides come from in errors.
-    pub fn from_overrides(
-        preset: Preset,
-        overrides: &serde_json::Value,
-        source: &str,
-    ) -> Result<Self, InvalidValue> {
-        crate::overlay::overlay(&Self::preset(preset), overrides, source)
     }
 }
 
@@ -413,6 +497,18 @@ impl Validate for ExperimentConfig {
         })?;
 
         at_least("seeds", 1, self.seeds.into(), "")?;
+        if self.protocol.split == Split::Development
+            && self.seeds > crate::protocol::CONFIRMATORY_SEED_BASE
+        {
+            return fail(
+                "seeds",
+                &format!(
+                    "at most {} in a development run (the confirmatory seeds start there)",
+                    crate::protocol::CONFIRMATORY_SEED_BASE
+                ),
+                self.seeds.to_string(),
+            );
+        }
         if !(16..=128).contains(&self.suite.canvas) {
             return fail("suite.canvas", "16..=128", self.suite.canvas.to_string());
         }
@@ -431,6 +527,13 @@ impl Validate for ExperimentConfig {
         at_least("gradients.rollouts_per_env", 2, halves, "two halves")?;
         at_least("rl.total_env_steps", 1, self.rl.total_env_steps, "")?;
         at_least("eval.episodes", 1, self.eval.episodes.into(), "")?;
+        if self.eval.instances != 0 {
+            return fail(
+                "eval.instances",
+                "0 (the instance stream follows protocol.split)",
+                self.eval.instances.to_string(),
+            );
+        }
         if self.eval.scales.is_empty()
             || self
                 .eval
@@ -446,13 +549,26 @@ impl Validate for ExperimentConfig {
         }
         let replicates = self.analysis.bootstrap.into();
         at_least("analysis.bootstrap", 100, replicates, "replicates")?;
+        at_least(
+            "analysis.rerun_factor",
+            1,
+            self.analysis.rerun_factor.into(),
+            "",
+        )?;
         for (field, v) in [
             (
                 "analysis.equivalence_margin",
                 self.analysis.equivalence_margin,
             ),
             ("analysis.detect_points", self.analysis.detect_points),
-        ] {
+        ]
+        .into_iter()
+        .chain(
+            self.analysis
+                .margins
+                .values()
+                .map(|m| ("analysis.margins", *m)),
+        ) {
             if !(v.is_finite() && v > 0.0 && v <= 100.0) {
                 return fail(field, "points in (0, 100]", v.to_string());
             }

@@ -53,6 +53,7 @@ mod pipeline;
 mod power_tests;
 mod preconditions;
 pub mod presets;
+pub mod protocol;
 pub mod report;
 mod results;
 mod stages;

@@ -2,7 +2,14 @@
 //! nothing itself; xtask turns the events into indicatif bars, tests and the Python binding can
 //! ignore them ([`Silent`]) or record them.
 
-use crate::cache::StageInfo;
+/// Whether a stage ran or came from the cache, and how long it took when it ran.
+#[derive(Debug, Clone, Copy)]
+pub struct StageInfo {
+    /// Loaded from cache.
+    pub cached: bool,
+    /// Seconds the stage took when it was computed (now or in the run that cached it).
+    pub seconds: f64,
+}
 
 /// A unit of long work with a known size (rollouts over environments, env steps of an arm).
 pub trait Progress: Send + Sync {

@@ -11,7 +11,7 @@ use envdist_trainer::PolicyModel;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::cache::{StageInfo, StageKey, cached};
+use crate::cache::{StageKey, cached};
 use crate::code::CodeVersion;
 use crate::config::{CheckedConfig, ExperimentConfig};
 use crate::error::Result;
@@ -22,6 +22,7 @@ use crate::model::{
     TransferRuns,
 };
 use crate::observer::Observer;
+use crate::observer::StageInfo;
 use crate::stages::arms::{self, ArmInputs, ArmJob, ArmPlan, OnlineInputs};
 use crate::stages::pool::PoolStage;
 use crate::stages::selections::SelectionSet;
@@ -136,7 +137,7 @@ pub fn run_experiment_with(
     let all = pool.evaluated();
     let constant_key = eval::constant_key(cfg, code, &pool_key)?;
     s.results.constant_baseline = s.stage(Stage::ConstantBaseline, &constant_key, |_| {
-        eval::constant_baselines(&cfg.eval, &suite, &all)
+        eval::constant_baselines(&cfg.evaluation(), &suite, &all)
     })?;
 
     let gradients_at = |s: &mut Study<'_>, harness: HarnessLevel| -> Result<_> {
@@ -161,10 +162,17 @@ pub fn run_experiment_with(
 
     // Every training seed selects from gradients of its own (seed i: the master seed + i, so
     // other episodes and another projection): an AES arm's seeds then carry the selection's
-    // noise, and the seeds' picks say how reproducible the selection is.
-    let mut seed_grads = vec![grads.clone()];
-    let mut grad_keys = vec![grad_key.clone()];
-    for i in 1..cfg.seeds {
+    // noise, and the seeds' picks say how reproducible the selection is. Index 0's are the
+    // master gradients (a development run's first seed); a confirmatory run's seeds all have
+    // their own.
+    let mut seed_grads = Vec::new();
+    let mut grad_keys = Vec::new();
+    for i in cfg.seed_indices() {
+        if i == 0 {
+            seed_grads.push(grads.clone());
+            grad_keys.push(grad_key.clone());
+            continue;
+        }
         let seed_cfg = ExperimentConfig {
             seed: cfg.seed.wrapping_add(i as u64),
             ..cfg.clone()
@@ -220,7 +228,11 @@ pub fn run_experiment_with(
             .expect("a selection")
     };
     if cfg.seeds >= 2 {
-        let (first, again) = (&sels.get(aes(0))?.envs, &sels.get(aes(1))?.envs);
+        let first_seed = cfg.protocol.split.seed_base();
+        let (first, again) = (
+            &sels.get(aes(first_seed))?.envs,
+            &sels.get(aes(first_seed + 1))?.envs,
+        );
         s.results.facts.aes_rerun_kept = Some(again.iter().filter(|e| first.contains(e)).count());
     }
 
@@ -260,7 +272,7 @@ pub fn run_experiment_with(
 
     let base_eval_key = eval::base_eval_key(cfg, code, &base_key)?;
     let base_eval = s.stage(Stage::BaseEval, &base_eval_key, |_| {
-        eval::evaluate(&cfg.eval, &suite, &all, &base_model)
+        eval::evaluate(&cfg.evaluation(), &suite, &all, &base_model)
     })?;
     s.results.runs.push(ArmRun {
         scores: base_eval.splits(&suite),
@@ -291,7 +303,7 @@ pub fn run_experiment_with(
             arms::train_arm(&inputs, &job, &l.arm_files(stage), observer)
         })
     };
-    for seed in 0..cfg.seeds {
+    for seed in cfg.seed_indices() {
         for &arm in cfg.arms.iter().filter(|a| !a.is_base()) {
             let plan = arms::plan(arm, seed, cfg, &pool, &sels)?;
             let run = train(&mut s, Stage::Arm(arm, seed), arm.name(), arm, seed, &plan)?;
@@ -322,7 +334,11 @@ pub fn run_experiment_with(
     results.total_seconds = t0.elapsed().as_secs_f64();
     results.compute_seconds = s.compute_seconds;
     results.analysis = crate::analysis::analyse(&results);
-    results.preconditions = crate::preconditions::analyse(&results, results.analysis.as_ref());
+    results.preconditions =
+        crate::preconditions::analyse(&results, results.analysis.as_ref(), response.as_ref());
+    if let (Some(a), Some(p)) = (results.analysis.as_mut(), results.preconditions.as_ref()) {
+        crate::analysis::apply_testability(a, &p.testable);
+    }
     Ok(results)
 }
 

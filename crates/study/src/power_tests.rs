@@ -11,11 +11,12 @@
 //! Each synthetic score is `μ_env + δ_arm + u_arm,seed + v_arm,env + w_arm,seed,env`: env
 //! difficulty shared by every arm (cancels in a paired difference), a per-seed shift of each
 //! arm, an arm × env interaction (arms that trained on different envs differ env by env) and
-//! residual noise (evaluation instances). The standard deviations are of the order the cpu
-//! record's variance components give (REPORT.md, "Variance components"): about 1 point of seed
-//! shift, 10 of interaction and 10 of residual, so that a difference between two trained arms
-//! has a standard error of 1.5-2 points over the record's 200 environments. Fewer environments
-//! here (60) keep `cargo test` fast; the calibration does not depend on the count.
+//! residual noise (evaluation instances), and optionally an arm × family interaction (arms that
+//! trained on different envs differ family by family: the pool's environments are variants of
+//! families). The standard deviations are of the order the cpu record's variance components
+//! give (REPORT.md, "Variance components"): about 1 point of seed shift, 10 of interaction and
+//! 10 of residual. Fewer environments here (24 families of 4) keep `cargo test` fast; the
+//! calibration does not depend on the count.
 
 use envdist_core::{EnvId, Rng};
 
@@ -23,18 +24,30 @@ use crate::config::{ExperimentConfig, Preset};
 use crate::model::{Arm, ArmRun, ClaimId, CodeInfo, EnvSets, Results, Verdict};
 
 const SEEDS: u32 = 3;
-const ENVS: usize = 60;
+const FAMILIES: usize = 24;
+const ENVS: usize = 4 * FAMILIES;
 const STUDIES: usize = 200;
 
 struct Noise {
     seed: f64,
+    family: f64,
     interaction: f64,
     residual: f64,
 }
 
 const RECORD_LIKE: Noise = Noise {
     seed: 0.01,
+    family: 0.0,
     interaction: 0.10,
+    residual: 0.10,
+};
+
+/// Arms that differ family by family more than environment by environment within a family
+/// (the cpu record's primary differences correlate within families at 0.3-0.6).
+const FAMILY_LIKE: Noise = Noise {
+    seed: 0.01,
+    family: 0.06,
+    interaction: 0.05,
     residual: 0.10,
 };
 
@@ -50,16 +63,23 @@ fn run(arm: Arm, seed: u32, envs: &[EnvId], scores: Vec<f32>) -> ArmRun {
 /// One synthetic study; `effect(arm)` is the arm's planted shift (success units).
 fn study(index: u64, noise: &Noise, effect: &dyn Fn(Arm) -> f64, margin: f64) -> Results {
     let mut cfg = ExperimentConfig::preset(Preset::Cpu);
+    cfg.protocol.split = crate::protocol::Split::Development;
     cfg.seeds = SEEDS;
     cfg.seed = 1000 + index;
     cfg.analysis.bootstrap = 400;
     cfg.analysis.equivalence_margin = margin;
+    cfg.analysis.margins.clear();
     let envs: Vec<EnvId> = (0..ENVS)
-        .map(|i| EnvId::new(format!("f{}/v{i}", i % 6)))
+        .map(|i| EnvId::new(format!("f{}/v{i}", i % FAMILIES)))
         .collect();
     let mut results = Results::new(cfg.clone(), CodeInfo::default(), Default::default());
     results.envs = EnvSets {
         pool: envs.clone(),
+        family: envs
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.clone(), format!("f{}", i % FAMILIES)))
+            .collect(),
         ..EnvSets::default()
     };
     let mut rng = Rng::derive(index, 0x5349_4d55);
@@ -67,7 +87,10 @@ fn study(index: u64, noise: &Noise, effect: &dyn Fn(Arm) -> f64, margin: f64) ->
     let difficulty: Vec<f64> = (0..ENVS).map(|_| 0.35 + normal(0.25)).collect();
     for &arm in &cfg.arms {
         let seeds = if arm.is_base() { 1 } else { SEEDS };
-        let interaction: Vec<f64> = (0..ENVS).map(|_| normal(noise.interaction)).collect();
+        let family: Vec<f64> = (0..FAMILIES).map(|_| normal(noise.family)).collect();
+        let interaction: Vec<f64> = (0..ENVS)
+            .map(|e| family[e % FAMILIES] + normal(noise.interaction))
+            .collect();
         for s in 0..seeds {
             let shift = normal(noise.seed);
             let scores = (0..ENVS)
@@ -174,5 +197,42 @@ fn no_difference_with_a_margin_above_the_noise_is_equivalent() {
     assert!(
         equivalent * 10 >= total * 8,
         "{equivalent} of {total} equivalent"
+    );
+}
+
+/// With arms that differ family by family (a planted arm × family effect, no true
+/// difference), the two-stage bootstrap (families, then environments) keeps the primary
+/// claims' family-wise error at 5% within simulation error; the environment-level bootstrap,
+/// which treats a family's variants as independent, exceeds it.
+#[test]
+fn a_family_effect_is_held_by_the_family_bootstrap_and_breaks_the_environment_one() {
+    const N: usize = 150;
+    let rate = |by_family: bool| {
+        let mut false_decisions = 0;
+        for i in 0..N {
+            let mut results = study(40_000 + i as u64, &FAMILY_LIKE, &|_| 0.0, 2.0);
+            results.config.analysis.by_family = by_family;
+            results.config.analysis.bootstrap = 300;
+            if primary(&results)
+                .iter()
+                .any(|c| matches!(c.verdict, Verdict::Supported | Verdict::Refuted))
+            {
+                false_decisions += 1;
+            }
+        }
+        false_decisions as f64 / N as f64
+    };
+    let (families, environments) = (rate(true), rate(false));
+    eprintln!(
+        "family effect: family-wise error {families:.3} (families), {environments:.3} (environments)"
+    );
+    assert!(
+        families <= 0.05 + slack(0.05, N),
+        "the family bootstrap's family-wise error {families:.3}"
+    );
+    assert!(
+        environments > 0.05 + slack(0.05, N),
+        "the environment-level bootstrap kept the level ({environments:.3}): the planted \
+         family effect should have broken it"
     );
 }

@@ -2,59 +2,19 @@
 //! configurations it embeds ([`study_rl`], [`study_gradients`], [`study_selection`],
 //! [`study_hdc`]), each with the pilots that sized it.
 
+use std::collections::BTreeMap;
+
+use envdist_core::InvalidValue;
 use envdist_curriculum::HdcConfig;
 use envdist_selection::{SelectConfig, TieBreak};
 use envdist_trainer::{Device, GradientConfig, LrSchedule, TrainConfig, TrainPreset};
-use serde::{Deserialize, Serialize};
 
 use crate::config::{
     AnalysisConfig, BaseConfig, EXPERIMENT_SCHEMA_VERSION, EvalConfig, ExperimentConfig,
-    OnlineConfig, PoolConfig, ProfilesConfig, SuiteSection, TransferConfig,
+    OnlineConfig, PoolConfig, Preset, ProfilesConfig, ProtocolConfig, SuiteSection, TransferConfig,
 };
 use crate::model::{Arm, ClaimId};
-
-/// Named presets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-#[serde(rename_all = "kebab-case")]
-pub enum Preset {
-    /// Tiny pool and budget: every stage and arm in well under a minute (a test runs it and
-    /// compares it with the committed record).
-    Smoke,
-    /// The default: the paper's central comparisons at laptop scale on 2 CPU cores (meant for
-    /// at most 60 minutes; each record's REPORT gives the time it took and on what machine).
-    Cpu,
-    /// Everything the `cpu` preset leaves out, at its scale: the HDC ablations, the rivals,
-    /// online re-selection, the control pool, the hint styles, pool-size scaling and the H0
-    /// gradients (resumable; hours).
-    CpuFull,
-    /// The `cpu` study on one GPU with 5 seeds (`--device cuda`, `--features cuda`; not yet run).
-    GpuLite,
-    /// The full study on a GPU.
-    Gpu,
-}
-
-impl Preset {
-    /// Every preset.
-    pub const ALL: [Preset; 5] = [
-        Preset::Smoke,
-        Preset::Cpu,
-        Preset::CpuFull,
-        Preset::GpuLite,
-        Preset::Gpu,
-    ];
-
-    /// The preset's name as given to `--preset`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Preset::Smoke => "smoke",
-            Preset::Cpu => "cpu",
-            Preset::CpuFull => "cpu-full",
-            Preset::GpuLite => "gpu-lite",
-            Preset::Gpu => "gpu",
-        }
-    }
-}
+use crate::protocol::Split;
 
 /// Training seeds of the `cpu` presets: three seeds of seven trained arms at the budget below,
 /// with the precondition probes, were sized for the 45 minutes of the `cpu` preset on two
@@ -71,6 +31,10 @@ pub fn values(preset: Preset) -> ExperimentConfig {
         preset,
         seed: 2026,
         seeds: CPU_SEEDS,
+        // The records: confirmatory. The smoke preset (a test fixture) is a development run.
+        protocol: ProtocolConfig {
+            split: Split::Confirmatory,
+        },
         device: Device::Cpu,
         suite: SuiteSection::default(),
         model: TrainPreset::Cpu,
@@ -83,7 +47,10 @@ pub fn values(preset: Preset) -> ExperimentConfig {
         rl: study_rl(TrainPreset::Cpu, 480_000),
         balance_turns: true,
         eval: EvalConfig::default(),
-        analysis: AnalysisConfig::default(),
+        analysis: AnalysisConfig {
+            margins: study_margins(),
+            ..AnalysisConfig::default()
+        },
         hdc: study_hdc(),
         online: OnlineConfig {
             every_steps: 8_000,
@@ -96,6 +63,7 @@ pub fn values(preset: Preset) -> ExperimentConfig {
     match preset {
         Preset::Smoke => ExperimentConfig {
             seeds: 2,
+            protocol: ProtocolConfig::default(),
             suite: SuiteSection {
                 canvas: 16,
                 ..SuiteSection::default()
@@ -133,6 +101,8 @@ pub fn values(preset: Preset) -> ExperimentConfig {
             },
             analysis: AnalysisConfig {
                 bootstrap: 200,
+                simulations: 20,
+                margins: study_margins(),
                 ..AnalysisConfig::default()
             },
             online: OnlineConfig {
@@ -159,6 +129,7 @@ pub fn values(preset: Preset) -> ExperimentConfig {
             arms: Arm::ALL.to_vec(),
             analysis: AnalysisConfig {
                 primary: ClaimId::central(),
+                margins: study_margins(),
                 ..AnalysisConfig::default()
             },
             ..base
@@ -202,6 +173,22 @@ pub fn values(preset: Preset) -> ExperimentConfig {
             ..base
         },
     }
+}
+
+/// The primary claims' equivalence margins, points, named before the confirmatory record
+/// ran: half the difference the paper predicts at this scale, the paper's ratio of the two
+/// arms' relative gains applied to the reference arm's pool gain in the development record
+/// (docs/experiments/PROTOCOL.md derives each).
+pub fn study_margins() -> BTreeMap<ClaimId, f64> {
+    BTreeMap::from([
+        (ClaimId::AesOverRandomK, 1.3),
+        (ClaimId::AesOverAllPool, 2.9),
+        (ClaimId::AesHdcOverRandomKHdc, 1.1),
+        (ClaimId::HdcHelpsAes, 0.3),
+        (ClaimId::HdcHelpsRandomK, 0.7),
+        (ClaimId::ConflictMatters, 0.5),
+        (ClaimId::TransferConflictOverGradient, 0.5),
+    ])
 }
 
 /// The arms' RL of the study. One-seed pilots from the critic-warmed base (docs/experiments/
@@ -281,5 +268,30 @@ pub fn study_hdc() -> HdcConfig {
         // on the top half alone and left them below the arms without a curriculum).
         consolidate: true,
         ..HdcConfig::default()
+    }
+}
+
+impl ExperimentConfig {
+    /// The values of a preset.
+    pub fn preset(preset: Preset) -> Self {
+        values(preset)
+    }
+
+    /// The preset's values overlaid with `overrides` (a JSON object of any fields of
+    /// `config.json`); `source` names where the overrides come from in errors.
+    ///
+    /// A run whose configuration was changed is a pilot: unless `overrides` names
+    /// `protocol.split` itself, the result is a development run, so no override can reach the
+    /// confirmatory seeds, instances or held-out envs by accident.
+    pub fn from_overrides(
+        preset: Preset,
+        overrides: &serde_json::Value,
+        source: &str,
+    ) -> Result<Self, InvalidValue> {
+        let mut cfg: Self = crate::overlay::overlay(&Self::preset(preset), overrides, source)?;
+        if !crate::protocol::names_split(overrides) {
+            cfg.protocol.split = Split::Development;
+        }
+        Ok(cfg)
     }
 }

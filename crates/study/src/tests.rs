@@ -188,9 +188,7 @@ fn smoke_study_matches_its_record_resumes_and_recomputes_exactly_what_changed() 
             }
             if *arm != Arm::Base {
                 // An arm whose selection trained (aes-transfer's probes) trains that much less.
-                let charged = arm
-                    .recipe()
-                    .is_some_and(|r| r.envs.charges_transfer_probes());
+                let charged = arm.recipe().is_some_and(|r| r.charges_probes());
                 let budget = cfg.rl.total_env_steps
                     - if charged {
                         cfg.aes_transfer_charge()
@@ -229,7 +227,7 @@ fn smoke_study_matches_its_record_resumes_and_recomputes_exactly_what_changed() 
             .iter()
             .all(|m| m.after.len() == runs.targets.len())
     );
-    assert_eq!(pre.testable.len(), 3);
+    assert_eq!(pre.testable.len(), 4);
     let (at_preconditions, at_verdicts) = (
         report
             .find("## Preconditions")

@@ -378,11 +378,18 @@ impl Crate {
                 .any(|(public, p)| *public && (p.ends_with(&format!("::{name}")) || p == name))
     }
 
-    /// Every module's imports, as the modules that define what they name.
-    fn edges(&self) -> BTreeMap<ModPath, BTreeSet<ModPath>> {
+    /// Every module's imports, as the modules that define what they name, each with the path
+    /// that made it. A `pub use` is a module's public face, not a dependency of its code: it is
+    /// followed when resolving others' paths, never counted as an import itself.
+    fn edges(&self) -> BTreeMap<ModPath, BTreeMap<ModPath, String>> {
         let mut edges = BTreeMap::new();
         for module in self.files.keys() {
-            let mut paths: Vec<String> = self.uses(module).into_iter().map(|(_, p)| p).collect();
+            let mut paths: Vec<String> = self
+                .uses(module)
+                .into_iter()
+                .filter(|(public, _)| !public)
+                .map(|(_, p)| p)
+                .collect();
             let code = &self.code[module];
             for prefix in ["crate::", "super::", "self::"] {
                 for (i, _) in code.match_indices(prefix) {
@@ -398,7 +405,7 @@ impl Crate {
                     paths.push(code[i..end].trim_end_matches(':').to_string());
                 }
             }
-            let mut to = BTreeSet::new();
+            let mut to = BTreeMap::new();
             for p in paths {
                 let Some(abs) = self.absolute(module, &p) else {
                     continue;
@@ -406,7 +413,7 @@ impl Crate {
                 let abs: Vec<String> = abs.into_iter().filter(|s| s != "*").collect();
                 let target = self.resolve(&abs, 0);
                 if &target != module {
-                    to.insert(target);
+                    to.entry(target).or_insert(p);
                 }
             }
             edges.insert(module.clone(), to);
@@ -416,9 +423,9 @@ impl Crate {
 }
 
 /// The strongly connected components of more than one module (Tarjan).
-fn circles(edges: &BTreeMap<ModPath, BTreeSet<ModPath>>) -> Vec<Vec<ModPath>> {
+fn circles(edges: &BTreeMap<ModPath, BTreeMap<ModPath, String>>) -> Vec<Vec<ModPath>> {
     struct State<'a> {
-        edges: &'a BTreeMap<ModPath, BTreeSet<ModPath>>,
+        edges: &'a BTreeMap<ModPath, BTreeMap<ModPath, String>>,
         index: BTreeMap<&'a ModPath, usize>,
         low: BTreeMap<&'a ModPath, usize>,
         stack: Vec<&'a ModPath>,
@@ -431,7 +438,7 @@ fn circles(edges: &BTreeMap<ModPath, BTreeSet<ModPath>>) -> Vec<Vec<ModPath>> {
         s.low.insert(v, n);
         s.stack.push(v);
         s.on.insert(v);
-        for w in s.edges.get(v).into_iter().flatten() {
+        for w in s.edges.get(v).into_iter().flat_map(|m| m.keys()) {
             let Some((w, _)) = s.edges.get_key_value(w) else {
                 continue;
             };
@@ -496,18 +503,24 @@ fn no_import_circle_spans_more_than_one_file() {
     let mut found = Vec::new();
     for src in crate_sources() {
         let krate = Crate::load(&src);
-        for circle in circles(&krate.edges()) {
-            let files: Vec<String> = circle
-                .iter()
-                .map(|m| {
-                    krate.files[m]
-                        .strip_prefix(repo_root())
-                        .unwrap_or(&krate.files[m])
-                        .display()
-                        .to_string()
-                })
-                .collect();
-            found.push(files.join(" <-> "));
+        let edges = krate.edges();
+        let name = |m: &ModPath| {
+            krate.files[m]
+                .strip_prefix(repo_root())
+                .unwrap_or(&krate.files[m])
+                .display()
+                .to_string()
+        };
+        for circle in circles(&edges) {
+            let mut lines = Vec::new();
+            for a in &circle {
+                for (b, path) in &edges[a] {
+                    if circle.contains(b) {
+                        lines.push(format!("  {} -> {} (`{path}`)", name(a), name(b)));
+                    }
+                }
+            }
+            found.push(lines.join("\n"));
         }
     }
     assert!(
@@ -517,8 +530,8 @@ fn no_import_circle_spans_more_than_one_file() {
     );
 }
 
-/// The checker sees a circle through a re-export, and not one through a parent that only
-/// re-exports its child.
+/// The checker sees a circle of two files, follows a re-export to the file that defines what
+/// it names, and does not count a parent's re-export of its child as an import.
 #[test]
 fn the_circle_check_follows_re_exports() {
     let dir = super::temp_dir("modules-circle");
@@ -527,23 +540,36 @@ fn the_circle_check_follows_re_exports() {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     };
-    write("lib.rs", "mod a;\nmod b;\nmod c;\npub use a::A;\n");
-    write("a.rs", "use crate::B;\npub struct A;\n");
+    write(
+        "lib.rs",
+        "mod a;\nmod b;\nmod c;\npub use c::D;\nuse crate::a::A;\npub struct R;\n",
+    );
+    write("a.rs", "use crate::R;\npub struct A;\n");
     write(
         "b.rs",
-        "pub struct B;\n// crate::c in a comment\nfn f() { let _ = \"crate::c\"; }\n",
+        "use crate::D;\npub struct B;\n// crate::a in a comment\nfn f() { let _ = \"crate::a\"; }\n",
     );
-    write("c/mod.rs", "mod d;\npub use d::D;\n");
-    write("c/d.rs", "use super::super::b::B;\npub struct D;\n");
+    write("c/mod.rs", "mod d;\npub use d::D;\npub struct C;\n");
+    write(
+        "c/d.rs",
+        "use super::super::b::B;\nuse super::C;\npub struct D;\n",
+    );
     let krate = Crate::load(&dir);
-    // `crate::B` is not re-exported by lib.rs: it stays an edge to the root, which names `a`
-    // only through `pub use`: a circle of two files.
-    let found = circles(&krate.edges());
-    assert_eq!(
-        found,
-        vec![vec![Vec::<String>::new(), vec!["a".to_string()]]]
-    );
-    write("a.rs", "use crate::b::B;\npub struct A;\n");
+    let edges = krate.edges();
+    // `crate::D` resolves through two re-exports to c/d.rs; b.rs's comment and string count
+    // for nothing.
+    let b = vec!["b".to_string()];
+    let d = vec!["c".to_string(), "d".to_string()];
+    assert_eq!(edges[&b].keys().collect::<Vec<_>>(), vec![&d]);
+    // The root imports `a`, which imports the root's `R`: a circle of two files. b.rs and
+    // c/d.rs import each other too; c/mod.rs re-exports its child and d.rs imports its `C`,
+    // which is no circle.
+    let found = circles(&edges);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found.contains(&vec![Vec::<String>::new(), vec!["a".to_string()]]));
+    assert!(found.contains(&vec![b.clone(), d.clone()]));
+    write("a.rs", "pub struct A;\n");
+    write("b.rs", "pub struct B;\n");
     let krate = Crate::load(&dir);
     assert!(circles(&krate.edges()).is_empty(), "{:?}", krate.edges());
     let _ = std::fs::remove_dir_all(&dir);

@@ -5,10 +5,13 @@ use envdist_core::EnvId;
 
 use super::tables::{PTS, Table, by_seed, matrix, set_level};
 use crate::model::{
-    Arm, ArmRun, ArmSummary, Claim, ClaimId, ClaimSplit, Interval, Results, SCALING_ARMS,
-    ScaleScore, TransferSplit, Verdict,
+    Arm, ArmRun, ArmSummary, Claim, ClaimId, ClaimSplit, Interval, MixedFigure, Results,
+    SCALING_ARMS, ScaleScore, TransferSplit, VarianceComponents, Verdict,
 };
 use crate::results::relative_gain;
+use crate::stats::clustered::{Clusters, paired_clustered, variance_parts};
+use crate::stats::mixed::mixed_model;
+use crate::stats::precision::{mc_error, variance_upper_bound};
 use crate::stats::{bootstrap, mean_of, paired_difference, paired_replicates};
 
 pub(super) struct Ctx<'a> {
@@ -35,7 +38,7 @@ impl<'a> Ctx<'a> {
         if arm.is_base() || runs.is_empty() {
             return None;
         }
-        by_seed(&runs, self.seeds)
+        by_seed(&runs, self.results.config.seed_indices())
     }
 
     pub(super) fn base_matrix(&self, envs: &[EnvId]) -> Vec<Vec<f64>> {
@@ -96,56 +99,156 @@ impl<'a> Ctx<'a> {
         Some(self.diff(&x, &y))
     }
 
-    /// A claim on the difference whose replicates are `reps` (success units) and, where it
-    /// is a paired table, whose table `d[seed][env]` is `table`: its interval, equivalence
-    /// p-value and variance components; verdict and detection limit as an exploratory claim
-    /// (the primary ones are redone under Holm in [`analyse`]).
+    /// A claim on the difference whose replicates are `reps` (success units, resampling
+    /// `resampled`) and, where it is a paired table, whose table `d[seed][env]` is `table`: its
+    /// interval, equivalence p-value at the claim's margin, Monte-Carlo errors and variance
+    /// components; verdict and detection limit as an exploratory claim (the primary ones are
+    /// redone under Holm in [`super::analyse`]).
     pub(super) fn new_claim(
         &self,
         id: ClaimId,
         comparison: String,
         reps: crate::stats::Replicates,
         table: Option<Vec<Vec<f64>>>,
+        resampled: &str,
     ) -> Claim {
-        let margin = self.results.config.analysis.equivalence_margin;
+        let analysis = &self.results.config.analysis;
+        let margin = analysis
+            .margins
+            .get(&id)
+            .copied()
+            .unwrap_or(analysis.equivalence_margin);
         let difference = reps.interval().scaled(PTS);
+        let replicates = reps.values.len();
         let p_equivalence = Some(reps.equivalence_p(margin / PTS));
-        let variance = table.as_deref().and_then(|d| {
-            let points: Vec<Vec<f64>> = d
-                .iter()
-                .map(|r| r.iter().map(|v| v * PTS).collect())
-                .collect();
-            let (seed, env, residual) = crate::stats::variance_components(&points)?;
-            let (seeds, envs) = (points.len(), points[0].len());
-            Some(crate::model::VarianceComponents {
-                seeds,
-                envs,
-                seed,
-                env,
-                residual,
-                se: crate::stats::se_of((seed, env, residual), seeds, envs),
-                target: self.results.config.analysis.detect_points,
-                seeds_needed: None,
-                envs_needed: None,
-            })
-        });
+        let variance = table.as_deref().and_then(|d| self.variance(d));
+        let verdict = Verdict::of_tests(difference.estimate, difference.p, p_equivalence);
         let mut claim = Claim {
             id,
             primary: false,
             p_holm: None,
             statement: id.statement().0.into(),
             comparison,
-            verdict: Verdict::of_tests(difference.estimate, difference.p, p_equivalence),
+            verdict,
+            test_verdict: Some(verdict),
+            testable: None,
+            resampled: resampled.into(),
+            replicates: replicates as u32,
+            p_mc_error: mc_error(difference.p, replicates),
+            env_level: None,
+            mixed: None,
+            margin,
             mde: 0.0,
             mde_z: 0.0,
             difference,
             p_equivalence,
             p_equivalence_holm: None,
+            p_equivalence_mc_error: p_equivalence.map(|p| mc_error(p, replicates)),
             variance,
             split: None,
         };
         set_level(&mut claim, crate::stats::detection_z(0.05, 0.8));
         claim
+    }
+
+    /// The variance components of a paired-difference table (success units): least squares
+    /// on seeds and environments, the seed variance's 80% upper bound, and the bootstrap's own
+    /// variance split into its seed part and its family part (what the seeds or families a
+    /// target needs are computed from).
+    fn variance(&self, d: &[Vec<f64>]) -> Option<VarianceComponents> {
+        let points: Vec<Vec<f64>> = d
+            .iter()
+            .map(|r| r.iter().map(|v| v * PTS).collect())
+            .collect();
+        let (seed, env, residual) = crate::stats::variance_components(&points)?;
+        let (seeds, envs) = (points.len(), points[0].len());
+        let pool = &self.results.envs.pool;
+        let units = if envs == pool.len() {
+            self.units(pool)
+        } else {
+            Clusters::singletons(envs)
+        };
+        let (bootstrap_seed_part, bootstrap_unit_part) =
+            variance_parts(&points, &units, self.b, self.seed);
+        Some(VarianceComponents {
+            seeds,
+            envs,
+            families: units.count(),
+            seed,
+            env,
+            residual,
+            se: crate::stats::se_of((seed, env, residual), seeds, envs),
+            target: self.results.config.analysis.detect_points,
+            seed_upper80: seed_upper_bound(&points, residual),
+            bootstrap_seed_part,
+            bootstrap_unit_part,
+            seeds_needed: None,
+            families_needed: None,
+        })
+    }
+
+    /// What a claim's replicate resamples among `envs` pool environments: their families
+    /// (`analysis.by_family`), or the environments one by one.
+    pub(super) fn units(&self, envs: &[EnvId]) -> Clusters {
+        if self.results.config.analysis.by_family {
+            let family = &self.results.envs.family;
+            let labels: Vec<&str> = envs
+                .iter()
+                .map(|e| family.get(e).map_or(e.as_str(), String::as_str))
+                .collect();
+            Clusters::by_label(&labels)
+        } else {
+            Clusters::singletons(envs.len())
+        }
+    }
+
+    /// The claim of two arms `id` names, its replicates `replicates`: the primary interval
+    /// and p-values from the two-stage bootstrap (families, then environments, crossed with
+    /// seeds), the environment-level bootstrap and a mixed model as sensitivity figures, and
+    /// the difference split by where the arms trained.
+    pub(super) fn claim_with(&self, id: ClaimId, replicates: u32) -> Option<Claim> {
+        let (a, b) = id.statement().1?;
+        let (x, y) = self.arms_tables(a, b)?;
+        let pool = &self.results.envs.pool;
+        let units = self.units(pool);
+        let by_family = units.count() < pool.len();
+        let reps = paired_clustered(&x, &y, &units, replicates, self.seed);
+        let d: Vec<Vec<f64>> = x
+            .iter()
+            .zip(&y)
+            .map(|(r, q)| r.iter().zip(q).map(|(u, v)| u - v).collect())
+            .collect();
+        let comparison = format!("{} − {}", a.name(), b.name());
+        let resampled = if by_family {
+            "families"
+        } else {
+            "environments"
+        };
+        let mut claim = self.new_claim(id, comparison, reps, Some(d.clone()), resampled);
+        if by_family {
+            claim.env_level = Some(
+                paired_replicates(&x, &y, replicates, self.seed)
+                    .interval()
+                    .scaled(PTS),
+            );
+            let points: Vec<Vec<f64>> = d
+                .iter()
+                .map(|r| r.iter().map(|v| v * PTS).collect())
+                .collect();
+            claim.mixed = mixed_model(&points, &units).map(|m| MixedFigure {
+                estimate: m.estimate,
+                se: m.se,
+                p: m.p,
+                components: m.components,
+            });
+        }
+        claim.split = self.claim_split(a, b);
+        Some(claim)
+    }
+
+    /// [`Self::claim_with`] at the configured replicates.
+    pub(super) fn claim(&self, id: ClaimId) -> Option<Claim> {
+        self.claim_with(id, self.b)
     }
 
     pub(super) fn columns(&self, runs: &[&ArmRun]) -> [Option<Interval>; 4] {
@@ -193,7 +296,10 @@ impl<'a> Ctx<'a> {
             .filter_map(|r| relative_gain(&r.scores, &self.base.scores))
             .collect();
         let pool_scores = matrix(&runs, &sets.pool);
-        let iqm = (!sets.pool.is_empty()).then(|| {
+        // A single run's IQM has no interval: resampling seeds within it changes nothing.
+        let iqm_value =
+            (!sets.pool.is_empty()).then(|| PTS * crate::stats::iqm(&pool_scores.concat()));
+        let iqm = (!sets.pool.is_empty() && runs.len() > 1).then(|| {
             crate::stats::stratified_bootstrap(&[&pool_scores], self.b, self.seed, |t| {
                 crate::stats::iqm(&t[0].concat())
             })
@@ -203,6 +309,7 @@ impl<'a> Ctx<'a> {
             arm,
             seeds: runs.len(),
             iqm,
+            iqm_value,
             columns: self.columns(&runs),
             id: self.score(&runs, &sets.pool)?,
             ood: self.score(&runs, &sets.ood),
@@ -391,21 +498,6 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    pub(super) fn claim(&self, id: ClaimId) -> Option<Claim> {
-        let (a, b) = id.statement().1?;
-        let (x, y) = self.arms_tables(a, b)?;
-        let reps = paired_replicates(&x, &y, self.b, self.seed);
-        let d: Vec<Vec<f64>> = x
-            .iter()
-            .zip(&y)
-            .map(|(r, q)| r.iter().zip(q).map(|(u, v)| u - v).collect())
-            .collect();
-        let comparison = format!("{} − {}", a.name(), b.name());
-        let mut claim = self.new_claim(id, comparison, reps, Some(d));
-        claim.split = self.claim_split(a, b);
-        Some(claim)
-    }
-
     /// ID gain minus OOD gain of `arm` over the base (envs of each split resampled apart).
     pub(super) fn ood_smaller(&self, arm: Arm) -> Option<Claim> {
         let sets = &self.results.envs;
@@ -426,7 +518,7 @@ impl<'a> Ctx<'a> {
             },
         );
         let comparison = format!("({0} − base on ID) − ({0} − base on OOD)", arm.name());
-        Some(self.new_claim(ClaimId::OodSmaller, comparison, reps, None))
+        Some(self.new_claim(ClaimId::OodSmaller, comparison, reps, None, "environments"))
     }
 
     pub(super) fn scaling(&self) -> Vec<(usize, Vec<Vec<f64>>)> {
@@ -443,7 +535,7 @@ impl<'a> Ctx<'a> {
                 .filter(|p| p.pool_size == size)
                 .map(|p| &p.run)
                 .collect();
-            if let Some(runs) = by_seed(&runs, self.seeds) {
+            if let Some(runs) = by_seed(&runs, self.results.config.seed_indices()) {
                 out.push((size, matrix(&runs, pool)));
             }
         }
@@ -459,4 +551,24 @@ impl<'a> Ctx<'a> {
         out.dedup_by_key(|(n, _)| *n);
         out
     }
+}
+
+/// The seed variance's one-sided 80% upper bound from `points` (`[seed][env]`): the mean
+/// square of the seeds' means has `seeds − 1` degrees of freedom and estimates
+/// `σ²_seed + σ²_residual / envs`; its chi-square upper bound, less the residual's part. Taken
+/// from the mean square rather than the (clamped) estimate, so an estimate clamped at 0 still
+/// gets the bound its data allow.
+fn seed_upper_bound(points: &[Vec<f64>], residual: f64) -> f64 {
+    let seeds = points.len();
+    let envs = points.first().map_or(0, Vec::len).max(1);
+    if seeds < 2 {
+        return f64::INFINITY;
+    }
+    let means: Vec<f64> = points
+        .iter()
+        .map(|r| r.iter().sum::<f64>() / envs as f64)
+        .collect();
+    let m = means.iter().sum::<f64>() / seeds as f64;
+    let mean_square = means.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (seeds - 1) as f64;
+    (variance_upper_bound(mean_square, seeds - 1, 0.8) - residual / envs as f64).max(0.0)
 }

@@ -10,6 +10,7 @@
 //! come from [`crate::stats::bootstrap`] over seeds and environments.
 
 mod context;
+mod precision;
 mod tables;
 #[cfg(test)]
 mod tests;
@@ -23,6 +24,7 @@ use crate::model::{
     Analysis, Arm, ArmSummary, CONTROL_PAIRS, Claim, ClaimId, Comparison, FLAGSHIP, HINT_PAIR,
     Interval, ONLINE_PAIR, Results, Verdict,
 };
+use crate::stats::precision::near_threshold;
 use crate::stats::{bootstrap, mean_of, paired_difference, paired_replicates};
 use context::Ctx;
 use tables::{PTS, matrix, set_level};
@@ -49,7 +51,63 @@ fn adjust_primary(claims: &mut [Claim], primary: &[ClaimId]) {
         c.p_holm = Some(p);
         c.p_equivalence_holm = Some(q);
         c.verdict = Verdict::of_tests(c.difference.estimate, p, Some(q));
+        c.test_verdict = Some(c.verdict);
         set_level(c, z);
+    }
+}
+
+/// The primary claims' verdicts, with enough replicates: Holm's adjustment, then every
+/// primary claim whose difference or equivalence p-value lies within a factor 2 of the
+/// threshold Holm compares it with is bootstrapped again with `analysis.rerun_factor` times the
+/// replicates (Monte-Carlo error could flip its decision), and Holm's adjustment is redone.
+fn decide_primary(ctx: &Ctx<'_>, claims: &mut [Claim], primary: &[ClaimId]) {
+    adjust_primary(claims, primary);
+    let factor = ctx.results.config.analysis.rerun_factor;
+    if factor <= 1 {
+        return;
+    }
+    let tested: Vec<usize> = (0..claims.len()).filter(|&i| claims[i].primary).collect();
+    let near = |p: &dyn Fn(&Claim) -> f64| -> Vec<usize> {
+        let mut order = tested.clone();
+        order.sort_by(|&a, &b| p(&claims[a]).total_cmp(&p(&claims[b])));
+        let m = order.len();
+        order
+            .iter()
+            .enumerate()
+            .filter(|(k, i)| near_threshold(p(&claims[**i]), 0.05 / (m - k) as f64))
+            .map(|(_, i)| *i)
+            .collect()
+    };
+    let mut again = near(&|c| c.difference.p);
+    again.extend(near(&|c| c.p_equivalence.unwrap_or(1.0)));
+    again.sort_unstable();
+    again.dedup();
+    if again.is_empty() {
+        return;
+    }
+    for i in again {
+        let replicates = ctx.b.saturating_mul(factor);
+        if let Some(c) = ctx.claim_with(claims[i].id, replicates) {
+            claims[i] = c;
+        }
+    }
+    adjust_primary(claims, primary);
+}
+
+/// The primary claims' testability: where the preconditions a claim's mechanism needs are not
+/// met (or were not measured), its verdict is `untestable here`, what the tests alone say kept
+/// beside it. The Holm family stays as named before the run.
+pub fn apply_testability(analysis: &mut Analysis, testable: &[crate::model::Testability]) {
+    for c in analysis.claims.iter_mut().filter(|c| c.primary) {
+        let met = testable
+            .iter()
+            .find(|t| t.claims.contains(&c.id))
+            .and_then(|t| t.met);
+        c.testable = Some(met == Some(true));
+        c.test_verdict = Some(c.test_verdict.unwrap_or(c.verdict));
+        if met != Some(true) {
+            c.verdict = Verdict::UntestableHere;
+        }
     }
 }
 
@@ -116,10 +174,17 @@ pub fn analyse(results: &Results) -> Option<Analysis> {
             let reps = paired_replicates(small, large, ctx.b, ctx.seed);
             let comparison =
                 format!("{comparison} (the least favourable pair of sizes for the larger pool)");
-            claims.push(ctx.new_claim(ClaimId::MoreEnvsHurt, comparison, reps, None));
+            claims.push(ctx.new_claim(
+                ClaimId::MoreEnvsHurt,
+                comparison,
+                reps,
+                None,
+                "environments",
+            ));
         }
     }
-    adjust_primary(&mut claims, &results.config.analysis.primary);
+    decide_primary(&ctx, &mut claims, &results.config.analysis.primary);
+    let precision = precision::simulate(&ctx, &claims);
     let mut ranking: Vec<(Arm, Interval)> = arms
         .iter()
         .filter_map(|s| s.delta_id.map(|d| (s.arm, d)))
@@ -274,6 +339,7 @@ pub fn analyse(results: &Results) -> Option<Analysis> {
     Some(Analysis {
         probability_of_improvement,
         performance_profiles,
+        precision,
         transfer,
         arms,
         claims,

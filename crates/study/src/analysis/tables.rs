@@ -10,17 +10,21 @@ pub(super) type Table = Vec<Vec<f64>>;
 /// Points per unit of success rate.
 pub(super) const PTS: f64 = 100.0;
 
-/// Set `c`'s detection limit (and what its variance components say it would take to reach
-/// the target) at `z` standard errors: the level its verdict uses.
+/// Set `c`'s detection limit (and the seeds or families its bootstrap variance says it would
+/// take to reach the target) at `z` standard errors: the level its verdict uses.
 pub(super) fn set_level(c: &mut Claim, z: f64) {
     c.mde_z = z;
     c.mde = z * c.difference.se;
     if let Some(v) = &mut c.variance {
-        let parts = (v.seed, v.env, v.residual);
-        let (target, seeds, envs) = (v.target, v.seeds, v.envs);
-        let se = |s: usize, e: usize| crate::stats::se_of(parts, s, e);
-        v.seeds_needed = crate::stats::needed(10_000, target, z, |n| se(n, envs));
-        v.envs_needed = crate::stats::needed(1_000_000, target, z, |n| se(seeds, n));
+        // From the bootstrap's own variance (its seed part and its family part), the one that
+        // decides the verdicts.
+        (v.seeds_needed, v.families_needed) = crate::stats::precision::needed_from_parts(
+            (v.bootstrap_seed_part, v.bootstrap_unit_part),
+            (v.seeds, v.families),
+            v.target,
+            z,
+            100_000,
+        );
     }
 }
 
@@ -35,9 +39,12 @@ pub(super) fn matrix(runs: &[&ArmRun], envs: &[EnvId]) -> Vec<Vec<f64>> {
         .collect()
 }
 
-/// `runs` by seed index, or `None` when a seed is missing.
-pub(super) fn by_seed<'a>(runs: &[&'a ArmRun], seeds: u32) -> Option<Vec<&'a ArmRun>> {
-    (0..seeds)
+/// `runs` in the order of the training-seed indices `seeds`, or `None` when one is missing.
+pub(super) fn by_seed<'a>(
+    runs: &[&'a ArmRun],
+    seeds: std::ops::Range<u32>,
+) -> Option<Vec<&'a ArmRun>> {
+    seeds
         .map(|s| runs.iter().find(|r| r.seed == s).copied())
         .collect()
 }

@@ -14,9 +14,13 @@ pub struct ArmSummary {
     /// Seeds run.
     pub seeds: usize,
     /// Interquartile mean of its (seed, pool environment) scores, points, with a stratified
-    /// bootstrap interval (seeds resampled within each environment), as rliable computes it.
+    /// bootstrap interval (seeds resampled within each environment), as rliable computes it;
+    /// `None` for a single run, which has no such interval.
     #[serde(default)]
     pub iqm: Option<Interval>,
+    /// The same mean, for every arm (a single run's too).
+    #[serde(default)]
+    pub iqm_value: Option<f64>,
     /// ST (ID), MT (ID), ST (OOD), MT (OOD) in points, `None` where a column is empty.
     pub columns: [Option<Interval>; 4],
     /// Whole-pool ID score, points.
@@ -102,8 +106,39 @@ pub struct Claim {
     pub comparison: String,
     /// The difference in points with its interval (positive = the paper's direction).
     pub difference: Interval,
-    /// What the run says.
+    /// What the run says: the tests' verdict, or [`Verdict::UntestableHere`] where the
+    /// testbed does not let the claim's mechanism act.
     pub verdict: Verdict,
+    /// What the tests alone say (for a claim whose verdict is `untestable here`, what they
+    /// would have said).
+    #[serde(default)]
+    pub test_verdict: Option<Verdict>,
+    /// For a primary claim: whether the preconditions its mechanism needs are met here
+    /// (`preconditions.testable`); `None` for exploratory claims.
+    #[serde(default)]
+    pub testable: Option<bool>,
+    /// What a replicate resamples: `"families"` (families, then environments within them,
+    /// crossed with seeds) or `"environments"` (environments, crossed with seeds).
+    #[serde(default)]
+    pub resampled: String,
+    /// Bootstrap replicates the difference's interval and p-values come from (raised tenfold
+    /// where a p-value lay within a factor 2 of its threshold).
+    #[serde(default)]
+    pub replicates: u32,
+    /// Monte-Carlo standard error of the difference's (raw) p-value.
+    #[serde(default)]
+    pub p_mc_error: f64,
+    /// Sensitivity: the same difference with environments resampled one by one, their
+    /// families ignored (primary claims).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env_level: Option<Interval>,
+    /// Sensitivity: a mixed model's test of the same difference (primary claims).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mixed: Option<MixedFigure>,
+    /// The equivalence margin this claim is tested at, points (named before the run:
+    /// `analysis.margins`, else `analysis.equivalence_margin`).
+    #[serde(default)]
+    pub margin: f64,
     /// The smallest true difference the run would detect four times in five at the level its
     /// verdict uses (points): Holm's first step, α / m, for a primary claim; 5% for an
     /// exploratory one ([`Claim::mde_z`] standard errors).
@@ -118,6 +153,9 @@ pub struct Claim {
     /// The same, Holm-adjusted over the primary claims (primary claims only).
     #[serde(default)]
     pub p_equivalence_holm: Option<f64>,
+    /// Monte-Carlo standard error of the (raw) equivalence p-value.
+    #[serde(default)]
+    pub p_equivalence_mc_error: Option<f64>,
     /// Where the difference's variance comes from (seeds, environments, the rest), and what
     /// it would take to detect `analysis.detect_points` at the verdict's level.
     #[serde(default)]
@@ -137,6 +175,10 @@ pub struct VarianceComponents {
     pub seeds: usize,
     /// Environments of the table.
     pub envs: usize,
+    /// Families the environments fall into (the bootstrap's first stage); equal to `envs`
+    /// when environments are resampled one by one.
+    #[serde(default)]
+    pub families: usize,
     /// Variance between training seeds (method of moments, at least 0).
     pub seed: f64,
     /// Variance between environments (at least 0).
@@ -147,11 +189,63 @@ pub struct VarianceComponents {
     pub se: f64,
     /// The difference (points) the target is about.
     pub target: f64,
-    /// Seeds needed (environments as now) to detect `target` at the verdict's level with 80%
-    /// power; `None` when more seeds alone cannot (the environment term stays).
+    /// The seed variance's one-sided 80% upper bound (chi-square with seeds − 1 degrees of
+    /// freedom): how large it may be, from so few seeds.
+    #[serde(default)]
+    pub seed_upper80: f64,
+    /// The bootstrap's variance of the mean difference from resampling seeds alone, points².
+    #[serde(default)]
+    pub bootstrap_seed_part: f64,
+    /// The same from resampling families (then environments) alone.
+    #[serde(default)]
+    pub bootstrap_unit_part: f64,
+    /// Seeds needed (families as now) to detect `target` at the verdict's level with 80%
+    /// power, from the bootstrap's own variance parts; `None` when more seeds alone cannot
+    /// (the family part stays).
     pub seeds_needed: Option<usize>,
-    /// Environments needed (seeds as now); `None` when more environments alone cannot.
-    pub envs_needed: Option<usize>,
+    /// Families needed (seeds as now, as many environments a family); `None` when more
+    /// families alone cannot.
+    #[serde(default)]
+    pub families_needed: Option<usize>,
+}
+
+/// A mixed model's test of a paired difference: `d = μ + seed + family + env(family) + ε`,
+/// variance components by the method of moments, a normal test of `μ`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MixedFigure {
+    /// The mean difference, points.
+    pub estimate: f64,
+    /// Its standard error under the fitted components.
+    pub se: f64,
+    /// Two-sided p-value of no difference (raw; the Holm family is the bootstrap's).
+    pub p: f64,
+    /// Seed, family, environment-within-family and residual variances, points².
+    pub components: [f64; 4],
+}
+
+/// How precise the primary claims are, said honestly: simulated studies with each claim's
+/// fitted variance components, analysed as the record is, at the fitted seed variance and at
+/// its 80% upper bound.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Precision {
+    /// Simulated studies per figure.
+    pub simulations: u32,
+    /// Bootstrap replicates in each simulated analysis.
+    pub replicates: u32,
+    /// The difference, points, power is asked of.
+    pub effect: f64,
+    /// Share of simulated studies without any true difference in which some primary claim
+    /// was called supported or refuted (the family-wise error), at the fitted components.
+    pub size: f64,
+    /// The same with each claim's seed variance at its 80% upper bound.
+    pub size_at_upper: f64,
+    /// Share of primary claims with a true difference of `effect` that were called
+    /// supported, at the fitted components.
+    pub power: f64,
+    /// The same at the seed variances' upper bounds.
+    pub power_at_upper: f64,
+    /// The simulation's own standard error of a share near one half (the largest).
+    pub mc_error: f64,
 }
 
 /// A difference in points between two things, for the comparison tables.
@@ -200,6 +294,9 @@ pub struct Analysis {
     /// (rliable's performance profile).
     #[serde(default)]
     pub performance_profiles: Vec<PerformanceProfile>,
+    /// The primary claims' size and power, simulated (absent below two seeds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<Precision>,
 }
 
 /// rliable's probability of improvement of `a` over `b`.

@@ -38,6 +38,10 @@ pub enum Arm {
     /// cosine (beyond the paper), no curriculum.
     #[serde(rename = "aes-transfer")]
     AesTransfer,
+    /// `aes-transfer`'s selection trained for the whole budget, its probes not charged: the
+    /// same comparison at equal training rather than equal cost.
+    #[serde(rename = "aes-transfer-uncharged")]
+    AesTransferUncharged,
     /// AES with harness weakening only.
     #[serde(rename = "aes+harness-only", alias = "aes-harness-only")]
     AesHarnessOnly,
@@ -127,6 +131,16 @@ pub struct Recipe {
     pub other_hints: bool,
     /// AES re-selected every `online.every_steps` from fresh gradients of the current policy.
     pub online: bool,
+    /// The probes its selection was made with are not charged to its budget (an arm whose
+    /// selection costs training otherwise pays for it: [`EnvSource::charges_transfer_probes`]).
+    pub uncharged: bool,
+}
+
+impl Recipe {
+    /// Whether making its selection is charged to its env-step budget.
+    pub fn charges_probes(&self) -> bool {
+        self.envs.charges_transfer_probes() && !self.uncharged
+    }
 }
 
 /// Everything the study knows of one arm.
@@ -169,6 +183,7 @@ const fn plain(envs: EnvSource, ordering: Ordering) -> Option<Recipe> {
         ordering,
         other_hints: false,
         online: false,
+        uncharged: false,
     })
 }
 
@@ -176,7 +191,7 @@ use EnvSource as E;
 use Ordering as O;
 
 /// The cards, in report order.
-const CARDS: [Card; 19] = [
+const CARDS: [Card; 20] = [
     Card {
         central: true,
         ..card(Arm::Base, "base", Role::Reference, None)
@@ -254,6 +269,21 @@ const CARDS: [Card; 19] = [
         )
     },
     Card {
+        central: true,
+        ..card(
+            Arm::AesTransferUncharged,
+            "aes-transfer-uncharged",
+            Role::Ablation,
+            Some(Recipe {
+                uncharged: true,
+                envs: E::AesTransfer,
+                ordering: O::UniformH4,
+                other_hints: false,
+                online: false,
+            }),
+        )
+    },
+    Card {
         paper_gain: Some("18.1% (ablation)"),
         ..card(
             Arm::AesHarnessOnly,
@@ -280,6 +310,7 @@ const CARDS: [Card; 19] = [
             ordering: O::Hdc(Mode::Full),
             other_hints: false,
             online: true,
+            uncharged: false,
         }),
     ),
     card(
@@ -291,6 +322,7 @@ const CARDS: [Card; 19] = [
             ordering: O::Hdc(Mode::Full),
             other_hints: true,
             online: false,
+            uncharged: false,
         }),
     ),
     Card {
@@ -387,8 +419,8 @@ pub const ONLINE_PAIR: (Arm, Arm) = (Arm::AesHdcOnline, Arm::AesHdc);
 
 impl Arm {
     /// Every arm in report order.
-    pub const ALL: [Arm; 19] = {
-        let mut all = [Arm::Base; 19];
+    pub const ALL: [Arm; 20] = {
+        let mut all = [Arm::Base; 20];
         let mut i = 0;
         while i < CARDS.len() {
             all[i] = CARDS[i].arm;
@@ -469,7 +501,7 @@ impl Arm {
 
 /// The paper's claims the study tests, by name (`analysis.primary` in the configuration
 /// names the primary ones, fixed before the run; the rest are exploratory).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ClaimId {
     /// AES + HDC beats random-k + HDC.
@@ -490,6 +522,8 @@ pub enum ClaimId {
     ConflictMatters,
     /// Conflict from measured transfer beats conflict from the base's gradient cosine.
     TransferConflictOverGradient,
+    /// `aes-transfer-uncharged` beats `aes` (exploratory).
+    TransferConflictEqualTraining,
     /// Harness weakening + scale progression beat harness weakening alone.
     FullOverHarnessOnly,
     /// Harness weakening + scale progression beat scale progression alone.
@@ -502,7 +536,7 @@ pub enum ClaimId {
 
 impl ClaimId {
     /// Every claim, in report order.
-    pub const ALL: [ClaimId; 13] = [
+    pub const ALL: [ClaimId; 14] = [
         ClaimId::AesHdcOverRandomKHdc,
         ClaimId::HdcHelpsAes,
         ClaimId::HdcHelpsRandomK,
@@ -512,6 +546,7 @@ impl ClaimId {
         ClaimId::AllPoolOverBase,
         ClaimId::ConflictMatters,
         ClaimId::TransferConflictOverGradient,
+        ClaimId::TransferConflictEqualTraining,
         ClaimId::FullOverHarnessOnly,
         ClaimId::FullOverScaleOnly,
         ClaimId::OodSmaller,
@@ -551,6 +586,11 @@ impl ClaimId {
                 "conflict from measured transfer beats conflict from gradient cosines (beyond \
                  the paper)",
                 Some((A::AesTransfer, A::Aes)),
+            ),
+            ClaimId::TransferConflictEqualTraining => (
+                "conflict from measured transfer beats conflict from gradient cosines at equal \
+                 training, its probes not charged (beyond the paper)",
+                Some((A::AesTransferUncharged, A::Aes)),
             ),
             ClaimId::FullOverHarnessOnly => (
                 "harness weakening + scale progression beat harness weakening alone",

@@ -59,6 +59,10 @@ pub enum Verdict {
     Inconclusive,
     /// No difference beyond the equivalence margin (two one-sided tests): shown absent.
     Equivalent,
+    /// The testbed does not let the claim's mechanism act (a precondition the claim names is
+    /// not met, or could not be measured): whatever the difference, it says nothing of the
+    /// claim.
+    UntestableHere,
 }
 
 impl Verdict {
@@ -102,6 +106,7 @@ impl Verdict {
             Verdict::Refuted => "refuted",
             Verdict::Inconclusive => "inconclusive (within noise)",
             Verdict::Equivalent => "equivalent (no difference beyond the margin)",
+            Verdict::UntestableHere => "untestable here",
         }
     }
 }

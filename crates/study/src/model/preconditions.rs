@@ -59,12 +59,14 @@ pub struct HarnessProbe {
     pub final_train_success: Option<f32>,
 }
 
-/// A statistic over probes, with its probe-level bootstrap interval.
+/// A statistic over probes, with its bootstrap interval: probes resampled, crossed (where the
+/// statistic is over targets too) with the targets' families, each drawn family's targets
+/// coming along.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ProbeEstimate {
     /// The statistic on the probes as observed.
     pub estimate: f64,
-    /// 2.5th percentile of the replicates (probes resampled).
+    /// 2.5th percentile of the replicates.
     pub lo: f64,
     /// 97.5th percentile of the replicates.
     pub hi: f64,
@@ -73,6 +75,36 @@ pub struct ProbeEstimate {
     /// Pairs (source, target) it is computed over, where it is a correlation over pairs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pairs: Option<usize>,
+    /// Whether the interval resamples target families crossed with probes (else probes
+    /// alone).
+    #[serde(default)]
+    pub crossed: bool,
+    /// For a rank correlation: the largest value it could reach given its predictor's ties
+    /// (a predictor ordered exactly as the transfer, ties broken arbitrarily).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+}
+
+/// HDC's regime: where bare-pixel reward is scarce and the scaffold unlocks what bare
+/// training cannot. Measured on the arms' evaluation instances and the harness probes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HdcRegime {
+    /// Pool environments at the H4 floor with H0 above it: base success at H4 below
+    /// `floor_h4` points and at H0 at least `unlock_h0` points.
+    pub floor_envs: Vec<EnvId>,
+    /// The H4 ceiling of "at the floor", points.
+    pub floor_h4: f64,
+    /// The H0 success that counts as unlocked, points.
+    pub unlock_h0: f64,
+    /// Per HDC arm, the smallest share over its seeds of trained environments at the floor.
+    pub share_by_arm: Vec<(Arm, f64)>,
+    /// The share each HDC arm must hold in every seed.
+    pub share_target: f64,
+    /// On the harness probes whose source is a floor environment: H4 success after training
+    /// at H0–H2 minus after the same steps at H4, paired by probe, points.
+    pub scaffold_over_h4: Option<ProbeEstimate>,
+    /// Probes that paired estimate needs.
+    pub min_probes: usize,
 }
 
 /// Success points of single- and multi-turn environments.
@@ -112,6 +144,10 @@ pub struct Testability {
     pub precondition: String,
     /// Whether every measured precondition meets its target (`None`: not measured).
     pub met: Option<bool>,
+    /// The preconditions not met (or not measured), each with what was measured, in a few
+    /// words.
+    #[serde(default)]
+    pub short: String,
 }
 
 /// The testbed's preconditions, measured before the comparisons they license: does the
@@ -150,6 +186,15 @@ pub struct Preconditions {
     /// (its competence gates, not its stage cap, moving the environments up the harness).
     #[serde(default)]
     pub hdc_reach: Vec<(Arm, HdcReach)>,
+    /// Whether HDC's regime exists here (see [`HdcRegime`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hdc_regime: Option<HdcRegime>,
+    /// Spearman of the transfer-response cosine `aes-transfer` selects with (from the first
+    /// `transfer.aes_transfer_probes` probes) with the transfer measured by the other probes,
+    /// over (other probe's source, target) pairs: does measured conflict predict transfer it
+    /// was not computed from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer_vs_response: Option<ProbeEstimate>,
     /// Which mechanisms this testbed can test, by the measurements above.
     pub testable: Vec<Testability>,
 }

@@ -49,9 +49,14 @@ pub fn terminal_summary(results: &Results) -> String {
         figures: &[],
         command: "",
     };
-    let chosen: Vec<Section> = sections(&inputs)
-        .into_iter()
-        .filter(|s| sections::TERMINAL.contains(&s.key))
-        .collect();
+    let mut chosen = Vec::new();
+    for (key, columns) in sections::TERMINAL {
+        if let Some(s) = sections(&inputs).into_iter().find(|s| s.key == key) {
+            chosen.push(match columns {
+                Some(keep) => s.keep_columns(keep),
+                None => s,
+            });
+        }
+    }
     terminal::render(&chosen)
 }

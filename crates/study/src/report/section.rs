@@ -91,6 +91,23 @@ impl Section {
         self.blocks.push(Block::Table(table));
     }
 
+    /// The section with only the columns named `keep` in its tables.
+    pub fn keep_columns(mut self, keep: &[&str]) -> Self {
+        for b in &mut self.blocks {
+            if let Block::Table(t) = b {
+                let idx: Vec<usize> = (0..t.header.len())
+                    .filter(|&k| keep.contains(&t.header[k].as_str()))
+                    .collect();
+                let pick = |row: &[String]| -> Vec<String> {
+                    idx.iter().filter_map(|&k| row.get(k).cloned()).collect()
+                };
+                t.header = pick(&t.header);
+                t.rows = t.rows.iter().map(|r| pick(r)).collect();
+            }
+        }
+        self
+    }
+
     /// The section's tables, in order.
     pub fn tables(&self) -> impl Iterator<Item = &Table> {
         self.blocks.iter().filter_map(|b| match b {

@@ -85,15 +85,16 @@ pub fn plan(
     pool: &PoolStage,
     sels: &SelectionSet,
 ) -> Result<ArmPlan> {
-    let Some(Recipe {
+    let Some(recipe) = arm.recipe() else {
+        crate::bail!("the base arm is not trained");
+    };
+    let Recipe {
         envs,
         ordering,
         other_hints,
         online,
-    }) = arm.recipe()
-    else {
-        crate::bail!("the base arm is not trained");
-    };
+        ..
+    } = recipe;
     Ok(ArmPlan {
         envs: match envs.at_seed(seed) {
             None => pool.pool.clone(),
@@ -114,7 +115,7 @@ pub fn plan(
             cfg.suite.hint_style
         },
         online: online.then(|| cfg.online.clone()),
-        charged_env_steps: if envs.charges_transfer_probes() {
+        charged_env_steps: if recipe.charges_probes() {
             cfg.aes_transfer_charge()
         } else {
             0
@@ -160,7 +161,7 @@ pub fn key(
         .with("arm_seed", &seed)?
         .with("model", &cfg.model)?
         .with("rl", &cfg.rl)?
-        .with("eval", &cfg.eval)?
+        .with("eval", &cfg.evaluation())?
         .with("plan", plan)?;
     if plan.online.is_none() {
         return Ok(key);
@@ -367,7 +368,12 @@ pub fn train_arm(
     };
     let model = trainer.policy();
     let eval_start = Instant::now();
-    let evaluation = evaluate(&cfg.eval, inputs.suite, &inputs.pool.evaluated(), &model)?;
+    let evaluation = evaluate(
+        &cfg.evaluation(),
+        inputs.suite,
+        &inputs.pool.evaluated(),
+        &model,
+    )?;
     let eval_seconds = eval_start.elapsed().as_secs_f64();
     let log: Vec<UpdateStats> = files.run().read_log()?;
     Ok(ArmRun {

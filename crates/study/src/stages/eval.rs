@@ -26,7 +26,7 @@ pub fn constant_key(
 ) -> Result<StageKey> {
     StageKey::new(code, &CODE)?
         .after("pool", pool)?
-        .with("eval", &cfg.eval)
+        .with("eval", &cfg.evaluation())
 }
 
 /// The key of the base model's evaluation: the base (and through it the pool) and the `eval`
@@ -38,7 +38,7 @@ pub fn base_eval_key(
 ) -> Result<StageKey> {
     StageKey::new(code, &CODE)?
         .after("base", base)?
-        .with("eval", &cfg.eval)
+        .with("eval", &cfg.evaluation())
 }
 
 /// The evaluation instances of `env`: `episodes` seeds per scale from the env's own stream.
@@ -56,7 +56,7 @@ pub fn eval_tasks_at(
     let spec = &specs_of(suite, std::slice::from_ref(env))?[0];
     let mut tasks = Vec::with_capacity(key.episodes as usize * key.scales.len());
     for (k, scale) in key.scales.iter().enumerate() {
-        let mut rng = Rng::derive(0x4556_414c ^ env.stable_hash(), k as u64);
+        let mut rng = Rng::derive(0x4556_414c ^ env.stable_hash() ^ key.instances, k as u64);
         for _ in 0..key.episodes {
             tasks.push(Task {
                 env: env.clone(),

@@ -9,6 +9,7 @@ use crate::cache::StageKey;
 use crate::code::{CodeVersion, Crate};
 use crate::config::ExperimentConfig;
 use crate::error::Result;
+use crate::protocol::Split;
 
 /// The pool and held-out sets the study uses.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -37,11 +38,17 @@ impl PoolStage {
 /// Step tags that mark a conflict twin's rule inversion.
 pub const RULE_INVERSION_TAGS: [&str; 2] = ["mirrored-control", "negation"];
 
-/// The stage's key: the master seed and the `pool` section, over the suite's code.
+/// The stage's key: the master seed, the `pool` section and the split (which held-out set),
+/// over the suite's code.
 pub fn key(cfg: &ExperimentConfig, code: &CodeVersion) -> Result<StageKey> {
-    StageKey::new(code, &[Crate::Core, Crate::Envs])?
+    let key = StageKey::new(code, &[Crate::Core, Crate::Envs])?
         .with("seed", &cfg.seed)?
-        .with("pool", &cfg.pool)
+        .with("pool", &cfg.pool)?;
+    match cfg.protocol.split {
+        // Development keys stay as they were before there was a split.
+        Split::Development => Ok(key),
+        split => key.with("split", &split),
+    }
 }
 
 /// Choose the pool subset and the OOD set.
@@ -66,7 +73,11 @@ pub fn run(cfg: &ExperimentConfig, suite: &Suite) -> Result<PoolStage> {
     Ok(PoolStage {
         conflict_pairs: suite.conflict_pairs(&pool),
         control,
-        ood: suite.ood_subset(cfg.pool.ood_envs),
+        // The held-out set: the development one, or the confirmatory one no pilot has played.
+        ood: match cfg.protocol.split {
+            Split::Development => suite.ood_subset(cfg.pool.ood_envs),
+            Split::Confirmatory => suite.confirm_subset(cfg.pool.ood_envs),
+        },
         families,
         pool,
     })

@@ -41,7 +41,7 @@ pub fn by_harness_key(
 ) -> Result<StageKey> {
     StageKey::new(code, &CODE)?
         .after("base", base)?
-        .with("eval", &cfg.eval)?
+        .with("eval", &cfg.evaluation())?
         .with("levels", &HarnessLevel::ALL)
 }
 
@@ -54,7 +54,12 @@ pub fn base_by_harness(
 ) -> Result<BTreeMap<HarnessLevel, BTreeMap<EnvId, f32>>> {
     HarnessLevel::ALL
         .iter()
-        .map(|&h| Ok((h, evaluate_at(&cfg.eval, suite, pool, base, h)?.means())))
+        .map(|&h| {
+            Ok((
+                h,
+                evaluate_at(&cfg.evaluation(), suite, pool, base, h)?.means(),
+            ))
+        })
         .collect()
 }
 

@@ -110,7 +110,7 @@ pub fn run(
     transfer_response: Option<&GradientSet>,
 ) -> Result<SelectionSet> {
     let mut out = Vec::new();
-    for (seed, g) in (0..cfg.seeds).zip(grads) {
+    for (seed, g) in cfg.seed_indices().zip(grads) {
         for (envs, control) in [(&pool.pool, false), (&pool.control, true)] {
             out.extend(seed_selections(cfg, seed, envs, control, profiles, g)?);
         }

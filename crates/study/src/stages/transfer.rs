@@ -63,6 +63,7 @@ pub fn probes(suite: &Suite, pool: &PoolStage, max: usize, seed: u64) -> Vec<Pro
 pub fn eval_config(cfg: &ExperimentConfig) -> EvalConfig {
     EvalConfig {
         episodes: cfg.transfer.eval_episodes,
+        instances: crate::protocol::PROBE_SALT,
         ..cfg.eval.clone()
     }
 }

@@ -10,6 +10,10 @@
 //! environments with replacement (one draw per group, shared by every seed and by both sides
 //! of a paired comparison), and recomputes the statistic.
 
+pub mod clustered;
+pub mod mixed;
+pub mod precision;
+
 use envdist_core::Rng;
 
 pub use crate::model::Interval;

@@ -31,13 +31,23 @@ pub fn section(i: &Inputs<'_>) -> Option<Section> {
         "difference, points [95% CI]",
         "p (Holm)",
         "verdict",
+        "testable here",
     ]);
+    let testable = i.results.preconditions.as_ref().map(|p| &p.testable);
     for c in a.claims.iter().filter(|c| c.primary) {
+        let why = testable
+            .and_then(|t| t.iter().find(|m| m.claims.contains(&c.id)))
+            .map_or(String::new(), |m| format!(": {}", m.short));
         claims.row([
             c.statement.clone(),
             ci_signed(&c.difference),
             format!("{:.3}", c.p_holm.unwrap_or(c.difference.p)),
             c.verdict.word().to_string(),
+            match c.testable {
+                Some(true) => "yes".to_string(),
+                Some(false) => format!("no{why}"),
+                None => "–".into(),
+            },
         ]);
     }
     s.table(claims);

@@ -53,14 +53,15 @@ pub fn section(i: &Inputs<'_>) -> Option<Section> {
          per arm, paired by seed (seed i draws the same random-k set and PPO stream in every \
          arm). Evaluation is greedy at H4 (image and task statement only), {} instances per \
          environment and scale at the {} scales, instances distinct per environment, on the {} \
-         pool environments (ID) and {} held-out ones (OOD). Scores are success rates in points; \
-         every interval is a 95% crossed bootstrap interval over training seeds and environments \
-         ({} replicates: one environment draw applied to every seed and to both arms of a \
-         comparison); \"smallest detectable\" is the true difference the run would detect four \
+         pool environments (ID) and {} held-out ones (OOD). {} Scores are success rates in \
+         points; every interval is a 95% crossed bootstrap interval over training seeds and \
+         environments ({} replicates: one environment draw applied to every seed and to both \
+         arms of a comparison; a claim's draws families, then environments within them); \
+         \"smallest detectable\" is the true difference the run would detect four \
          times in five at the level its verdict uses (Holm's first step for a primary claim, \
          5% for an exploratory one). A claim is **equivalent** when its difference is shown to \
-         lie within ±{} points (two one-sided tests; the margin is named before the run, \
-         `analysis.equivalence_margin`).",
+         lie within its margin (two one-sided tests; each primary claim's margin is named before \
+         the run, `analysis.margins`; ±{} points for the others, `analysis.equivalence_margin`).",
         c.base.samples,
         c.rl.total_env_steps,
         format_args!(
@@ -85,6 +86,17 @@ pub fn section(i: &Inputs<'_>) -> Option<Section> {
             .join(" and "),
         results.facts.pool_envs,
         results.facts.ood_envs,
+        match c.protocol.split {
+            crate::protocol::Split::Confirmatory => format!(
+                "This is a **confirmatory** run (docs/experiments/PROTOCOL.md): training seeds \
+                 {}..{}, evaluation instances and held-out environments no pilot has played.",
+                c.seed_indices().start,
+                c.seed_indices().end - 1
+            ),
+            crate::protocol::Split::Development => "This is a **development** run: the seeds, \
+                 instances and held-out environments pilots use."
+                .to_string(),
+        },
         c.analysis.bootstrap,
         c.analysis.equivalence_margin,
     ));

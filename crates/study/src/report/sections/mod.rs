@@ -14,6 +14,7 @@ mod main_table;
 mod measured_transfer;
 mod mechanisms;
 mod pool_size;
+mod precision;
 mod preconditions;
 mod ranking;
 mod rl_phase;
@@ -31,7 +32,7 @@ use crate::model::Comparison;
 pub type MakeSection = fn(&Inputs<'_>) -> Option<Section>;
 
 /// The report's sections, in order.
-pub const ALL: [MakeSection; 22] = [
+pub const ALL: [MakeSection; 23] = [
     header::section,
     glance::section,
     preconditions::section,
@@ -39,6 +40,7 @@ pub const ALL: [MakeSection; 22] = [
     verdicts::section,
     by_where_trained::section,
     variance::section,
+    precision::section,
     main_table::section,
     by_scale::section,
     rliable::section,
@@ -56,8 +58,13 @@ pub const ALL: [MakeSection; 22] = [
     figures::section,
 ];
 
-/// The sections the terminal summary shows, by key.
-pub const TERMINAL: [&str; 3] = ["glance", "mechanisms", "measured-transfer"];
+/// The sections the terminal summary shows, by key, and the columns it keeps of their tables
+/// (`None`: every column).
+pub const TERMINAL: [(&str, Option<&[&str]>); 3] = [
+    ("glance", None),
+    ("mechanisms", Some(&["mechanism", "met here"])),
+    ("measured-transfer", None),
+];
 
 /// A table of comparisons: each one's difference, detection limit and verdict.
 fn comparisons_table(rows: &[Comparison]) -> Table {

@@ -41,11 +41,18 @@ pub fn section(i: &Inputs<'_>) -> Option<Section> {
     s.text(format!(
         "**Single-environment probes**: the base fine-tuned on one pool environment alone \
          ({} env steps, the arms' RL settings), sources drawn evenly from {} strata of their mean \
-         profile overlap with the pool; transfer = success after minus the base's, same \
-         instances ({} per environment and scale). Intervals resample probes.",
+         profile overlap with the pool; transfer = success after minus the base's, on the same \
+         probe instances ({} per environment and scale, none of them an evaluation's). Intervals \
+         resample probes, crossed with the targets' families where a statistic is over targets.",
         c.steps, c.strata, c.eval_episodes
     ));
-    let mut table = Table::new(["precondition", "estimate [95% CI]", "over", "target"]);
+    let mut table = Table::new([
+        "precondition",
+        "estimate [95% CI]",
+        "over",
+        "target",
+        "largest its ties allow",
+    ]);
     let rows = [
         (
             "harness_transfer: H4 gain on the source from training at H0–H2 only, points",
@@ -75,7 +82,14 @@ pub fn section(i: &Inputs<'_>) -> Option<Section> {
             "transfer_vs_family: Spearman of same family (1/0) with transfer",
             est(&p.transfer_vs_family, false),
             over(&p.transfer_vs_family),
-            "(the pool's ceiling for an ability overlap)".into(),
+            "(what an overlap that knew only families would reach)".into(),
+        ),
+        (
+            "transfer_vs_response: Spearman of aes-transfer's response cosine with the \
+             transfer of the probes it was not computed from",
+            est(&p.transfer_vs_response, false),
+            over(&p.transfer_vs_response),
+            format!("≥ {} with lo > 0", t::RANK),
         ),
         (
             "a probe's transfer to its family's other envs, points",
@@ -96,8 +110,20 @@ pub fn section(i: &Inputs<'_>) -> Option<Section> {
             format!("≥ {}", t::KEEP),
         ),
     ];
-    for (what, e, n, target) in rows {
-        table.row([what.to_string(), e, n, target]);
+    let caps = [
+        None,
+        None,
+        p.transfer_vs_profile.and_then(|e| e.max),
+        p.transfer_vs_gradient.and_then(|e| e.max),
+        p.transfer_vs_family.and_then(|e| e.max),
+        p.transfer_vs_response.and_then(|e| e.max),
+        None,
+        None,
+        None,
+    ];
+    for ((what, e, n, target), cap) in rows.into_iter().zip(caps) {
+        let cap = cap.map_or(String::new(), |m| format!("{m:+.2}"));
+        table.row([what.to_string(), e, n, target, cap]);
     }
     // The smallest change each part could detect (two-sided 5%, power 80%): a keep target a
     // point from zero is decided only where this is near a point.
@@ -125,6 +151,7 @@ pub fn section(i: &Inputs<'_>) -> Option<Section> {
                 t::TRAINED_GAIN,
                 t::KEEP
             ),
+            String::new(),
         ]);
         table.row([
             format!(
@@ -141,6 +168,7 @@ pub fn section(i: &Inputs<'_>) -> Option<Section> {
             ),
             "its seeds".into(),
             format!("about {} to decide the keep target", -t::KEEP),
+            String::new(),
         ]);
     }
     for (arm, h) in &p.hdc_reach {
@@ -160,6 +188,37 @@ pub fn section(i: &Inputs<'_>) -> Option<Section> {
             ),
             format!("its {} seeds", h.runs),
             "earned ≥ half".into(),
+            String::new(),
+        ]);
+    }
+    if let Some(r) = &p.hdc_regime {
+        table.row([
+            format!(
+                "hdc_regime: pool envs at the H4 floor (base < {} points at H4, ≥ {} at H0); \
+                 each HDC arm's share of them among its trained envs (worst seed)",
+                r.floor_h4, r.unlock_h0
+            ),
+            format!(
+                "{}; {}",
+                r.floor_envs.len(),
+                r.share_by_arm
+                    .iter()
+                    .map(|(a, s)| format!("{} {:.0}%", a.name(), 100.0 * s))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            "the pool; each HDC arm's seeds".into(),
+            format!("share ≥ {:.0}%", 100.0 * r.share_target),
+            String::new(),
+        ]);
+        table.row([
+            "hdc_regime: on harness probes of floor sources, H4 success after H0–H2 training \
+             minus after the same steps at H4, points"
+                .to_string(),
+            est(&r.scaffold_over_h4, true),
+            over(&r.scaffold_over_h4),
+            format!("lo > 0 over ≥ {} probes", r.min_probes),
+            String::new(),
         ]);
     }
     s.table(table);
@@ -177,8 +236,11 @@ fn est(e: &Option<ProbeEstimate>, signed: bool) -> String {
 }
 
 fn over(e: &Option<ProbeEstimate>) -> String {
-    e.as_ref().map_or("–".into(), |e| match e.pairs {
-        Some(k) => format!("{} probes, {k} pairs", e.probes),
-        None => format!("{} probes", e.probes),
+    e.as_ref().map_or("–".into(), |e| {
+        let crossed = if e.crossed { " × target families" } else { "" };
+        match e.pairs {
+            Some(k) => format!("{} probes{crossed}, {k} pairs", e.probes),
+            None => format!("{} probes", e.probes),
+        }
     })
 }

@@ -40,7 +40,7 @@ pub fn section(i: &Inputs<'_>) -> Option<Section> {
     let charged = c
         .arms
         .iter()
-        .filter(|a| a.recipe().is_some_and(|r| r.envs.charges_transfer_probes()));
+        .filter(|a| a.recipe().is_some_and(|r| r.charges_probes()));
     for arm in charged {
         s.text(format!(
             "`{}` trains {} of them: the {} transfer probes it selects with fine-tuned the base \

@@ -1,18 +1,23 @@
 //! rliable's aggregates (Agarwal et al. 2021): IQM per arm, probability of improvement per
 //! claim.
 
-use crate::report::format::{ci, opt};
+use crate::report::format::ci;
 use crate::report::{Inputs, Section, Table};
 
 pub fn section(i: &Inputs<'_>) -> Option<Section> {
     let a = i.results.analysis.as_ref()?;
-    if a.arms.iter().all(|s| s.iqm.is_none()) {
+    if a.arms.iter().all(|s| s.iqm_value.is_none()) {
         return None;
     }
     let mut s = Section::new("rliable", 2, "rliable's aggregates");
     let mut table = Table::new(["arm", "mean, whole pool (ID)", "interquartile mean (IQM)"]);
     for arm in &a.arms {
-        table.row([arm.arm.name().to_string(), ci(&arm.id), opt(&arm.iqm, ci)]);
+        let iqm = match (&arm.iqm, arm.iqm_value) {
+            (Some(i), _) => ci(i),
+            (None, Some(v)) => format!("{v:.1} (one run: no interval)"),
+            (None, None) => "–".into(),
+        };
+        table.row([arm.arm.name().to_string(), ci(&arm.id), iqm]);
     }
     s.table(table);
     if !a.probability_of_improvement.is_empty() {

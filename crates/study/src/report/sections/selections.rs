@@ -61,8 +61,7 @@ pub fn section(i: &Inputs<'_>) -> Option<Section> {
 /// How much the seeds' selections agree: each seed selects from its own gradients (or draws
 /// anew), so this is the selection's own noise, inside every interval of its arms.
 fn overlap(results: &Results) -> Option<Table> {
-    let seeds = results.config.seeds;
-    if seeds < 2 {
+    if results.config.seeds < 2 {
         return None;
     }
     let mut table = Table::new([
@@ -71,7 +70,9 @@ fn overlap(results: &Results) -> Option<Table> {
         "picks in every seed's",
     ]);
     for source in EnvSource::SELECTIONS {
-        let sets: Vec<&Vec<envdist_core::EnvId>> = (0..seeds)
+        let sets: Vec<&Vec<envdist_core::EnvId>> = results
+            .config
+            .seed_indices()
             .filter_map(|seed| {
                 let id = source.at_seed(seed)?;
                 results
