@@ -11,8 +11,8 @@ use std::str::FromStr;
 use envdist_core::{EnvId, HarnessLevel};
 use serde::{Deserialize, Serialize};
 
+use crate::checks::bad;
 use crate::error::CurriculumError;
-use crate::rivals::bad;
 
 /// Which curriculum (or ablation, or baseline) the sampler runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -292,13 +292,13 @@ impl HdcConfig {
     /// ([`crate::rivals::config_hash`]). Saved states carry it so that a restore under
     /// another configuration is refused.
     pub fn hash_hex(&self) -> String {
-        crate::rivals::config_hash(self)
+        crate::checks::config_hash(self)
     }
 
     /// The fields whose values differ from `other`, as `field: this -> other` lines
     /// (empty when the configurations are equal).
     pub fn diff(&self, other: &HdcConfig) -> Vec<String> {
-        crate::rivals::config_diff(self, other)
+        crate::checks::config_diff(self, other)
     }
 }
 

@@ -4,11 +4,11 @@
 use std::path::Path;
 
 use envdist_core::io::{read_json, write_json_atomic};
-use envdist_core::{EnvId, EnvSpec, EpisodeOutcome, HarnessLevel, TaskSampler};
-use serde::{Deserialize, Serialize};
+use envdist_core::{EnvSpec, EpisodeOutcome, TaskSampler};
 
 use crate::error::CurriculumError;
-use crate::{HdcSampler, TraceEvent};
+use crate::sampler::HdcSampler;
+use crate::trace::{EnvSnapshot, TraceEvent};
 
 /// What every sampler of this crate offers beyond [`TaskSampler`]: its name, a
 /// per-environment snapshot for plots and reports, trace lines, and a move to another set of
@@ -55,34 +55,4 @@ pub trait CurriculumSampler: TaskSampler {
             message: e.0,
         })
     }
-}
-
-/// Where one environment stands in a sampler, for plots: how likely it is drawn next, the
-/// sampler's score for it, and which scales and harness levels its next task can take.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EnvSnapshot {
-    /// The environment.
-    pub env: EnvId,
-    /// Probability that the next task is in this environment.
-    pub probability: f64,
-    /// The sampler's priority statistic for this environment (documented per sampler: pass
-    /// rate, learnability, learning progress, Q value, top-rung accuracy, replay score),
-    /// averaged over its arms with the sampler's own weights.
-    pub score: f64,
-    /// The sampler's success estimate for this environment (NaN when it keeps none).
-    pub success: f64,
-    /// Most probable harness level of this environment's next task (ties: the weaker).
-    pub harness: HarnessLevel,
-    /// Expected harness level index (0 = H0 .. 4 = H4) of this environment's next task.
-    pub mean_harness: f64,
-    /// Smallest scale this environment's next task can have.
-    pub scale_lo: u32,
-    /// Largest scale this environment's next task can have.
-    pub scale_hi: u32,
-    /// Expected scale of this environment's next task.
-    pub mean_scale: f64,
-    /// Outcomes reported for this environment.
-    pub episodes: u64,
-    /// Successes reported for this environment.
-    pub successes: u64,
 }

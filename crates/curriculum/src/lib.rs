@@ -101,6 +101,7 @@
 #![warn(missing_docs)]
 
 mod balanced;
+mod checks;
 mod config;
 mod curriculum;
 mod error;
@@ -109,11 +110,12 @@ pub mod rivals;
 mod sampler;
 mod shared;
 pub mod synthetic;
+mod trace;
 mod traced;
 
 pub use balanced::StepBalanced;
 pub use config::{FixedScale, HdcConfig, Mode};
-pub use curriculum::{CurriculumSampler, EnvSnapshot};
+pub use curriculum::CurriculumSampler;
 pub use envdist_core::TaskSampler;
 pub use error::CurriculumError;
 pub use registry::{
@@ -136,6 +138,7 @@ pub use synthetic::{
     LearnerParams, SimulateOptions, Simulation, SimulationFiles, SyntheticLearner, simulate,
     staggered_ranges, synthetic_specs,
 };
+pub use trace::EnvSnapshot;
 pub use traced::Traced;
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use std::path::Path;
 use envdist_core::{EnvSpec, EpisodeOutcome, FileError, InvalidValue};
 use serde::{Deserialize, Serialize};
 
+use crate::curriculum::CurriculumSampler;
 use crate::error::CurriculumError;
 use crate::rivals::ladder::{LadderConfig, LadderRule};
 use crate::rivals::learnability::{LearnabilityConfig, LearnabilityRule};
@@ -14,7 +15,8 @@ use crate::rivals::pass_rate::{PassRateConfig, PassRateRule};
 use crate::rivals::plr::{PlrConfig, PlrRule};
 use crate::rivals::sec::{SecConfig, SecRule};
 use crate::rivals::{Rule, RuleConfig, RuleSampler};
-use crate::{CurriculumSampler, EnvSnapshot, HdcConfig, HdcSampler, TraceEvent, Traced};
+use crate::trace::{EnvSnapshot, TraceEvent};
+use crate::{HdcConfig, HdcSampler, Traced};
 
 /// A row's sampler type: a rival's is defined (its rule run by [`RuleSampler`]); HDC's is its
 /// own struct.

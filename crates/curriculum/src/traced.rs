@@ -8,8 +8,10 @@ use envdist_core::{
     EnvSpec, EpisodeOutcome, InvalidValue, OutcomeError, SamplerStateError, Task, TaskSampler,
 };
 
+use crate::HdcSampler;
+use crate::curriculum::CurriculumSampler;
 use crate::error::CurriculumError;
-use crate::{CurriculumSampler, EnvSnapshot, HdcSampler, TraceEvent};
+use crate::trace::{EnvSnapshot, TraceEvent};
 
 /// A sampler and the trace of what it was told.
 #[derive(Debug, Clone)]

@@ -9,8 +9,7 @@ use envdist_core::{
     Observation, Rgb8Image, Rng, Step, Task, Turn,
 };
 
-use crate::HintStyle;
-use crate::render::{Grid, Renderer, Theme};
+use crate::render::{Grid, HintStyle, Renderer, Theme};
 
 /// How an episode stands after a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,6 +8,7 @@
 //! so pixels and text can never disagree.
 
 use envdist_core::Rgb8Image;
+use serde::{Deserialize, Serialize};
 
 /// Semantic colours; a [`Theme`] maps them to RGB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -558,6 +559,43 @@ impl Renderer {
     /// Render the whole grid.
     pub fn render(&mut self, grid: &Grid, theme: &Theme, img: &mut Rgb8Image) {
         self.render_window(grid, theme, img, 0, 0, grid.w, grid.h);
+    }
+}
+
+/// What the `hints` harness channel says. The study measures both for transfer to H4 (bare
+/// pixels: its harness probes) and trains with `Subgoal` (an `Action` hint is what a policy
+/// trained at H0–H2 learns to read, so nothing carries to H4); the suite's default stays
+/// `Action`, so that environments made before keep their text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HintStyle {
+    /// Give the action away: multi-turn hints begin with `next action: <the solver's action>`
+    /// followed by the family's extra hint; single-turn hints state the answer's evidence
+    /// (the counted positions, the region sizes, the dice faces ...).
+    #[default]
+    Action,
+    /// Scaffold without giving the action away: a subgoal or what to look at (`the goal is 4
+    /// steps away along the corridors`, `1 box still off target`, `count the red objects`).
+    /// Never names an action, and for single-turn families never states the answer.
+    Subgoal,
+}
+
+impl HintStyle {
+    /// Both styles, the default first.
+    pub const ALL: [HintStyle; 2] = [HintStyle::Action, HintStyle::Subgoal];
+
+    /// The text name, as in configuration files (`action`, `subgoal`).
+    pub fn name(self) -> &'static str {
+        match self {
+            HintStyle::Action => "action",
+            HintStyle::Subgoal => "subgoal",
+        }
+    }
+}
+
+impl std::fmt::Display for HintStyle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

@@ -1,5 +1,7 @@
 //! Selection configuration: serde, documented defaults, validated once against a problem.
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
 use envdist_core::{EnvId, InvalidValue};
@@ -146,12 +148,12 @@ pub enum Optimizer {
         seed: u64,
     },
     /// The optimum itself, by branch and bound ([`solve_exact`](crate::solve_exact)), for
-    /// pools of at most [`EXACT_MAX_ENVS`](crate::EXACT_MAX_ENVS) environments. A search
+    /// pools of at most [`EXACT_MAX_ENVS`] environments. A search
     /// stopped at a limit returns the best selection found and says so in the notes (method
     /// `aes/exact`, not proven optimal).
     Exact {
         /// Nodes (partial selections) to visit at most. Default 2,000,000 (see
-        /// [`ExactLimits`](crate::ExactLimits)).
+        /// [`ExactLimits`]).
         #[serde(default = "default_exact_max_nodes")]
         max_nodes: u64,
         /// Wall-clock limit in seconds. Default 10.
@@ -161,11 +163,11 @@ pub enum Optimizer {
 }
 
 fn default_exact_max_nodes() -> u64 {
-    crate::ExactLimits::default().max_nodes
+    ExactLimits::default().max_nodes
 }
 
 fn default_exact_max_seconds() -> f64 {
-    crate::ExactLimits::default().max_time.as_secs_f64()
+    ExactLimits::default().max_time.as_secs_f64()
 }
 
 impl Optimizer {
@@ -358,12 +360,12 @@ impl SelectConfig {
         let n = problem.n_envs();
         self.validate_fields()
             .map_err(|v| SelectError::invalid("config", v.field, v.expected, v.found))?;
-        if matches!(self.optimizer, Optimizer::Exact { .. }) && n > crate::EXACT_MAX_ENVS {
+        if matches!(self.optimizer, Optimizer::Exact { .. }) && n > EXACT_MAX_ENVS {
             return Err(bad(
                 "optimizer",
                 &format!(
                     "a greedy optimizer for a pool of more than {} environments (the exact search is for small pools)",
-                    crate::EXACT_MAX_ENVS
+                    EXACT_MAX_ENVS
                 ),
                 format!("exact, on {n} environments"),
             ));
@@ -513,6 +515,30 @@ impl CheckedSelectConfig {
     /// Effective (coverage, redundancy, conflict) weights, zero for switched-off terms.
     pub fn effective_weights(&self) -> (f32, f32, f32) {
         (self.w_coverage, self.w_redundancy, self.w_conflict)
+    }
+}
+
+/// The largest pool the exact solver takes (its sets are fixed 256-bit masks, cheap to copy
+/// and hash).
+pub const EXACT_MAX_ENVS: usize = 256;
+
+/// When the search gives up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExactLimits {
+    /// Nodes (partial selections) to visit at most. Default 2,000,000. Order-dependent
+    /// objectives (max, mean conflict) keep one map entry per visited set, about 60 bytes each,
+    /// so this also bounds memory (~120 MB at the default).
+    pub max_nodes: u64,
+    /// Wall-clock limit. Default 10 s.
+    pub max_time: Duration,
+}
+
+impl Default for ExactLimits {
+    fn default() -> Self {
+        Self {
+            max_nodes: 2_000_000,
+            max_time: Duration::from_secs(10),
+        }
     }
 }
 

@@ -30,20 +30,16 @@
 //! `f64` bounds, so "optimal" holds up to float rounding (relative ~1e-6).
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Aggregation, CheckedSelectConfig, SelectConfig};
+use crate::config::{Aggregation, CheckedSelectConfig, EXACT_MAX_ENVS, ExactLimits, SelectConfig};
 use crate::error::SelectError;
 use crate::problem::Problem;
 
 /// Words of an environment set.
-const MASK_WORDS: usize = 4;
-
-/// The largest pool the exact solver takes (sets are fixed 256-bit masks, cheap to copy and
-/// hash).
-pub const EXACT_MAX_ENVS: usize = 64 * MASK_WORDS;
+const MASK_WORDS: usize = EXACT_MAX_ENVS / 64;
 
 /// A set of environments.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -81,26 +77,6 @@ impl Mask {
 
 /// Pairwise penalties are `−cos ≥ −1`; the slack covers `f32` rounding of unit rows.
 const PEN_FLOOR: f64 = -1.001;
-
-/// When the search gives up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ExactLimits {
-    /// Nodes (partial selections) to visit at most. Default 2,000,000. Order-dependent
-    /// objectives (max, mean conflict) keep one map entry per visited set, about 60 bytes each,
-    /// so this also bounds memory (~120 MB at the default).
-    pub max_nodes: u64,
-    /// Wall-clock limit. Default 10 s.
-    pub max_time: Duration,
-}
-
-impl Default for ExactLimits {
-    fn default() -> Self {
-        Self {
-            max_nodes: 2_000_000,
-            max_time: Duration::from_secs(10),
-        }
-    }
-}
 
 /// How the search ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

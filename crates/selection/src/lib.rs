@@ -58,11 +58,11 @@ pub mod synthetic;
 pub use baselines::{Baseline, baseline};
 pub use certificate::{BoundKind, Certificate};
 pub use config::{
-    AbilityWeighting, Aggregation, CheckedSelectConfig, Optimizer, SelectConfig, Terms, TieBreak,
-    Weights,
+    AbilityWeighting, Aggregation, CheckedSelectConfig, ExactLimits, Optimizer, SelectConfig,
+    Terms, TieBreak, Weights,
 };
 pub use error::SelectError;
-pub use exact::{EXACT_MAX_ENVS, ExactLimits, ExactSolution, ExactStatus, solve_exact};
+pub use exact::{ExactSolution, ExactStatus, solve_exact};
 pub use greedy::{
     Relaxation, SELECTION_SCHEMA_VERSION, Selection, TermTotals, select, select_checked,
 };

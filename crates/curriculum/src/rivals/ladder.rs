@@ -21,14 +21,16 @@
 use envdist_core::{HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
+use super::RuleSampler;
 use super::{
     ArmSpace, Carry, Draw, EnvScores, Located, Pick, Rule, RuleConfig, Saved, Seen, bad,
     check_at_most, check_len, check_levels, check_rate, h4_only,
 };
+#[cfg(test)]
 use crate::LadderSampler;
 use crate::error::CurriculumError;
 
-/// Parameters of [`LadderSampler`].
+/// Parameters of [`LadderSampler`](crate::LadderSampler).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LadderConfig {
@@ -97,7 +99,7 @@ pub struct Rungs {
     pub checks: u64,
 }
 
-/// The rule of [`LadderSampler`], and its saved state: a top rung per environment. Its arms
+/// The rule of [`LadderSampler`](crate::LadderSampler), and its saved state: a top rung per environment. Its arms
 /// are the rungs (level-major, then scale).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -273,7 +275,7 @@ impl Rule for LadderRule {
     }
 }
 
-impl LadderSampler {
+impl RuleSampler<LadderRule> {
     /// Number of rungs of environment `e`.
     pub fn rung_count(&self, e: usize) -> u32 {
         rung_count(self.arm_space(), e)

@@ -16,10 +16,12 @@
 use envdist_core::{HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
+use super::RuleSampler;
 use super::{
     ArmSpace, Carry, EnvScores, Located, Rule, RuleConfig, Saved, Seen, bad, check_arm_sums,
     check_levels, check_rate, check_unit, h4_only, if_played,
 };
+#[cfg(test)]
 use crate::LearnabilitySampler;
 use crate::error::CurriculumError;
 
@@ -34,7 +36,7 @@ pub enum LearnabilitySampling {
     Proportional,
 }
 
-/// Parameters of [`LearnabilitySampler`].
+/// Parameters of [`LearnabilitySampler`](crate::LearnabilitySampler).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LearnabilityConfig {
@@ -112,7 +114,7 @@ pub struct LearnArm {
     pub episodes: u64,
 }
 
-/// The rule of [`LearnabilitySampler`], and its saved state: a success EMA per arm.
+/// The rule of [`LearnabilitySampler`](crate::LearnabilitySampler), and its saved state: a success EMA per arm.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LearnabilityRule {
@@ -219,7 +221,7 @@ impl Rule for LearnabilityRule {
     }
 }
 
-impl LearnabilitySampler {
+impl RuleSampler<LearnabilityRule> {
     /// Learnability `p (1 - p)` of every arm.
     pub fn learnability(&self) -> Vec<f64> {
         self.rule.learnability()

@@ -21,15 +21,17 @@
 use envdist_core::{HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
+use super::RuleSampler;
 use super::{
     ArmSpace, Carry, EnvScores, Located, Periods, Rule, RuleConfig, Saved, Seen, bad,
     check_arm_sums, check_at_most, check_levels, check_rate, check_sum, check_unit, h4_only,
     if_played, period_ends,
 };
+#[cfg(test)]
 use crate::LearningProgressSampler;
 use crate::error::CurriculumError;
 
-/// Parameters of [`LearningProgressSampler`].
+/// Parameters of [`LearningProgressSampler`](crate::LearningProgressSampler).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LearningProgressConfig {
@@ -111,7 +113,7 @@ pub struct ProgressArm {
     pub interval_successes: u32,
 }
 
-/// The rule of [`LearningProgressSampler`], and its saved state: fast and slow EMAs per arm,
+/// The rule of [`LearningProgressSampler`](crate::LearningProgressSampler), and its saved state: fast and slow EMAs per arm,
 /// updated per interval.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -278,7 +280,7 @@ impl Rule for LearningProgressRule {
     }
 }
 
-impl LearningProgressSampler {
+impl RuleSampler<LearningProgressRule> {
     /// The reweighting `r(p) = p (1 - theta) / (p + theta (1 - 2p))`.
     pub fn reweight(&self, p: f64) -> f64 {
         self.config.reweight(p)

@@ -35,14 +35,16 @@ use serde::{Deserialize, Serialize};
 
 use std::collections::HashSet;
 
+use super::RuleSampler;
 use super::{
     ArmSpace, Carry, Draw, EnvScores, Located, Pick, Rule, RuleConfig, Saved, Seen, bad,
     check_arm_sums, check_at_most, check_levels, h4_only,
 };
+#[cfg(test)]
 use crate::PassRateSampler;
 use crate::error::CurriculumError;
 
-/// Parameters of [`PassRateSampler`].
+/// Parameters of [`PassRateSampler`](crate::PassRateSampler).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PassRateConfig {
@@ -168,7 +170,7 @@ pub struct PassArm {
     pub groups: u64,
 }
 
-/// The rule of [`PassRateSampler`], and its saved state: per arm, its pool and current group.
+/// The rule of [`PassRateSampler`](crate::PassRateSampler), and its saved state: per arm, its pool and current group.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PassRateRule {
@@ -501,7 +503,7 @@ impl Rule for PassRateRule {
     }
 }
 
-impl PassRateSampler {
+impl RuleSampler<PassRateRule> {
     /// Filtered arms returned to the pool so far: by the caps, and by `reprobe_epochs`.
     pub fn recycled(&self) -> (u64, u64) {
         (self.rule.recycled, self.rule.reprobed)

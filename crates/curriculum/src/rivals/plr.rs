@@ -41,11 +41,13 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use envdist_core::{EpisodeOutcome, HarnessLevel, InvalidValue, Rng, Task};
 use serde::{Deserialize, Serialize};
 
+use super::RuleSampler;
 use super::{
     ArmSpace, Carry, Draw, EnvScores, Located, Pick, Rule, RuleConfig, Saved, Seen, bad,
     check_arm_sums, check_at_most, check_len, check_levels, check_nonneg, check_rate, check_unit,
     draw_index, h4_only, if_played,
 };
+#[cfg(test)]
 use crate::PlrSampler;
 use crate::error::CurriculumError;
 
@@ -100,7 +102,7 @@ pub enum PlrScore {
     PositiveValueLoss,
 }
 
-/// Parameters of [`PlrSampler`].
+/// Parameters of [`PlrSampler`](crate::PlrSampler).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PlrConfig {
@@ -228,7 +230,7 @@ pub struct Pending {
     pub drawn_at: u64,
 }
 
-/// The rule of [`PlrSampler`], and its saved state: the level buffer, the per-category values
+/// The rule of [`PlrSampler`](crate::PlrSampler), and its saved state: the level buffer, the per-category values
 /// and the new levels awaiting their outcome. Its arms are the categories (env x harness level
 /// x scale) of the value estimates.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -847,7 +849,7 @@ impl Rule for PlrRule {
     }
 }
 
-impl PlrSampler {
+impl RuleSampler<PlrRule> {
     /// The buffer, by slot.
     pub fn levels(&self) -> &[Level] {
         &self.rule.levels

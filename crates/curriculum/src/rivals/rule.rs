@@ -15,8 +15,9 @@ use super::{
     check_counters, check_len, check_schema, config_hash, draw_index, issued_range, parse_state,
     retire,
 };
+use crate::curriculum::CurriculumSampler;
 use crate::error::CurriculumError;
-use crate::{CurriculumSampler, EnvSnapshot, TraceEvent};
+use crate::trace::{EnvSnapshot, TraceEvent};
 
 /// What makes one rival different from another: its state, how it draws, how an outcome
 /// moves it, how a saved state is checked, and what it reports, each under the rule's

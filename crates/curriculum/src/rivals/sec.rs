@@ -24,11 +24,13 @@
 use envdist_core::{HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
+use super::RuleSampler;
 use super::{
     ArmSpace, Carry, EnvScores, Located, Periods, Rule, RuleConfig, Saved, Seen, bad,
     check_arm_sums, check_at_most, check_levels, check_nonneg, check_rate, check_sum, check_unit,
     if_played, period_ends,
 };
+#[cfg(test)]
 use crate::SecSampler;
 use crate::error::CurriculumError;
 
@@ -43,7 +45,7 @@ pub enum AdvantageEstimate {
     Centered,
 }
 
-/// Parameters of [`SecSampler`].
+/// Parameters of [`SecSampler`](crate::SecSampler).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SecConfig {
@@ -157,7 +159,7 @@ pub struct SecArm {
     pub episodes: u64,
 }
 
-/// The rule of [`SecSampler`], and its saved state: a value `Q` and a success estimate per
+/// The rule of [`SecSampler`](crate::SecSampler), and its saved state: a value `Q` and a success estimate per
 /// arm, `Q` updated per batch.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -324,7 +326,7 @@ impl Rule for SecRule {
     }
 }
 
-impl SecSampler {
+impl RuleSampler<SecRule> {
     /// The absolute advantage of an outcome `success` on an arm whose estimate is `p`.
     pub fn abs_advantage(&self, p: f32, success: bool) -> f32 {
         self.config.abs_advantage(p, success)

@@ -50,24 +50,6 @@ pub enum UpdateEffect {
     GlobalLevelUp,
 }
 
-pub(super) fn decay_tables(lambda: f32) -> [[f64; 5]; 5] {
-    let mut t = [[1.0; 5]; 5];
-    for (back, row) in t.iter_mut().enumerate() {
-        let w: Vec<f64> = (0..=back)
-            .map(|d| (-(lambda as f64) * d as f64).exp())
-            .collect();
-        let z: f64 = w.iter().sum();
-        let mut acc = 0.0;
-        for (d, slot) in row.iter_mut().enumerate() {
-            if d <= back {
-                acc += w[d] / z;
-            }
-            *slot = if d >= back { 1.0 } else { acc };
-        }
-    }
-    t
-}
-
 impl HdcSampler {
     /// The current harness level of environment `i` (see
     /// [`EnvStatus::harness`](super::EnvStatus::harness)).
@@ -372,7 +354,7 @@ mod tests {
 
     #[test]
     fn decay_tables_are_cumulative_and_end_at_one() {
-        let t = decay_tables(1.0);
+        let t = super::super::decay_tables(1.0);
         assert_eq!(t[0], [1.0; 5]);
         let e = (-1.0f64).exp();
         assert!((t[1][0] - 1.0 / (1.0 + e)).abs() < 1e-12);

@@ -16,13 +16,13 @@ use envdist_core::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::checks::{Retired, check_envs, issued_range, retire};
 use crate::config::{HdcConfig, LevelRule};
 use crate::error::CurriculumError;
-use crate::rivals::{Retired, check_envs, issued_range, retire};
-use machine::decay_tables;
+pub use crate::trace::{TRACE_SCHEMA_VERSION, TraceEvent};
 pub use machine::{EnvState, UpdateEffect};
 pub use persistence::{STATE_SCHEMA_VERSION, SavedState};
-pub use status::{EnvStatus, STATUS_SCHEMA_VERSION, StatusFile, TRACE_SCHEMA_VERSION, TraceEvent};
+pub use status::{EnvStatus, STATUS_SCHEMA_VERSION, StatusFile};
 
 /// One environment as the sampler knows it: id, scale range, sampling weight.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -318,6 +318,26 @@ impl TaskSampler for HdcSampler {
     fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError> {
         Ok(self.restore_value(state)?)
     }
+}
+
+/// Per level reached, the cumulative draw weights of the levels back from it: a level `d`
+/// steps back is reviewed with weight `exp(−λ d)`, normalised.
+fn decay_tables(lambda: f32) -> [[f64; 5]; 5] {
+    let mut t = [[1.0; 5]; 5];
+    for (back, row) in t.iter_mut().enumerate() {
+        let w: Vec<f64> = (0..=back)
+            .map(|d| (-(lambda as f64) * d as f64).exp())
+            .collect();
+        let z: f64 = w.iter().sum();
+        let mut acc = 0.0;
+        for (d, slot) in row.iter_mut().enumerate() {
+            if d <= back {
+                acc += w[d] / z;
+            }
+            *slot = if d >= back { 1.0 } else { acc };
+        }
+    }
+    t
 }
 
 #[cfg(test)]

@@ -8,9 +8,9 @@ use envdist_core::{HarnessLevel, InvalidValue, Rng};
 use serde::{Deserialize, Serialize};
 
 use super::{EnvEntry, EnvState, HdcSampler};
+use crate::checks::{Retired, check_config, check_counters, check_schema, check_unit, parse_state};
 use crate::config::{HdcConfig, LevelRule, Mode};
 use crate::error::CurriculumError;
-use crate::rivals::{Retired, check_config, check_counters, check_schema, check_unit, parse_state};
 
 /// Schema version of saved sampler states.
 pub const STATE_SCHEMA_VERSION: u32 = 1;

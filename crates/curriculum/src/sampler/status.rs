@@ -2,12 +2,11 @@
 //! probabilities, and trace lines.
 
 use envdist_core::{EnvId, EpisodeOutcome, HarnessLevel};
+
+use crate::trace::TraceEvent;
 use serde::{Deserialize, Serialize};
 
 use super::HdcSampler;
-
-/// Schema version of [`TraceEvent`] lines.
-pub const TRACE_SCHEMA_VERSION: u32 = 1;
 
 /// A snapshot of one environment for plots and reports.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,53 +32,6 @@ pub struct EnvStatus {
     pub episodes: u64,
     /// Successes reported in total.
     pub successes: u64,
-}
-
-/// One line of a curriculum trace: what was played and where the env's curriculum stood
-/// after the outcome was reported.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TraceEvent {
-    /// Always [`TRACE_SCHEMA_VERSION`].
-    pub schema_version: u32,
-    /// Step number (0-based count of outcomes).
-    pub step: u64,
-    /// Environment played.
-    pub env: EnvId,
-    /// Harness level of the task played (may be a review level).
-    pub harness: HarnessLevel,
-    /// Scale of the task played.
-    pub scale: u32,
-    /// Whether it was solved.
-    pub success: bool,
-    /// The env's current level after the update.
-    pub level: HarnessLevel,
-    /// Bottom of the env's window after the update.
-    pub window_lo: u32,
-    /// Top of the env's window after the update.
-    pub window_hi: u32,
-}
-
-impl TraceEvent {
-    /// The line for `outcome`, numbered `step`, with the environment's position after it:
-    /// `level` and the scale span `window`.
-    pub fn new(
-        step: u64,
-        outcome: &EpisodeOutcome,
-        level: HarnessLevel,
-        window: (u32, u32),
-    ) -> Self {
-        Self {
-            schema_version: TRACE_SCHEMA_VERSION,
-            step,
-            env: outcome.task.env.clone(),
-            harness: outcome.task.harness,
-            scale: outcome.task.scale,
-            success: outcome.success,
-            level,
-            window_lo: window.0,
-            window_hi: window.1,
-        }
-    }
 }
 
 impl HdcSampler {

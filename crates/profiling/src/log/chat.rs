@@ -6,7 +6,7 @@ use envdist_core::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::EpisodeKey;
+use super::key::EpisodeKey;
 
 /// One line of an OpenAI-style chat log: an episode (or a part of one: lines with the same
 /// `env` and `episode` are joined in line order) as the message list a VLM trainer sends and

@@ -14,6 +14,7 @@
 
 mod chat;
 mod check;
+mod key;
 mod replay;
 
 use std::collections::BTreeMap;
@@ -30,25 +31,7 @@ pub use check::{LogCheck, check_trajectories};
 pub use replay::{ReplayReport, UnknownEnvId, replay_abilities};
 
 use chat::chat_trajectory;
-
-/// An episode key in a per-step log: any string or non-negative integer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum EpisodeKey {
-    /// A numeric key.
-    Number(u64),
-    /// A text key.
-    Text(String),
-}
-
-impl EpisodeKey {
-    fn as_string(&self) -> String {
-        match self {
-            Self::Number(n) => n.to_string(),
-            Self::Text(s) => s.clone(),
-        }
-    }
-}
+pub use key::EpisodeKey;
 
 /// One line of a per-step log. Steps of one episode share `env` and `episode`; they are
 /// ordered by `t` when given, else by line order. Unknown extra fields are ignored.

@@ -10,8 +10,6 @@ use crate::config::{Aggregation, CheckedSelectConfig};
 use crate::objective::{PickReason, StepTrace};
 use crate::problem::{Problem, UnitGradients, dot};
 
-use super::coverable_mask;
-
 /// A candidate's weighted term shares at one evaluation.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(crate) struct Parts {
@@ -304,6 +302,22 @@ impl<'a> Engine<'a> {
         }
         (need, first)
     }
+}
+
+pub(super) fn coverable_mask(problem: &Problem, excluded: &[bool]) -> Vec<bool> {
+    if !excluded.iter().any(|x| *x) {
+        return (0..problem.n_abilities())
+            .map(|a| !problem.ability_envs(a).is_empty())
+            .collect();
+    }
+    (0..problem.n_abilities())
+        .map(|a| {
+            problem
+                .ability_envs(a)
+                .iter()
+                .any(|e| !excluded[*e as usize])
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ use crate::objective::StepTrace;
 use crate::problem::Problem;
 
 pub(crate) use engine::Engine;
+use engine::coverable_mask;
 use optimizers::{Mode, RunError, run};
 
 /// Schema version of selection files.
@@ -497,22 +498,6 @@ fn preview(names: &[&str]) -> String {
         s.push_str(&format!(", ... ({} more)", names.len() - 10));
     }
     s
-}
-
-fn coverable_mask(problem: &Problem, excluded: &[bool]) -> Vec<bool> {
-    if !excluded.iter().any(|x| *x) {
-        return (0..problem.n_abilities())
-            .map(|a| !problem.ability_envs(a).is_empty())
-            .collect();
-    }
-    (0..problem.n_abilities())
-        .map(|a| {
-            problem
-                .ability_envs(a)
-                .iter()
-                .any(|e| !excluded[*e as usize])
-        })
-        .collect()
 }
 
 #[cfg(test)]
