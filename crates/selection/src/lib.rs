@@ -58,8 +58,8 @@ pub mod synthetic;
 pub use baselines::{Baseline, baseline};
 pub use certificate::{BoundKind, Certificate};
 pub use config::{
-    AbilityWeighting, Aggregation, CheckedSelectConfig, ExactLimits, Optimizer, SelectConfig,
-    Terms, TieBreak, Weights,
+    AbilityWeighting, Aggregation, CheckedSelectConfig, EXACT_MAX_ENVS, ExactLimits, Optimizer,
+    SelectConfig, Terms, TieBreak, Weights,
 };
 pub use error::SelectError;
 pub use exact::{ExactSolution, ExactStatus, solve_exact};
