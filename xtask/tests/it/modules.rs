@@ -305,7 +305,7 @@ impl Crate {
     /// The longest module prefix of `path`, and what follows it.
     fn split<'a>(&self, path: &'a [String]) -> (ModPath, &'a [String]) {
         let mut k = path.len();
-        while k > 0 && !self.files.contains_key(&path[..k].to_vec()) {
+        while k > 0 && !self.files.contains_key(&path[..k]) {
             k -= 1;
         }
         (path[..k].to_vec(), &path[k..])
