@@ -710,7 +710,9 @@ impl<'a> Lexicon<'a> {
     }
 
     /// What the words starting at `ws[0]` name, and how many words that takes; `Some((None,
-    /// n))` for a number no answer can be (`answer 99`, a 30-digit count).
+    /// n))` for a number no answer can be (`answer 99`, a 30-digit count). A phrase of two
+    /// kinds (`top right`: a board cell and a heading) reads as the first found; no family
+    /// declares both kinds.
     fn at(&self, ws: &[&str], bare_number: bool) -> Option<(Option<Target>, usize)> {
         let w = ws[0];
         let next_number = ws.get(1).filter(|n| is_number(n)).map(|n| number(n));
@@ -854,6 +856,15 @@ mod tests {
         v
     }
 
+    /// `answer_k` is the k-th of `headings`.
+    fn headings(headings: &[Direction]) -> AnswerVocabulary {
+        let mut v = AnswerVocabulary::default();
+        for (k, d) in headings.iter().enumerate() {
+            v.push(answer(k), [Meaning::Direction(*d)]);
+        }
+        v
+    }
+
     fn check(v: &AnswerVocabulary, cases: &[(&str, ActionId)]) {
         for (text, want) in cases {
             assert_eq!(v.parse(text), Ok(*want), "{text:?}");
@@ -952,18 +963,8 @@ mod tests {
 
     #[test]
     fn directions_shadow_the_moves_only_where_they_are_answers() {
-        let mut v = AnswerVocabulary::default();
-        for (k, d) in [
-            Direction::Left,
-            Direction::Right,
-            Direction::Up,
-            Direction::Down,
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            v.push(answer(k), [Meaning::Direction(d)]);
-        }
+        use Direction::{Down, Left, Right, Up};
+        let v = headings(&[Left, Right, Up, Down]);
         check(
             &v,
             &[
@@ -981,10 +982,7 @@ mod tests {
             "up-right",
             &["`up right` is not one of this question's answers"],
         );
-        let mut eight = AnswerVocabulary::default();
-        for (k, d) in Direction::CLOCKWISE.into_iter().enumerate() {
-            eight.push(answer(k), [Meaning::Direction(d)]);
-        }
+        let eight = headings(&Direction::CLOCKWISE);
         check(
             &eight,
             &[
@@ -1055,10 +1053,7 @@ mod tests {
 
     #[test]
     fn every_phrase_reads_back() {
-        let mut eight = AnswerVocabulary::default();
-        for (k, d) in Direction::CLOCKWISE.into_iter().enumerate() {
-            eight.push(answer(k), [Meaning::Direction(d)]);
-        }
+        let eight = headings(&Direction::CLOCKWISE);
         for v in [numbers(), reach(), eight] {
             for (a, ms) in v.answers() {
                 for m in ms {
