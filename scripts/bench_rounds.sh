@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Interleaved rounds of training throughput (docs/trainer.md): in each round, every command named
+# Interleaved rounds of training throughput (docs/trainer-log.md): in each round, every command named
 # on the line once, `xtask bench-train --preset cpu --updates 6 --json` for a binary, or the
 # PyTorch anchor `scripts/bench_torch_policy.py cpu --preset cpu`, the order rotated from round to
 # round so drift in the host's speed falls on every command alike. Prints one line per command:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Interleaved rounds of learning throughput (docs/trainer.md, "Minibatch shards"): in each
+# Interleaved rounds of learning throughput (docs/trainer-log.md, "Minibatch shards"): in each
 # round, `xtask bench-train --preset cpu --updates 6 --json` with a binary from before a change
 # (`head`), with the binary under test at one shard (`one`) and at two (`two`), and the PyTorch
 # anchor on the same network (`torch`), the order rotated from round to round so drift in the

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Stable-Baselines3's MaskablePPO on one envdist setting, the way `xtask train` trains it, for
-the trainer's per-sample comparison (docs/trainer.md).
+the trainer's per-sample comparison (docs/trainer-log.md).
 
     python scripts/sb3_compare.py --env maze/classic --scale 3 --steps 300000 --seed 0
     # beside:  cargo xtask train --envs maze/classic --sampler h4 --scale 3 --steps 300000 \

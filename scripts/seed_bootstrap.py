@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Difference of two trainers' mean per-seed scores, with a bootstrap interval (docs/trainer.md).
+"""Difference of two trainers' mean per-seed scores, with a bootstrap interval (docs/trainer-log.md).
 
     python3 scripts/seed_bootstrap.py --a 0.41,0.42,0.40,0.45 --b 0.50,0.47,0.44,0.46 [--level 0.95]
 

@@ -25,7 +25,7 @@ pub struct EnvsArgs {
 
 #[derive(Debug, Subcommand)]
 enum EnvsCommand {
-    /// One record per environment (pool and held-out).
+    /// One record per environment (pool, held-out OOD and confirmatory).
     List {
         /// Print a JSON array of objects instead of a table.
         #[arg(long)]
@@ -148,13 +148,6 @@ struct ListRecord<'a> {
     instruction: &'a str,
 }
 
-fn split_name(split: Split) -> &'static str {
-    match split {
-        Split::Pool => "pool",
-        Split::Ood => "ood",
-    }
-}
-
 fn list(json: bool) -> anyhow::Result<()> {
     let suite = Suite::default();
     let specs = suite.specs();
@@ -168,7 +161,7 @@ fn list(json: bool) -> anyhow::Result<()> {
             scale_min: s.scale.min,
             scale_max: s.scale.max,
             abilities: &s.abilities,
-            split: split_name(s.split),
+            split: s.split.name(),
             conflict_twin: s.conflict_twin.as_ref().map(|t| t.as_str()),
             max_steps: s.max_steps,
             instruction: &s.instruction,
@@ -179,12 +172,12 @@ fn list(json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     println!(
-        "{:<34} {:<4} {:<5} {:>7} {:<24} abilities",
+        "{:<34} {:<4} {:<7} {:>7} {:<24} abilities",
         "id", "turn", "split", "scale", "conflict twin"
     );
     for r in &records {
         println!(
-            "{:<34} {:<4} {:<5} {:>3}..{:<3} {:<24} {}",
+            "{:<34} {:<4} {:<7} {:>3}..{:<3} {:<24} {}",
             r.id,
             r.turn,
             r.split,
@@ -194,12 +187,14 @@ fn list(json: bool) -> anyhow::Result<()> {
             r.abilities.join(",")
         );
     }
-    let pool = records.iter().filter(|r| r.split == "pool").count();
+    let count = |split: Split| records.iter().filter(|r| r.split == split.name()).count();
     let families: std::collections::BTreeSet<&str> = records.iter().map(|r| r.family).collect();
     let pairs = records.iter().filter(|r| r.conflict_twin.is_some()).count() / 2;
     println!(
-        "{pool} pool + {} held-out environments, {} families, {} conflict pairs, {} abilities",
-        records.len() - pool,
+        "{} pool + {} held-out (OOD) + {} confirmatory environments, {} families, {} conflict pairs, {} abilities",
+        count(Split::Pool),
+        count(Split::Ood),
+        count(Split::Confirm),
         families.len(),
         pairs,
         suite.abilities().len()
@@ -229,15 +224,15 @@ fn solvers(seeds: u64, json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     println!(
-        "{:<20} {:<4} {:<5} {:>10} {:>9} {:>10} {:>9}",
+        "{:<20} {:<4} {:<7} {:>10} {:>9} {:>10} {:>9}",
         "family", "turn", "split", "min scale", "steps", "max scale", "steps"
     );
     for r in &records {
         println!(
-            "{:<20} {:<4} {:<5} {:>3}: {:>4.0}% {:>9.1} {:>3}: {:>4.0}% {:>9.1}",
+            "{:<20} {:<4} {:<7} {:>3}: {:>4.0}% {:>9.1} {:>3}: {:>4.0}% {:>9.1}",
             r.family,
             r.turn.to_string(),
-            split_name(r.split),
+            r.split.name(),
             r.scale_min,
             100.0 * r.success_at_min,
             r.mean_steps_at_min,

@@ -11,9 +11,9 @@ use envdist_core::{EnvId, HarnessLevel, TaskSampler};
 use envdist_curriculum::{HdcConfig, HdcSampler};
 use envdist_envs::Suite;
 use envdist_trainer::{
-    AdvantageKind, Baseline, Device, GradientConfig, GradientParams, ImageEncoder, PolicyModel,
-    ProjectionKind, RunFiles, RunOptions, ScaleChoice, SingleTurn, TrainConfig, TrainPreset,
-    Trainer, UniformSampler,
+    AdvantageKind, Baseline, Device, GradientConfig, GradientParams, ImageEncoder, Opened,
+    PolicyModel, ProjectionKind, RunFiles, RunOptions, RunSpec, ScaleChoice, SingleTurn, Start,
+    TrainConfig, TrainPreset, Trainer, UniformSampler,
 };
 
 /// Arguments of `cargo xtask train`.
@@ -257,26 +257,32 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         )?)
     };
     let files = RunFiles::new(&args.out);
-    let ckpt = files.checkpoint();
-    let mut trainer = if args.resume && files.has_checkpoint() {
-        let t = Trainer::resume(&ckpt, factory.clone(), device, sampler.as_mut())
-            .with_context(|| format!("resuming from {}", ckpt.display()))?;
-        if args.steps.is_some_and(|s| s > t.config().total_env_steps) {
+    let steps = cfg.total_env_steps;
+    let spec = RunSpec {
+        config: cfg,
+        start: Start::Fresh,
+        device,
+        resume: args.resume,
+    };
+    let (trainer, opened) = Trainer::open(&files, spec, factory.clone(), sampler.as_mut())
+        .with_context(|| format!("opening the run in {}", args.out.display()))?;
+    let mut trainer = trainer;
+    if opened == Opened::Resumed {
+        if args
+            .steps
+            .is_some_and(|s| s > trainer.config().total_env_steps)
+        {
             bail!(
-                "--steps {} is beyond the checkpointed run's budget {}: a resumed run keeps its learning-rate schedule",
-                cfg.total_env_steps,
-                t.config().total_env_steps
+                "--steps {steps} is beyond the checkpointed run's budget {}: a resumed run keeps its learning-rate schedule",
+                trainer.config().total_env_steps
             );
         }
         eprintln!(
             "resumed at update {} ({} env steps)",
-            t.updates(),
-            t.env_steps()
+            trainer.updates(),
+            trainer.env_steps()
         );
-        t
-    } else {
-        Trainer::new(cfg, factory.clone(), device)?
-    };
+    }
     let cfg = trainer.config().clone();
     eprintln!(
         "train: {} envs at {harness}, scale {}, device {device}, preset {preset}, encoder {}: {} params, {} envs x {} steps per update, budget {} env steps",

@@ -2,8 +2,7 @@
 //! gives a validated configuration over the preset, or an error naming the file; never a
 //! panic, a huge allocation or a hang. In the binary's unit tests because the reader
 //! (`cmd_experiment::effective_config`) is the CLI's. The long run: `ENVDIST_FUZZ_INPUTS=100000
-//! cargo test -p xtask --bin xtask fuzz -- --nocapture` (README.md, "Fuzzing the
-//! readers").
+//! cargo test -p xtask --bin xtask fuzz -- --nocapture` (docs/fuzzing.md).
 
 use clap::Parser;
 use envdist_core::fuzz::{Fuzz, TrackingAllocator, scratch_dir};

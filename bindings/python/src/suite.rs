@@ -35,7 +35,7 @@ pub fn spec_of(suite: &Suite, id: &str, arg: &str) -> PyResult<EnvSpec> {
     let all = suite.specs();
     let ids: Vec<&str> = all.iter().map(|s| s.id.as_str()).collect();
     Err(key_error(format!(
-        "{arg}: {unknown}: expected an id of the pool or the held-out set such as `maze/classic` (envdist.env_ids() lists all {}); the nearest: {}",
+        "{arg}: {unknown}: expected an id of the pool or a held-out set such as `maze/classic` (envdist.env_ids() lists all {}); the nearest: {}",
         all.len(),
         nearest_ids(id, &ids).join(", ")
     )))
@@ -66,11 +66,13 @@ pub fn scale(spec: &EnvSpec, scale: Option<u32>) -> PyResult<u32> {
     }
 }
 
-/// Every spec (pool first, then held-out), as a JSON list.
+/// Every spec (pool first, then the held-out OOD set, then the confirmatory set), as a JSON
+/// list.
 #[pyfunction]
 pub fn specs_json() -> PyResult<String> {
     let s = suite(64)?;
     let mut specs = s.pool_specs();
     specs.extend(s.ood_specs());
+    specs.extend(s.confirm_specs());
     to_json(&specs)
 }

@@ -20,9 +20,11 @@ def one_per_family():
 FAMILIES = one_per_family()
 
 
-def test_every_pool_and_ood_env_is_registered_with_gymnasium():
+def test_every_pool_and_held_out_env_is_registered_with_gymnasium():
     ids = envdist.env_ids()
     assert len(envdist.pool_ids()) == 200 and len(envdist.ood_ids()) > 0
+    assert len(envdist.confirm_ids()) > 0
+    assert len(ids) == len(envdist.pool_ids()) + len(envdist.ood_ids()) + len(envdist.confirm_ids())
     assert len(ids) == len(set(envdist.gym_id(i) for i in ids))
     for env_id in ids:
         assert envdist.gym_id(env_id) in gym.registry

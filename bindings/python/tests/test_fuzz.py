@@ -7,8 +7,7 @@ one; a ``PanicException`` (a Rust panic crossing pyo3) or a dead interpreter is 
 Each campaign runs in a child interpreter (so that an abort is caught and named, not the end of
 pytest) with a seeded, deterministic mutator. ``ENVDIST_FUZZ_INPUTS`` sets the number of
 mutants per campaign (default 150); the long run is
-``ENVDIST_FUZZ_INPUTS=100000 bash bindings/python/test.sh -k fuzz -s`` (README.md, "Fuzzing
-the readers").
+``ENVDIST_FUZZ_INPUTS=100000 bash bindings/python/test.sh -k fuzz -s`` (docs/fuzzing.md).
 """
 
 from __future__ import annotations

@@ -65,7 +65,8 @@ impl fmt::Display for Turn {
     }
 }
 
-/// Whether an environment belongs to the training pool or the held-out (OOD) set.
+/// Whether an environment belongs to the training pool, the held-out (OOD) set, or the
+/// confirmatory held-out set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Split {
@@ -73,6 +74,30 @@ pub enum Split {
     Pool,
     /// Held out entirely: out-of-distribution evaluation.
     Ood,
+    /// Held out for confirmation: evaluated only by confirmatory records, never by pilots.
+    /// Its families are in neither the pool nor the OOD set, so a record that reports on it
+    /// reports on environments no tuning has seen.
+    Confirm,
+}
+
+impl Split {
+    /// Every split, in the order the suite registers them.
+    pub const ALL: [Split; 3] = [Split::Pool, Split::Ood, Split::Confirm];
+
+    /// The serialised name (`pool`, `ood`, `confirm`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Split::Pool => "pool",
+            Split::Ood => "ood",
+            Split::Confirm => "confirm",
+        }
+    }
+}
+
+impl fmt::Display for Split {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// The declared range of an environment's state scale (grid size, object count, ...).
@@ -135,7 +160,7 @@ pub struct EnvSpec {
     pub turn: Turn,
     /// Declared scale range.
     pub scale: ScaleRange,
-    /// Pool or held out.
+    /// Pool, held out (OOD) or held out for confirmation.
     pub split: Split,
     /// The atomic ability tags this environment's steps can carry.
     pub abilities: Vec<String>,
@@ -278,7 +303,12 @@ mod tests {
     fn turn_and_split_serialise_as_documented() {
         assert_eq!(serde_json::to_string(&Turn::Single).unwrap(), "\"ST\"");
         assert_eq!(serde_json::to_string(&Turn::Multi).unwrap(), "\"MT\"");
-        assert_eq!(serde_json::to_string(&Split::Ood).unwrap(), "\"ood\"");
+        for split in Split::ALL {
+            let json = serde_json::to_string(&split).unwrap();
+            assert_eq!(json, format!("\"{split}\""));
+            assert_eq!(serde_json::from_str::<Split>(&json).unwrap(), split);
+        }
+        assert_eq!(Split::Confirm.name(), "confirm");
         let task = Task {
             env: EnvId::new("maze/classic"),
             seed: 123,

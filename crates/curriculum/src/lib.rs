@@ -116,14 +116,17 @@ pub use config::{FixedScale, HdcConfig, Mode};
 pub use curriculum::{CurriculumSampler, EnvSnapshot};
 pub use envdist_core::TaskSampler;
 pub use error::CurriculumError;
-pub use registry::{BuildOptions, SamplerConfig};
-pub use rivals::ladder::{LadderConfig, LadderSampler};
-pub use rivals::learnability::{LearnabilityConfig, LearnabilitySampler, LearnabilitySampling};
-pub use rivals::learning_progress::{LearningProgressConfig, LearningProgressSampler};
-pub use rivals::pass_rate::{PassRateConfig, PassRateSampler, Pool};
-pub use rivals::plr::{PlrConfig, PlrSampler, PlrScore, ReplaySchedule, ScoreTransform};
-pub use rivals::sec::{AdvantageEstimate, SecConfig, SecSampler};
-pub use rivals::{RIVAL_STATE_SCHEMA_VERSION, Retired, Rule, RuleSampler};
+pub use registry::{
+    BuildOptions, LadderSampler, LearnabilitySampler, LearningProgressSampler, PassRateSampler,
+    PlrSampler, SamplerConfig, SecSampler,
+};
+pub use rivals::ladder::LadderConfig;
+pub use rivals::learnability::{LearnabilityConfig, LearnabilitySampling};
+pub use rivals::learning_progress::LearningProgressConfig;
+pub use rivals::pass_rate::{PassRateConfig, Pool};
+pub use rivals::plr::{PlrConfig, PlrScore, ReplaySchedule, ScoreTransform};
+pub use rivals::sec::{AdvantageEstimate, SecConfig};
+pub use rivals::{RIVAL_STATE_SCHEMA_VERSION, Retired, Rule, RuleConfig, RuleSampler};
 pub use sampler::{
     EnvEntry, EnvState, EnvStatus, HdcSampler, STATE_SCHEMA_VERSION, STATUS_SCHEMA_VERSION,
     SavedState, StatusFile, TRACE_SCHEMA_VERSION, TraceEvent, UpdateEffect,
@@ -137,57 +140,66 @@ pub use traced::Traced;
 
 #[cfg(test)]
 pub(crate) mod test_support {
-    use envdist_core::{
-        EnvId, EnvSpec, EpisodeOutcome, HarnessLevel, ScaleRange, Split, Task, Turn,
-    };
+    use envdist_core::{EnvId, EnvSpec, EpisodeOutcome, HarnessLevel, Task};
 
-    use crate::{HdcConfig, HdcSampler, Mode};
+    use crate::{HdcConfig, HdcSampler, Mode, synthetic_specs};
 
     /// The sampler of the HDC unit tests: three environments with scales 2..=5, competence
     /// after 3 episodes, seed 11.
     pub fn sampler(mode: Mode) -> HdcSampler {
-        let cfg = HdcConfig {
-            mode,
+        hdc_with(&specs(3, 2, 5), 11, |c| c.mode = mode)
+    }
+
+    /// HDC over `envs`, seeded, in [`sampler`]'s configuration (mode full, competence after
+    /// 3 episodes) with `edit` made.
+    pub fn hdc_with(envs: &[EnvSpec], seed: u64, edit: impl FnOnce(&mut HdcConfig)) -> HdcSampler {
+        let mut config = HdcConfig {
             min_episodes: 3,
             ..Default::default()
         };
-        HdcSampler::new(&specs(3, 2, 5), None, cfg, 11).unwrap()
+        edit(&mut config);
+        HdcSampler::new(envs, None, config, seed).unwrap()
     }
 
-    /// `n` environments `fam/v0..` with scale range `min..=max`.
+    /// A configuration from the JSON of its fields (the rest default).
+    pub fn config<T: serde::de::DeserializeOwned>(fields: serde_json::Value) -> T {
+        serde_json::from_value(fields).unwrap()
+    }
+
+    /// `n` environments `fam/e0..` with scale range `min..=max`.
     pub fn specs(n: usize, min: u32, max: u32) -> Vec<EnvSpec> {
-        (0..n)
-            .map(|i| EnvSpec {
-                id: EnvId::new(format!("fam/v{i}")),
-                family: "fam".into(),
-                variant: format!("v{i}"),
-                turn: Turn::Multi,
-                scale: ScaleRange { min, max },
-                split: Split::Pool,
-                abilities: vec![],
-                conflict_twin: None,
-                instruction: String::new(),
-                max_steps: 10,
-            })
-            .collect()
+        synthetic_specs("fam", &vec![(min, max); n])
     }
 
+    /// `task` played for one step: solved or not, its return the success.
+    pub fn played(task: Task, success: bool) -> EpisodeOutcome {
+        EpisodeOutcome {
+            task,
+            success,
+            episode_return: success as u32 as f32,
+            steps: 1,
+        }
+    }
+
+    /// The outcome of `env`'s task (seed 0) at `harness` and `scale`.
     pub fn outcome(
         env: &EnvId,
         harness: HarnessLevel,
         scale: u32,
         success: bool,
     ) -> EpisodeOutcome {
-        EpisodeOutcome {
-            task: Task {
-                env: env.clone(),
-                seed: 0,
-                harness,
-                scale,
-            },
-            success,
-            episode_return: 0.0,
-            steps: 1,
-        }
+        let task = Task {
+            env: env.clone(),
+            seed: 0,
+            harness,
+            scale,
+        };
+        played(task, success)
+    }
+
+    /// The outcome of the first environment's task at H4 and `scale`: an arm of the rival
+    /// unit tests, which run over one environment.
+    pub fn at_h4(scale: u32, success: bool) -> EpisodeOutcome {
+        outcome(&EnvId::new("fam/e0"), HarnessLevel::H4, scale, success)
     }
 }

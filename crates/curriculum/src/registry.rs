@@ -7,94 +7,218 @@ use envdist_core::{EnvSpec, EpisodeOutcome, FileError, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use crate::error::CurriculumError;
-use crate::rivals::ladder::{LadderConfig, LadderSampler};
-use crate::rivals::learnability::{LearnabilityConfig, LearnabilitySampler};
-use crate::rivals::learning_progress::{LearningProgressConfig, LearningProgressSampler};
-use crate::rivals::pass_rate::{PassRateConfig, PassRateSampler};
-use crate::rivals::plr::{PlrConfig, PlrSampler};
-use crate::rivals::sec::{SecConfig, SecSampler};
+use crate::rivals::ladder::{LadderConfig, LadderRule};
+use crate::rivals::learnability::{LearnabilityConfig, LearnabilityRule};
+use crate::rivals::learning_progress::{LearningProgressConfig, LearningProgressRule};
+use crate::rivals::pass_rate::{PassRateConfig, PassRateRule};
+use crate::rivals::plr::{PlrConfig, PlrRule};
+use crate::rivals::sec::{SecConfig, SecRule};
+use crate::rivals::{Rule, RuleConfig, RuleSampler};
 use crate::{CurriculumSampler, EnvSnapshot, HdcConfig, HdcSampler, TraceEvent, Traced};
 
-/// Any sampler's configuration, tagged by `kind`: `{"kind": "sec", "temperature": 0.4}`.
-/// Missing fields take their documented defaults; unknown fields are refused.
-///
-/// ```
-/// use envdist_core::TaskSampler;
-/// use envdist_curriculum::{SamplerConfig, synthetic_specs};
-///
-/// let envs = synthetic_specs("maze", &[(2, 6), (3, 9)]);
-/// let json = serde_json::json!({"kind": "ladder", "window": 2});
-/// let config = SamplerConfig::from_json(&json).unwrap();
-/// let mut sampler = config.build(&envs, 7).unwrap();
-/// assert_eq!(sampler.kind(), "ladder");
-/// // Every environment starts at its smallest scale.
-/// let task = sampler.sample();
-/// assert!(task.scale == 2 || task.scale == 3);
-/// // Where only the trait is needed, the box coerces.
-/// let _plain: Box<dyn TaskSampler> = config.build(&envs, 7).unwrap();
-/// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum SamplerConfig {
+/// A row's sampler type: a rival's is defined (its rule run by [`RuleSampler`]); HDC's is its
+/// own struct.
+macro_rules! rival_sampler {
+    ($(#[$doc:meta])* $sampler:ident) => {};
+    ($(#[$doc:meta])* $sampler:ident = $rule_sampler:ty) => {
+        $(#[$doc])*
+        pub type $sampler = $rule_sampler;
+    };
+}
+
+/// The one table of sampler kinds. A row: the kind's variant and configuration, its name in
+/// configs and saved states, and its sampler type (for a rival, defined here: its rule run by
+/// [`RuleSampler`]). The enum, [`SamplerConfig::KINDS`], the rivals' sampler types and every
+/// per-kind decision of [`SamplerConfig`] (name, default, parsing, validation, building) come
+/// from it, so a new kind is one row (and its module).
+macro_rules! sampler_kinds {
+    ($(
+        $(#[doc = $doc:literal])*
+        $variant:ident($config:ty) = $name:literal => $sampler:ident $(= $rule_sampler:ty)?;
+    )+) => {
+        $(rival_sampler!($(#[doc = $doc])* $sampler $(= $rule_sampler)?);)+
+
+        /// Any sampler's configuration, tagged by `kind`: `{"kind": "sec", "temperature": 0.4}`.
+        /// Missing fields take their documented defaults; unknown fields are refused.
+        ///
+        /// ```
+        /// use envdist_core::TaskSampler;
+        /// use envdist_curriculum::{SamplerConfig, synthetic_specs};
+        ///
+        /// let envs = synthetic_specs("maze", &[(2, 6), (3, 9)]);
+        /// let json = serde_json::json!({"kind": "ladder", "window": 2});
+        /// let config = SamplerConfig::from_json(&json).unwrap();
+        /// let mut sampler = config.build(&envs, 7).unwrap();
+        /// assert_eq!(sampler.kind(), "ladder");
+        /// // Every environment starts at its smallest scale.
+        /// let task = sampler.sample();
+        /// assert!(task.scale == 2 || task.scale == 3);
+        /// // Where only the trait is needed, the box coerces.
+        /// let _plain: Box<dyn TaskSampler> = config.build(&envs, 7).unwrap();
+        /// ```
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "kind")]
+        pub enum SamplerConfig {
+            $($(#[doc = $doc])* #[serde(rename = $name)] $variant($config),)+
+        }
+
+        impl SamplerConfig {
+            /// Every kind, in documentation order.
+            pub const KINDS: [&'static str; [$($name),+].len()] = [$($name),+];
+
+            /// The kind's name as written in configs.
+            pub fn kind(&self) -> &'static str {
+                match self {
+                    $(Self::$variant(_) => $name,)+
+                }
+            }
+
+            /// The default configuration of a kind named exactly.
+            fn default_of(kind: &str) -> Option<Self> {
+                match kind {
+                    $($name => Some(Self::$variant(<$config>::default())),)+
+                    _ => None,
+                }
+            }
+
+            /// This configuration's kind, its fields read from `fields`.
+            fn reparse(&self, fields: &serde_json::Value) -> Result<Self, CurriculumError> {
+                Ok(match self {
+                    $(Self::$variant(_) => Self::$variant(parse_fields($name, fields)?),)+
+                })
+            }
+
+            /// Check the configuration; the error names the first bad field.
+            pub fn validate(&self) -> Result<(), CurriculumError> {
+                match self {
+                    $(Self::$variant(c) => c.validate(),)+
+                }
+            }
+
+            /// Build the sampler of its kind's row.
+            fn build_kind(
+                &self,
+                envs: &[EnvSpec],
+                seed: u64,
+                options: BuildOptions<'_>,
+            ) -> Result<Box<dyn CurriculumSampler>, CurriculumError> {
+                Ok(match self {
+                    $(Self::$variant(c) => {
+                        let sampler = $sampler::from_config(c, envs, seed, options.weights)?;
+                        traced_if(options.trace, sampler)
+                    })+
+                })
+            }
+        }
+    };
+}
+
+sampler_kinds! {
     /// The HDC curriculum (and its ablation modes).
-    Hdc(HdcConfig),
-    /// Online pass-rate filtering (DAPO / prime-rl).
-    PassRate(PassRateConfig),
-    /// Learnability `p (1 - p)` top-k (Syllabus).
-    Learnability(LearnabilityConfig),
-    /// Learning progress (Syllabus).
-    LearningProgress(LearningProgressConfig),
-    /// SEC bandit over (env, harness level, scale).
-    Sec(SecConfig),
-    /// RLVE difficulty ladder.
-    Ladder(LadderConfig),
-    /// Robust prioritized level replay.
-    Plr(PlrConfig),
+    Hdc(HdcConfig) = "hdc" => HdcSampler;
+    /// Online pass-rate filtering (DAPO dynamic sampling as a prime-rl style sampler).
+    PassRate(PassRateConfig) = "pass_rate" => PassRateSampler = RuleSampler<PassRateRule>;
+    /// Learnability `p (1 - p)` sampling, top-k or proportional (Syllabus learnability).
+    Learnability(LearnabilityConfig) = "learnability"
+        => LearnabilitySampler = RuleSampler<LearnabilityRule>;
+    /// Learning progress sampling (Syllabus online learning progress).
+    LearningProgress(LearningProgressConfig) = "learning_progress"
+        => LearningProgressSampler = RuleSampler<LearningProgressRule>;
+    /// The SEC bandit over (environment, harness level, scale).
+    Sec(SecConfig) = "sec" => SecSampler = RuleSampler<SecRule>;
+    /// RLVE's difficulty ladder per environment.
+    Ladder(LadderConfig) = "ladder" => LadderSampler = RuleSampler<LadderRule>;
+    /// Robust prioritized level replay over replayable tasks.
+    Plr(PlrConfig) = "plr" => PlrSampler = RuleSampler<PlrRule>;
+}
+
+/// A kind's sampler, built from its configuration over `envs`, seeded: what a row of the table
+/// builds.
+trait FromConfig: CurriculumSampler + Sized + 'static {
+    /// The kind's configuration.
+    type Config;
+    /// The sampler; `weights` (one per environment) are HDC's alone.
+    fn from_config(
+        config: &Self::Config,
+        envs: &[EnvSpec],
+        seed: u64,
+        weights: Option<&[f32]>,
+    ) -> Result<Self, CurriculumError>;
+}
+
+/// HDC: `weights` replace its `env_weights`.
+impl FromConfig for HdcSampler {
+    type Config = HdcConfig;
+    fn from_config(
+        config: &HdcConfig,
+        envs: &[EnvSpec],
+        seed: u64,
+        weights: Option<&[f32]>,
+    ) -> Result<Self, CurriculumError> {
+        HdcSampler::new(envs, weights, config.clone(), seed)
+    }
+}
+
+/// A rival: its rule run by [`RuleSampler`]. Per-environment weights are refused: a rival
+/// draws environments by its own rule.
+impl<R: Rule + 'static> FromConfig for RuleSampler<R> {
+    type Config = R::Config;
+    fn from_config(
+        config: &R::Config,
+        envs: &[EnvSpec],
+        seed: u64,
+        weights: Option<&[f32]>,
+    ) -> Result<Self, CurriculumError> {
+        if weights.is_some() {
+            return Err(CurriculumError::Envs(InvalidValue::new(
+                "weights",
+                "none: per-environment weights are HDC's",
+                format!(
+                    "weights for {}, which draws environments by its own rule",
+                    R::KIND
+                ),
+            )));
+        }
+        RuleSampler::new(envs, config.clone(), seed)
+    }
+}
+
+/// `sampler`, wrapped in [`Traced`] when `trace`.
+fn traced_if<S: CurriculumSampler + 'static>(
+    trace: bool,
+    sampler: S,
+) -> Box<dyn CurriculumSampler> {
+    if trace {
+        Box::new(Traced::new(sampler))
+    } else {
+        Box::new(sampler)
+    }
+}
+
+/// Read one kind's configuration from its fields alone, naming a bad field and the kind.
+fn parse_fields<T: serde::de::DeserializeOwned>(
+    kind: &str,
+    fields: &serde_json::Value,
+) -> Result<T, CurriculumError> {
+    // The variant's own struct, not the tagged enum: an internally tagged enum buffers its
+    // fields first and loses the path to a bad one.
+    serde_path_to_error::deserialize(fields).map_err(|e| {
+        let mut v = envdist_core::invalid_from_serde(e.path().to_string(), &e.inner().to_string());
+        v.expected = format!("{} (in the {kind} configuration)", v.expected);
+        CurriculumError::Config(v)
+    })
 }
 
 impl SamplerConfig {
-    /// Every kind, in documentation order.
-    pub const KINDS: [&'static str; 7] = [
-        "hdc",
-        "pass_rate",
-        "learnability",
-        "learning_progress",
-        "sec",
-        "ladder",
-        "plr",
-    ];
-
-    /// The kind's name as written in configs.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Self::Hdc(_) => "hdc",
-            Self::PassRate(_) => PassRateSampler::KIND,
-            Self::Learnability(_) => LearnabilitySampler::KIND,
-            Self::LearningProgress(_) => LearningProgressSampler::KIND,
-            Self::Sec(_) => SecSampler::KIND,
-            Self::Ladder(_) => LadderSampler::KIND,
-            Self::Plr(_) => PlrSampler::KIND,
-        }
-    }
-
     /// The default configuration of a kind (`-` and case are forgiven).
     pub fn default_for(kind: &str) -> Result<Self, CurriculumError> {
         let norm = kind.trim().to_ascii_lowercase().replace('-', "_");
-        Ok(match norm.as_str() {
-            "hdc" => Self::Hdc(HdcConfig::default()),
-            "pass_rate" => Self::PassRate(PassRateConfig::default()),
-            "learnability" => Self::Learnability(LearnabilityConfig::default()),
-            "learning_progress" => Self::LearningProgress(LearningProgressConfig::default()),
-            "sec" => Self::Sec(SecConfig::default()),
-            "ladder" => Self::Ladder(LadderConfig::default()),
-            "plr" => Self::Plr(PlrConfig::default()),
-            _ => {
-                return Err(CurriculumError::Config(InvalidValue::new(
-                    "kind",
-                    Self::KINDS.join(" | "),
-                    format!("{kind:?}"),
-                )));
-            }
+        Self::default_of(&norm).ok_or_else(|| {
+            CurriculumError::Config(InvalidValue::new(
+                "kind",
+                Self::KINDS.join(" | "),
+                format!("{kind:?}"),
+            ))
         })
     }
 
@@ -129,30 +253,7 @@ impl SamplerConfig {
     /// defaults. Errors name the offending field: an unknown one, or one of the wrong type.
     /// Values are checked by [`Self::validate`] (and when the sampler is built).
     pub fn from_fields(kind: &str, fields: &serde_json::Value) -> Result<Self, CurriculumError> {
-        fn parse<T: serde::de::DeserializeOwned>(
-            kind: &str,
-            fields: &serde_json::Value,
-        ) -> Result<T, CurriculumError> {
-            // The variant's own struct, not the tagged enum: an internally tagged enum buffers
-            // its fields first and loses the path to a bad one.
-            serde_path_to_error::deserialize(fields).map_err(|e| {
-                let mut v =
-                    envdist_core::invalid_from_serde(e.path().to_string(), &e.inner().to_string());
-                v.expected = format!("{} (in the {kind} configuration)", v.expected);
-                CurriculumError::Config(v)
-            })
-        }
-        Ok(match Self::default_for(kind)? {
-            Self::Hdc(_) => Self::Hdc(parse("hdc", fields)?),
-            Self::PassRate(_) => Self::PassRate(parse(PassRateSampler::KIND, fields)?),
-            Self::Learnability(_) => Self::Learnability(parse(LearnabilitySampler::KIND, fields)?),
-            Self::LearningProgress(_) => {
-                Self::LearningProgress(parse(LearningProgressSampler::KIND, fields)?)
-            }
-            Self::Sec(_) => Self::Sec(parse(SecSampler::KIND, fields)?),
-            Self::Ladder(_) => Self::Ladder(parse(LadderSampler::KIND, fields)?),
-            Self::Plr(_) => Self::Plr(parse(PlrSampler::KIND, fields)?),
-        })
+        Self::default_for(kind)?.reparse(fields)
     }
 
     /// The configuration a command line names: `mode` is an HDC mode (`full`, `scale_only`, ...)
@@ -256,19 +357,6 @@ impl SamplerConfig {
         })
     }
 
-    /// Check the configuration; the error names the first bad field.
-    pub fn validate(&self) -> Result<(), CurriculumError> {
-        match self {
-            Self::Hdc(c) => c.validate(),
-            Self::PassRate(c) => c.validate(),
-            Self::Learnability(c) => c.validate(),
-            Self::LearningProgress(c) => c.validate(),
-            Self::Sec(c) => c.validate(),
-            Self::Ladder(c) => c.validate(),
-            Self::Plr(c) => c.validate(),
-        }
-    }
-
     /// Build the sampler over `envs` (uniform environment weights), seeded, untraced. The box
     /// coerces to `Box<dyn TaskSampler>` where only the trait is needed.
     pub fn build(
@@ -289,38 +377,7 @@ impl SamplerConfig {
         seed: u64,
         options: BuildOptions<'_>,
     ) -> Result<Box<dyn CurriculumSampler>, CurriculumError> {
-        fn boxed<S: CurriculumSampler + 'static>(
-            sampler: S,
-            trace: bool,
-        ) -> Box<dyn CurriculumSampler> {
-            if trace {
-                Box::new(Traced::new(sampler))
-            } else {
-                Box::new(sampler)
-            }
-        }
-        let t = options.trace;
-        if let (Some(_), false) = (options.weights, matches!(self, Self::Hdc(_))) {
-            return Err(CurriculumError::Envs(InvalidValue::new(
-                "weights",
-                "none: per-environment weights are HDC's",
-                format!(
-                    "weights for {}, which draws environments by its own rule",
-                    self.kind()
-                ),
-            )));
-        }
-        Ok(match self {
-            Self::Hdc(c) => boxed(HdcSampler::new(envs, options.weights, c.clone(), seed)?, t),
-            Self::PassRate(c) => boxed(PassRateSampler::new(envs, c.clone(), seed)?, t),
-            Self::Learnability(c) => boxed(LearnabilitySampler::new(envs, c.clone(), seed)?, t),
-            Self::LearningProgress(c) => {
-                boxed(LearningProgressSampler::new(envs, c.clone(), seed)?, t)
-            }
-            Self::Sec(c) => boxed(SecSampler::new(envs, c.clone(), seed)?, t),
-            Self::Ladder(c) => boxed(LadderSampler::new(envs, c.clone(), seed)?, t),
-            Self::Plr(c) => boxed(PlrSampler::new(envs, c.clone(), seed)?, t),
-        })
+        self.build_kind(envs, seed, options)
     }
 }
 
@@ -404,6 +461,7 @@ mod tests {
     use super::*;
     use crate::test_support::specs;
     use envdist_core::TaskSampler;
+    use serde_json::json;
 
     #[test]
     fn every_kind_round_trips_through_json_and_builds() {
@@ -475,6 +533,49 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("`kind`") && e.contains("plr"), "{e}");
+    }
+
+    /// Every kind's validation: per kind, bad values of its fields, each refused alone with
+    /// an error naming its field.
+    #[test]
+    fn bad_values_are_refused_naming_the_field() {
+        let bad = json!({
+            "hdc": {"window_width": 0, "competence_threshold": 1.5, "ema_rate": 0.0,
+                    "min_episodes": 0, "lambda": -1.0, "decay_span": 5, "global_fraction": 0.0,
+                    "env_weights": {"a/b": -2.0}, "max_stage_episodes": 2},
+            "pass_rate": {"group_size": 0, "high": 0.0, "max_easy_fraction": 1.0,
+                          "harness_levels": []},
+            "learnability": {"top_k": 0, "learnable_prob": 1.5, "ema_rate": 0.0},
+            "learning_progress": {"p_theta": 1.0, "update_interval": 0, "uniform_prob": -0.1},
+            "sec": {"alpha": 0.0, "temperature": 0.0, "batch_episodes": 0, "group_size": 1},
+            "ladder": {"threshold": 0.0, "window": 0},
+            "plr": {"buffer_size": 0, "rho": 1.5},
+        });
+        let refusal = |kind: &str, fields: serde_json::Value| {
+            let config = SamplerConfig::from_fields(kind, &fields).unwrap();
+            config.validate().unwrap_err().to_string()
+        };
+        for (kind, fields) in bad.as_object().unwrap() {
+            for (field, value) in fields.as_object().unwrap() {
+                let e = refusal(kind, json!({ field: value }));
+                // `env_weights.a/b`: the field and the weight's key.
+                assert!(e.contains(&format!("`{field}")), "{kind} {field}: {e}");
+            }
+        }
+        // Caps that leave no arm drawable: the second one is named.
+        let e = refusal("pass_rate", json!({"max_easy_fraction": 0.6}));
+        assert!(e.contains("`max_hard_fraction`"), "{e}");
+        // JSON has no NaN: a rate that is not a number, from Rust.
+        let nan = HdcConfig {
+            ema_rate: f32::NAN,
+            ..Default::default()
+        };
+        assert!(
+            nan.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("`ema_rate`")
+        );
     }
 
     #[test]

@@ -112,6 +112,18 @@ pub const CATALOGUE: &[(&str, &str)] = &[
     ("memory-recall", "recall a card seen earlier"),
     ("card-match", "turn over a matching pair"),
     ("subtract", "take one count from another"),
+    // confirmatory held-out families (likewise, and unseen by the OOD set too)
+    ("slide-stop", "predict where a slide over ice comes to rest"),
+    ("tile-rotate", "turn a tile to the orientation a plan needs"),
+    ("pipe-connect", "join pipe ends so water reaches further"),
+    (
+        "weigh",
+        "total objects' weights by their kind and compare two sides",
+    ),
+    (
+        "measure-length",
+        "count the steps along a path, leaving side branches out",
+    ),
 ];
 
 /// Whether `tag` is in the catalogue.

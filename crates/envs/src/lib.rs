@@ -2,7 +2,8 @@
 //!
 //! The environment suite of envdist: procedurally generated pixel environments with harness
 //! text, a state scale and atomic ability tags, registered as a pool of exactly 200
-//! environments plus a held-out (OOD) set of further families. See `crates/envs/README.md`
+//! environments plus two held-out sets of further families: the OOD set, and a confirmatory
+//! set that only confirmatory records evaluate. See `crates/envs/README.md`
 //! for the families, the ability catalogue, the conflict pairs and the reward scheme.
 //!
 //! Main design decision: a family is only its rules. Each game draws semantic cells into a
@@ -23,6 +24,7 @@
 //! let suite = Suite::new(SuiteConfig { canvas: 32, ..SuiteConfig::default() })?;
 //! assert_eq!(suite.pool_specs().len(), 200);
 //! assert!(suite.ood_specs().len() >= 20);
+//! assert!(suite.confirm_specs().len() >= 20);
 //! let spec = suite.pool_specs().into_iter().find(|s| s.id.as_str() == "maze/classic").unwrap();
 //! let mut env = suite.make(&spec.id).unwrap();
 //! let task = Task { env: spec.id.clone(), seed: 1, harness: HarnessLevel::H0, scale: spec.scale.min };
@@ -189,7 +191,8 @@ struct Entry {
     variant: VariantCfg,
 }
 
-/// The registry of every environment: the pool, the held-out set, filters, and the factory.
+/// The registry of every environment: the pool, the held-out (OOD) and confirmatory sets,
+/// filters, and the factory.
 pub struct Suite {
     config: SuiteConfig,
     families: Vec<games::Family>,
@@ -343,6 +346,12 @@ impl Suite {
         self.filter(|s| s.split == Split::Ood)
     }
 
+    /// The confirmatory held-out environments: families in neither the pool nor the OOD set,
+    /// meant for the records that confirm what pilots found, never for the pilots.
+    pub fn confirm_specs(&self) -> Vec<EnvSpec> {
+        self.filter(|s| s.split == Split::Confirm)
+    }
+
     /// Environments of one family.
     pub fn family_specs(&self, family: &str) -> Vec<EnvSpec> {
         self.filter(|s| s.family == family)
@@ -358,15 +367,18 @@ impl Suite {
         self.filter(|s| s.abilities.iter().any(|a| a == ability))
     }
 
-    /// Family names, pool families first, in registration order.
+    /// Family names, pool families first, then the OOD and the confirmatory ones, in
+    /// registration order.
     pub fn families(&self) -> Vec<&'static str> {
-        let names = |split| {
-            self.families
-                .iter()
-                .filter(move |f| f.split == split)
-                .map(|f| f.name)
-        };
-        names(Split::Pool).chain(names(Split::Ood)).collect()
+        Split::ALL
+            .into_iter()
+            .flat_map(|split| {
+                self.families
+                    .iter()
+                    .filter(move |f| f.split == split)
+                    .map(|f| f.name)
+            })
+            .collect()
     }
 
     /// Every ability any environment can emit.
@@ -460,7 +472,17 @@ impl Suite {
     /// `n` held-out environments, one family at a time in id order (all when `n` is 0 or
     /// covers them).
     pub fn ood_subset(&self, n: usize) -> Vec<EnvId> {
-        let mut specs = self.ood_specs();
+        self.held_out_subset(Split::Ood, n)
+    }
+
+    /// `n` confirmatory environments, chosen as [`Suite::ood_subset`] chooses (one family at
+    /// a time in id order; all when `n` is 0 or covers them).
+    pub fn confirm_subset(&self, n: usize) -> Vec<EnvId> {
+        self.held_out_subset(Split::Confirm, n)
+    }
+
+    fn held_out_subset(&self, split: Split, n: usize) -> Vec<EnvId> {
+        let mut specs = self.filter(|s| s.split == split);
         specs.sort_by(|a, b| a.id.cmp(&b.id));
         if n == 0 || n >= specs.len() {
             return specs.into_iter().map(|s| s.id).collect();

@@ -87,10 +87,17 @@ pub enum Shape {
     Bar,
     /// A die face showing 1..=6 dark pips on the foreground colour.
     Die(u8),
+    /// A pipe piece: arms from the centre to the middle of each open side, the sides a bit
+    /// set (1 up, 2 right, 4 down, 8 left; higher bits ignored). Arms reach the cell's edge,
+    /// so the pieces of neighbouring cells join.
+    Pipe(u8),
 }
 
 impl Shape {
     const COUNT: usize = 8;
+    /// Masks after the plain shapes: the die face, then one per pipe piece.
+    const DIE_SLOT: usize = Self::COUNT;
+    const PIPE_SLOT: usize = Self::DIE_SLOT + 1;
     fn slot(self) -> usize {
         match self {
             Shape::None => 0,
@@ -101,7 +108,8 @@ impl Shape {
             Shape::Ring => 5,
             Shape::Cross => 6,
             Shape::Bar => 7,
-            Shape::Die(_) => Self::COUNT,
+            Shape::Die(_) => Self::DIE_SLOT,
+            Shape::Pipe(sides) => Self::PIPE_SLOT + usize::from(sides & 15),
         }
     }
 }
@@ -387,6 +395,26 @@ fn shape_mask(slot: usize, cs: usize) -> Vec<bool> {
     m
 }
 
+/// The pipe piece with open `sides` (see [`Shape::Pipe`]): a centre square and an arm to each
+/// open side, about a third of the cell thick.
+fn pipe_mask(sides: u8, cs: usize) -> Vec<bool> {
+    let c = cs as f32 / 2.0;
+    let half = (cs as f32 * 0.17).max(0.5);
+    (0..cs * cs)
+        .map(|i| {
+            let dx = (i % cs) as f32 + 0.5 - c;
+            let dy = (i / cs) as f32 + 0.5 - c;
+            let across = |d: f32| d.abs() <= half;
+            let centre = across(dx) && across(dy);
+            let arm = (sides & 1 != 0 && across(dx) && dy < 0.0)
+                || (sides & 2 != 0 && across(dy) && dx > 0.0)
+                || (sides & 4 != 0 && across(dx) && dy > 0.0)
+                || (sides & 8 != 0 && across(dy) && dx < 0.0);
+            centre || arm
+        })
+        .collect()
+}
+
 fn pip_mask(n: u8, cs: usize) -> Vec<bool> {
     // Pip centres on a 3x3 lattice, as on a real die.
     let spots: &[(f32, f32)] = match n {
@@ -438,6 +466,7 @@ impl Renderer {
                     })
                     .collect(),
             );
+            self.masks.extend((0..16).map(|sides| pipe_mask(sides, cs)));
             self.pips = (1..=6).map(|n| pip_mask(n, cs)).collect();
         }
     }
@@ -552,5 +581,23 @@ mod tests {
         let mut s = String::new();
         g.text(&mut s);
         assert_eq!(s, "....\n....\n.r..\n....");
+    }
+
+    #[test]
+    fn pipe_arms_reach_the_middle_of_their_open_sides_only() {
+        let mut g = Grid::new();
+        g.reset(1, 1, Cell::obj(Shape::Pipe(1 | 2), Col::Red, b'L'));
+        for canvas in [16u32, 32, 64] {
+            let mut img = Rgb8Image::new(canvas, canvas);
+            Renderer::default().render(&g, &CLASSIC, &mut img);
+            let (mid, last) = (canvas / 2, canvas - 1);
+            let red = CLASSIC.rgb(Col::Red);
+            assert_eq!(img.get(mid, mid), red, "centre");
+            assert_eq!(img.get(mid, 0), red, "open top");
+            assert_eq!(img.get(last, mid), red, "open right");
+            assert_eq!(img.get(mid, last), CLASSIC.floor, "closed bottom");
+            assert_eq!(img.get(0, mid), CLASSIC.floor, "closed left");
+            assert_eq!(img.get(0, 0), CLASSIC.floor, "corner");
+        }
     }
 }

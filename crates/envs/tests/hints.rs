@@ -304,7 +304,11 @@ fn subgoal_hints_never_give_the_action_away() {
             }
         }
     }
-    assert_eq!(families.len(), 28, "every family, pool and held-out");
+    assert_eq!(
+        families.len(),
+        32,
+        "every family: pool, held-out (OOD) and confirmatory"
+    );
     assert!(total > 5_000, "{total} hints checked");
 }
 

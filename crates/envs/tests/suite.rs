@@ -310,8 +310,11 @@ proptest! {
 #[test]
 fn splits_are_disjoint_by_family() {
     let suite = suite();
-    let pool: std::collections::BTreeSet<String> =
-        suite.pool_specs().into_iter().map(|s| s.family).collect();
+    let families = |specs: Vec<EnvSpec>| -> std::collections::BTreeSet<String> {
+        specs.into_iter().map(|s| s.family).collect()
+    };
+    let pool = families(suite.pool_specs());
+    let ood = families(suite.ood_specs());
     for s in suite.ood_specs() {
         assert!(
             !pool.contains(&s.family),
@@ -320,6 +323,170 @@ fn splits_are_disjoint_by_family() {
         );
         assert_eq!(s.split, Split::Ood);
     }
+    for s in suite.confirm_specs() {
+        assert!(
+            !pool.contains(&s.family) && !ood.contains(&s.family),
+            "{} is held out for confirmation but its family is in the pool or the OOD set",
+            s.id
+        );
+        assert_eq!(s.split, Split::Confirm);
+    }
+    // Every env is in exactly one split, and the registry lists the splits in order.
+    let all = suite.specs();
+    assert_eq!(
+        all.len(),
+        suite.pool_specs().len() + suite.ood_specs().len() + suite.confirm_specs().len()
+    );
+    let order: Vec<Split> = all.iter().map(|s| s.split).collect();
+    assert!(order.is_sorted_by_key(|s| Split::ALL.iter().position(|x| x == s)));
+}
+
+/// The confirmatory set mirrors the OOD set's shape: about 20 envs of 4 families, single- and
+/// multi-turn, each with a scale range that really changes the task: the text observation
+/// holds more (a larger board, more objects, a longer path) at the top of the range, and
+/// multi-turn solvers need more steps there.
+#[test]
+fn the_confirmatory_set_has_the_promised_shape() {
+    let suite = suite();
+    let confirm = suite.confirm_specs();
+    assert!(
+        confirm.len() >= 20,
+        "{} confirmatory environments",
+        confirm.len()
+    );
+    let families = |turn: Turn| {
+        confirm
+            .iter()
+            .filter(|s| s.turn == turn)
+            .map(|s| s.family.clone())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    };
+    assert_eq!((families(Turn::Single), families(Turn::Multi)), (2, 2));
+    let unseen: Vec<&String> = confirm
+        .iter()
+        .flat_map(|s| &s.abilities)
+        .filter(|a| {
+            !suite
+                .pool_specs()
+                .iter()
+                .chain(&suite.ood_specs())
+                .any(|s| s.abilities.contains(a))
+        })
+        .collect();
+    assert!(
+        unseen.len() >= 4,
+        "abilities new to the confirmatory set: {unseen:?}"
+    );
+    for spec in confirm.iter().filter(|s| s.variant == "classic") {
+        assert!(spec.scale.len() >= 2, "{}", spec.id);
+        let mut env = suite.make_env(&spec.id).unwrap();
+        let mut at = |scale: u32| {
+            let (mut marks, mut steps) = (0, 0);
+            for seed in 0..20 {
+                let obs = env.reset(&task(spec, seed, scale, HarnessLevel::H0));
+                let text = obs.harness.observation.unwrap();
+                marks += text.chars().filter(|c| !matches!(c, '.' | '\n')).count();
+                steps += solve(&mut env, &task(spec, seed, scale, HarnessLevel::H4)).1;
+            }
+            (marks, steps)
+        };
+        let (lo, hi) = (at(spec.scale.min), at(spec.scale.max));
+        assert!(
+            hi.0 > lo.0,
+            "{}: the observation holds no more at the top scale",
+            spec.id
+        );
+        if spec.turn == Turn::Multi {
+            assert!(
+                hi.1 > lo.1,
+                "{}: no longer to solve at the top scale",
+                spec.id
+            );
+            env.reset(&task(spec, 0, spec.scale.min, HarnessLevel::H4));
+            assert!(
+                env.horizon() <= 35,
+                "{}: horizon {}",
+                spec.id,
+                env.horizon()
+            );
+        }
+    }
+}
+
+/// Every confirmatory env at every scale, beyond the sampled proptests: the same task gives
+/// the same episode on two env objects, every running step shows the canvas, the instruction
+/// and all four harness channels (H0), the solver's action is legal and its tags are declared.
+#[test]
+fn every_confirmatory_env_meets_the_contract_at_every_scale() {
+    let suite = Suite::with_canvas(32).unwrap();
+    for spec in suite.confirm_specs() {
+        let (mut a, mut b) = (suite.make(&spec.id).unwrap(), suite.make(&spec.id).unwrap());
+        for scale in spec.scale.min..=spec.scale.max {
+            for seed in 0..3 {
+                let t = task(&spec, seed, scale, HarnessLevel::H0);
+                let (mut oa, mut ob) = (a.reset(&t), b.reset(&t));
+                for _ in 0..=spec.max_steps {
+                    assert_eq!(oa, ob, "{} {t:?}", spec.id);
+                    assert_eq!((oa.image.width, oa.image.height), (32, 32));
+                    assert_eq!(oa.instruction, spec.instruction);
+                    for c in HarnessChannel::ALL {
+                        assert!(
+                            oa.harness.get(c).is_some_and(|x| !x.is_empty()),
+                            "{} {t:?}: channel {c:?} missing",
+                            spec.id
+                        );
+                    }
+                    let Some(act) = a.oracle_action() else { break };
+                    assert!(
+                        a.legal_actions().contains(act),
+                        "{}: {act} illegal",
+                        spec.id
+                    );
+                    let (sa, sb) = (a.step(act), b.step(act));
+                    assert_eq!(sa.abilities, sb.abilities);
+                    assert!(!sa.abilities.is_empty(), "{}: a step without tags", spec.id);
+                    for tag in &sa.abilities {
+                        assert!(
+                            spec.abilities.iter().any(|x| x == tag),
+                            "{}: {tag}",
+                            spec.id
+                        );
+                    }
+                    if sa.done || sa.truncated {
+                        assert!(sa.success, "{} {t:?}: the solver failed", spec.id);
+                        break;
+                    }
+                    (oa, ob) = (sa.observation, sb.observation);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn confirm_subset_takes_families_in_turn() {
+    let suite = suite();
+    let all = suite.confirm_subset(0);
+    assert_eq!(all.len(), suite.confirm_specs().len());
+    assert!(all.is_sorted());
+    let four = suite.confirm_subset(4);
+    let families: std::collections::BTreeSet<&str> = four
+        .iter()
+        .map(|id| id.as_str().split('/').next().unwrap())
+        .collect();
+    assert_eq!(families.len(), 4, "{four:?}");
+    for id in &four {
+        assert_eq!(suite.spec(id).unwrap().split, Split::Confirm);
+    }
+    assert_eq!(suite.confirm_subset(1000), all);
+    // The OOD subset is untouched by the confirmatory set.
+    assert!(
+        suite
+            .ood_subset(0)
+            .iter()
+            .all(|id| suite.spec(id).unwrap().split == Split::Ood)
+    );
 }
 
 #[test]
@@ -342,7 +509,12 @@ fn the_pool_has_the_promised_shape() {
     assert!(fam(&pool, Turn::Single) + fam(&pool, Turn::Multi) >= 24);
     assert!(fam(&ood, Turn::Single) + fam(&ood, Turn::Multi) >= 4);
     let ids: std::collections::BTreeSet<_> = suite.specs().into_iter().map(|s| s.id).collect();
-    assert_eq!(ids.len(), pool.len() + ood.len(), "ids are unique");
+    let confirm = suite.confirm_specs();
+    assert_eq!(
+        ids.len(),
+        pool.len() + ood.len() + confirm.len(),
+        "ids are unique"
+    );
     // Conflict pairs are symmetric and name existing envs.
     let mut pairs = 0;
     for s in &pool {

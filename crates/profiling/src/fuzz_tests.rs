@@ -2,7 +2,7 @@
 //! LLM segmenter's answer parser under mutation fuzzing (`envdist_core::fuzz`): each input is
 //! profiled, or refused with an error naming the file (and the line); never a panic, a huge
 //! allocation or a hang. The long run: `ENVDIST_FUZZ_INPUTS=100000 cargo test -p
-//! envdist-profiling --lib fuzz -- --nocapture` (README.md, "Fuzzing the readers").
+//! envdist-profiling --lib fuzz -- --nocapture` (docs/fuzzing.md).
 
 use envdist_core::fuzz::{Fuzz, TrackingAllocator, scratch_dir};
 

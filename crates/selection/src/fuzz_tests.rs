@@ -2,7 +2,7 @@
 //! consumes) under mutation fuzzing (`envdist_core::fuzz`): each input parses to a value that
 //! selection then runs on, or is an error naming the file; never a panic, a huge allocation or
 //! a hang. `ENVDIST_FUZZ_INPUTS=100000 cargo test -p envdist-selection --lib fuzz --
-//! --nocapture` is the long run (README.md, "Fuzzing the readers").
+//! --nocapture` is the long run (docs/fuzzing.md).
 
 use std::path::Path;
 

@@ -44,7 +44,7 @@ fn record() -> Results {
     let envs: Vec<EnvId> = (0..12)
         .map(|i| EnvId::new(format!("f{}/v{i}", i % 3)))
         .collect();
-    let mut r = Results::new(cfg, CodeInfo::default());
+    let mut r = Results::new(cfg, CodeInfo::default(), Default::default());
     r.envs = EnvSets {
         pool: envs[..9].to_vec(),
         ood: envs[9..].to_vec(),
@@ -68,18 +68,24 @@ fn record() -> Results {
 #[test]
 fn every_arm_reaches_every_table() {
     let results = record();
-    let report = crate::report::render(&results, &[], "test");
-    let table = |heading: &str| -> String {
-        let start = report
-            .find(heading)
-            .unwrap_or_else(|| panic!("REPORT.md lacks {heading}"));
-        let rest = &report[start + heading.len()..];
-        rest[..rest.find("\n## ").unwrap_or(rest.len())].to_string()
+    let sections = crate::report::sections(&crate::report::Inputs {
+        results: &results,
+        figures: &[],
+        command: "test",
+    });
+    let section = |key: &str| {
+        sections
+            .iter()
+            .find(|s| s.key == key)
+            .unwrap_or_else(|| panic!("the report lacks its {key} section"))
     };
-    let row = |section: &str, arm: Arm| {
-        table(section)
-            .lines()
-            .any(|l| l.starts_with(&format!("| {} |", arm.name())))
+    // Whether a table of the section lists the arm in its first column.
+    let row = |key: &str, arm: Arm| {
+        section(key).tables().any(|t| {
+            t.rows
+                .iter()
+                .any(|r| r.first().is_some_and(|c| c == arm.name()))
+        })
     };
     let json = serde_json::to_value(&results).unwrap();
     let analysis = results.analysis.as_ref().expect("analysis");
@@ -103,30 +109,24 @@ fn every_arm_reaches_every_table() {
         );
         // The report: the main table always, the ranking and the gain split if trained,
         // the curriculum table if it has HDC.
-        assert!(row("## Main table", arm), "{name}: not in the main table");
+        assert!(row("main-table", arm), "{name}: not in the main table");
+        assert!(row("glance", arm), "{name}: not at a glance");
         if !arm.is_base() {
-            assert!(
-                table("## Every method ranked").contains(&format!("| {name} |")),
-                "{name}: not ranked"
-            );
-            assert!(
-                row("## Where the gains come from", arm),
-                "{name}: not in the gain split"
-            );
-            assert!(
-                row("## The RL phase", arm),
-                "{name}: not in the RL phase table"
-            );
+            let ranked = section("ranking").tables().next().expect("the ranking");
+            assert!(ranked.column("arm").contains(&name), "{name}: not ranked");
+            assert!(row("gains", arm), "{name}: not in the gain split");
+            assert!(row("rl-phase", arm), "{name}: not in the RL phase table");
         }
         if arm.has_hdc() {
-            assert!(
-                row("## HDC: where the curricula went", arm),
-                "{name}: not in the HDC table"
-            );
+            assert!(row("hdc", arm), "{name}: not in the HDC table");
         }
         if let Some(g) = card.paper_gain {
+            let main = section("main-table")
+                .tables()
+                .next()
+                .expect("the main table");
             assert!(
-                table("## Main table").contains(g),
+                main.column("paper").contains(&g),
                 "{name}: paper's gain not shown"
             );
         }

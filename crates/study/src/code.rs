@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::model::CodeInfo;
+use crate::model::results::{CodeInfo, MachineInfo};
 
 /// A body of code whose changes can move a stage's output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -114,5 +114,44 @@ impl CodeVersion {
             commit: self.commit.clone(),
             source_hash: envdist_core::hash::fnv1a_hex(all.as_bytes()),
         }
+    }
+}
+
+/// This machine, as far as it decides the numbers (fields it cannot read stay empty).
+pub fn this_machine() -> MachineInfo {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name: &str| {
+        cpuinfo
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_default()
+    };
+    let flags = field("flags");
+    let flags: Vec<&str> = flags.split_whitespace().collect();
+    let simd = ["fma", "avx2", "avx512f"]
+        .iter()
+        .filter(|f| flags.contains(f))
+        .map(|f| f.to_string())
+        .collect();
+    let cache = |what: &str| {
+        std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu0/cache/index0/{what}"))
+            .map(|s| s.trim().to_string())
+            .ok()
+    };
+    let l1d = match (
+        cache("type").as_deref(),
+        cache("size"),
+        cache("ways_of_associativity"),
+    ) {
+        (Some("Data"), Some(size), Some(ways)) => ways.parse().ok().map(|w| (size, w)),
+        _ => None,
+    };
+    MachineInfo {
+        cpu: field("model name"),
+        simd,
+        l1d,
+        threads: rayon::current_num_threads(),
     }
 }

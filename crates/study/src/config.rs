@@ -37,7 +37,7 @@ pub struct SuiteSection {
     /// evaluated at H4; pilots of the `cpu` preset without the KL penalty), training with
     /// subgoal hints gained +7.8 [+5.0, +11.0] points at H4 and with action hints −0.1
     /// [−3.1, +2.6]: with the action in the hint, what is learned below H3 is reading it
-    /// (docs/experiments/README.md, "Preconditions").
+    /// (docs/experiments/HISTORY.md, v6).
     pub hint_style: HintStyle,
 }
 
@@ -116,7 +116,7 @@ impl Default for BaseConfig {
             noise: 0.2,
             balance_turns: true,
             // 30 value-only updates (30k env steps of the cpu network) bring the critic's loss
-            // to its floor on the base's rollouts (pilots: docs/experiments/README.md).
+            // to its floor on the base's rollouts (pilots: docs/experiments/HISTORY.md, v3).
             critic_warmup_updates: 30,
             critic_lr: 1e-3,
         }
@@ -136,11 +136,10 @@ pub struct EvalConfig {
 impl Default for EvalConfig {
     fn default() -> Self {
         Self {
-            // 12 left the evaluation's own binomial noise at up to 25-40% of the residual
-            // variance of the primary comparisons between arms that train on different envs in
-            // the first run of the v8 protocol (at most 49 of 124-201 points² per env and seed:
-            // `scripts/eval_noise.py`), for 2-3% of an arm's time; 36 cuts that part to a
-            // third for about 2 minutes of the study (v8: residuals 107-172, at most 16% of it).
+            // At 12 the evaluation's own binomial noise was up to 25-40% of the residual
+            // variance of the primary comparisons between arms that train on different envs
+            // (`scripts/eval_noise.py`), for 2-3% of an arm's time; 36 cuts that part to a third
+            // for about 2 minutes of the study (docs/experiments/HISTORY.md).
             episodes: 36,
             scales: vec![ScaleChoice::Min, ScaleChoice::Mid, ScaleChoice::Max],
         }

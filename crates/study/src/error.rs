@@ -40,8 +40,8 @@ pub enum StudyError {
     #[error("JSON: {0}")]
     Json(#[from] serde_json::Error),
     /// A figure could not be drawn.
-    #[error("figure: {0}")]
-    Plot(String),
+    #[error(transparent)]
+    Plot(#[from] envdist_plot::PlotError),
     /// Something the study checks itself (an inconsistent input, an interruption).
     #[error("{0}")]
     Message(String),

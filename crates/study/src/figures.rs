@@ -14,7 +14,7 @@ use crate::model::Arm;
 use crate::model::Results;
 use crate::observer::Observer;
 use crate::tools::curriculum_plots::curriculum_trace_grid;
-use crate::tools::plot::{Heatmap, Legend, LineChart, Series, heatmap, line_chart};
+use envdist_plot::{Heatmap, Legend, LineChart, Series, heatmap, line_chart};
 
 /// Training success rate over env steps, seed 0 of each trained arm (rolling mean of 5 updates).
 pub fn learning_curves(path: &Path, results: &Results) -> crate::Result<()> {
@@ -28,7 +28,7 @@ pub fn learning_curves(path: &Path, results: &Results) -> crate::Result<()> {
         y_range: Some((0.0, 1.0)),
         legend: Legend::LowerRight,
     };
-    line_chart(path, &chart, (1000, 620))
+    Ok(line_chart(path, &chart, (1000, 620))?)
 }
 
 /// The lines of [`learning_curves`], one per plotted arm with a curve, labelled by arm name.
@@ -89,7 +89,7 @@ pub fn gradient_heatmap(path: &Path, grads: &GradientSet) -> crate::Result<()> {
         }
     }
     let labels: Vec<String> = order.iter().map(|&i| grads.env_ids[i].0.clone()).collect();
-    heatmap(
+    Ok(heatmap(
         path,
         &Heatmap {
             title: "Per-environment gradient cosine (base model, projected)".into(),
@@ -101,7 +101,7 @@ pub fn gradient_heatmap(path: &Path, grads: &GradientSet) -> crate::Result<()> {
             annotate: false,
         },
         (1100, 1000),
-    )
+    )?)
 }
 
 /// Rows: the selection's envs in pick order; columns: abilities; cell: share of the env's
@@ -126,7 +126,7 @@ pub fn coverage_matrix(
             values.push(if total > 0.0 { w / total } else { 0.0 });
         }
     }
-    heatmap(
+    Ok(heatmap(
         path,
         &Heatmap {
             title: format!("Ability coverage of selection `{name}`"),
@@ -138,7 +138,7 @@ pub fn coverage_matrix(
             annotate: false,
         },
         (1200, 200 + 18 * envs.len() as u32),
-    )
+    )?)
 }
 
 /// The curriculum trace of the experiment's most-played `shown` envs.
@@ -202,7 +202,7 @@ pub fn scaling(path: &Path, results: &Results) -> crate::Result<()> {
         y_range: None,
         legend: Legend::LowerRight,
     };
-    line_chart(path, &chart, (900, 560))
+    Ok(line_chart(path, &chart, (900, 560))?)
 }
 
 /// Draw every figure of `results` into the run's `figures/`; a figure that cannot be drawn

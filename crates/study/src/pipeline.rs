@@ -108,7 +108,7 @@ pub fn run_experiment_with(
     let mut s = Study {
         layout,
         observer,
-        results: Results::new(cfg.clone(), code.info()),
+        results: Results::new(cfg.clone(), code.info(), crate::code::this_machine()),
         compute_seconds: 0.0,
     };
 

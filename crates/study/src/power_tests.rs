@@ -57,7 +57,7 @@ fn study(index: u64, noise: &Noise, effect: &dyn Fn(Arm) -> f64, margin: f64) ->
     let envs: Vec<EnvId> = (0..ENVS)
         .map(|i| EnvId::new(format!("f{}/v{i}", i % 6)))
         .collect();
-    let mut results = Results::new(cfg.clone(), CodeInfo::default());
+    let mut results = Results::new(cfg.clone(), CodeInfo::default(), Default::default());
     results.envs = EnvSets {
         pool: envs.clone(),
         ..EnvSets::default()

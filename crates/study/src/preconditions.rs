@@ -309,7 +309,7 @@ mod tests {
     fn hdc_acts_only_where_every_arms_gates_earn_half_its_advances() {
         let [aes_hdc, random_k_hdc] = HDC_CLAIM_ARMS;
         let online = crate::model::ONLINE_PAIR.0;
-        // The v6 record's schedule: most advances forced by the stage cap.
+        // A schedule whose stage cap forces most advances.
         assert_eq!(hdc_acts(&[(aes_hdc, reach(110, 300))]), Some(false));
         // One arm earning its advances is not enough if the other does not.
         assert_eq!(

@@ -22,7 +22,7 @@ pub enum Preset {
     /// compares it with the committed record).
     Smoke,
     /// The default: the paper's central comparisons at laptop scale on 2 CPU cores (meant for
-    /// at most 45 minutes; the v6 record took 25 on an Intel Xeon, v7 46 on an AMD EPYC).
+    /// at most 60 minutes; each record's REPORT gives the time it took and on what machine).
     Cpu,
     /// Everything the `cpu` preset leaves out, at its scale: the HDC ablations, the rivals,
     /// online re-selection, the control pool, the hint styles, pool-size scaling and the H0
@@ -65,7 +65,7 @@ const CPU_SEEDS: u32 = 3;
 pub fn values(preset: Preset) -> ExperimentConfig {
     // The `cpu` values are sized from measured throughput on 2 cores (about 2,500-3,000
     // env steps/s with learning): the whole study in at most 45 minutes on the machine they
-    // were measured on (an AMD EPYC runs the same stages 1.6-2.0x slower: the v7 study in 46 minutes).
+    // were measured on (an AMD EPYC runs the same stages 1.6-2.0x slower).
     let base = ExperimentConfig {
         schema_version: EXPERIMENT_SCHEMA_VERSION,
         preset,
@@ -210,23 +210,10 @@ pub fn values(preset: Preset) -> ExperimentConfig {
 /// same learning compute as 240k x 4: env steps are cheap next to learning, so two epochs on
 /// twice the steps learn more per second).
 ///
-/// A KL penalty to the base (`kl_coef`, verl's `use_kl_loss`) so that RL keeps what it does
-/// not train (issue #30's precondition: an AES arm gains at least 10 points on its trained
-/// envs and loses at most 1 on the rest). Pilots at 480k steps, 3 seeds, `base`, `all-pool`,
-/// `aes` (docs/trainer.md, "A KL penalty to the starting policy"), aes over the base on its
-/// trained envs / its untrained (same-family) envs / OOD: kl_coef 0 +10.6 / +0.3 / −1.6;
-/// 0.3 +13.6 / +2.1 / −3.6; 1 +13.1 / +3.1 / −2.8; **2 +10.7 [+6.1, +15.7] / +2.6 [+1.2,
-/// +4.0] / −1.4 [−4.5, +1.4]**; 3 +9.2 / +2.6 / +0.1. Those pilots ran with hints that gave
-/// the action away; with the subgoal hints of the v6 protocol, `kl_coef` 2 (the v6 record) gave
-/// aes +7.7 [+3.9, +11.8] / +0.8 / +0.9 and a pilot at **1 gave +9.6 [+4.6, +15.6] / +0.0 /
-/// +1.9** (aes+hdc +9.9 / −0.1 / −0.2; docs/trainer.md, "KL penalty"): 1 keeps the rest at
-/// least as well and comes nearer the 10-point trained gain. The v7 record at 1 gave aes
-/// +9.6 [+4.6, +15.6] / +0.0 / +1.9 and aes+hdc +9.7 / +0.1 / −0.9, 0.3-0.4 short of the 10;
-/// a pilot at **0.75** (3 seeds, the v7 binary `d401a84`, `{"arms": ["base", "aes",
-/// "aes+hdc"], "rl": {"kl_coef": 0.75}, "transfer": {"harness_probes": 2, "matrix_probes": 4}}`
-/// on a hard-linked copy of the v7 record) gave **aes +11.4 [+6.2, +17.3] / −0.6 [−2.7, +1.0]
-/// / −1.0 [−3.7, +1.6]** and aes+hdc +10.8 [+5.7, +16.5] / −0.4 / −0.2: the gain the
-/// precondition asks for, the rest kept within its 1 point.
+/// A KL penalty to the base (`kl_coef` 0.75, verl's `use_kl_loss`) so that RL keeps what it
+/// does not train: the value at which an AES arm's pilots gained about 10 points on their
+/// trained envs and lost at most about 1 elsewhere (the pilots at 0 to 3 and their figures:
+/// docs/trainer-log.md, "KL penalty pilots").
 ///
 /// `model`'s trainer preset with these changes and a budget of `steps` env steps per arm.
 pub fn study_rl(model: TrainPreset, steps: u64) -> TrainConfig {
@@ -282,12 +269,9 @@ pub fn study_hdc() -> HdcConfig {
     HdcConfig {
         windows_per_level: 2,
         // Sized so that the competence gate, not the stage cap, moves an env up the harness
-        // (`preconditions.hdc_reach`): with a 3-episode minimum, a 4-episode cap and a 0.6
-        // gate (the v6 record) every env reached H4 within a few dozen episodes, 52-73% of
-        // the advances forced by the cap, 0.5% of the episodes below H4; with 30 / 120 / 0.7
-        // (a 3-seed pilot on the v6 record, docs/experiments/README.md) 89-91% of the
-        // advances were earned, 5.5% of the episodes were played below H4 and a third of the
-        // envs were still climbing at the end.
+        // (`preconditions.hdc_reach`): a 3-episode minimum, a 4-episode cap and a 0.6 gate let
+        // the cap force most advances; 30 / 120 / 0.7 earned about 90% of them (the pilots:
+        // docs/experiments/HISTORY.md).
         min_episodes: 30,
         competence_threshold: 0.7,
         ema_rate: 0.5,

@@ -12,10 +12,13 @@
 //! `optimizer-*.mpk`) are the same files either way. On the other backends (LibTorch, CUDA) it
 //! is burn's Adam.
 use burn::optim::SimpleOptimizer;
+use burn::optim::adaptor::OptimizerAdaptor;
 use burn::optim::{Adam, AdamConfig, AdamState, AdaptiveMomentumState, LearningRate};
-use burn::tensor::backend::Backend;
+use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Tensor, TensorData};
 use rayon::prelude::*;
+
+use crate::model::PolicyNet;
 
 /// Adam's decay of the first moment (burn's default).
 const BETA_1: f32 = 0.9;
@@ -141,12 +144,20 @@ impl<B: Backend> SimpleOptimizer<B> for OnePassAdam {
     }
 }
 
+/// The trainer's optimizer: Adam, stepped in one pass on flex ([`OnePassAdam`]).
+pub(crate) type TrainerAdam<B> = OptimizerAdaptor<OnePassAdam, PolicyNet<B>, B>;
+
+/// A fresh [`TrainerAdam`].
+pub(crate) fn adam<B: AutodiffBackend>() -> TrainerAdam<B> {
+    OptimizerAdaptor::from(OnePassAdam::new())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use envdist_core::Rng;
 
-    type B = <crate::device::CpuB as burn::tensor::backend::AutodiffBackend>::InnerBackend;
+    type B = <crate::backend::CpuB as burn::tensor::backend::AutodiffBackend>::InnerBackend;
 
     /// Three steps of each on the same parameters and gradients, at shapes below and above the
     /// threads' split, with zeros and negative zeros among the gradients, and a learning rate

@@ -9,7 +9,10 @@ use envdist_core::TaskSampler;
 use envdist_core::env::EnvFactory;
 use serde::{Deserialize, Serialize};
 
-use crate::{Device, TrainConfig, Trainer, TrainerError};
+use crate::backend::Device;
+use crate::config::TrainConfig;
+use crate::error::TrainerError;
+use crate::run::Trainer;
 
 /// Schema version of [`Throughput`] records.
 pub const THROUGHPUT_SCHEMA_VERSION: u32 = 1;

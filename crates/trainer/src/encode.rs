@@ -7,11 +7,7 @@ use envdist_core::hash::{FNV_OFFSET, fnv1a, fnv1a_from};
 use envdist_core::{ActionMask, NUM_ACTIONS, Observation, Rgb8Image};
 use rayon::prelude::*;
 
-use crate::config::{CONV_STRIDE, ImageEncoder, ModelConfig};
-
-/// Text channels the model reads, in input order. The instruction is always present; the four
-/// harness channels only at the levels that keep them.
-pub const NUM_CHANNELS: usize = 5;
+use crate::config::{CONV_STRIDE, ImageEncoder, ModelConfig, NUM_CHANNELS};
 
 /// Additive logit for an illegal action: large enough that its probability is exactly zero in
 /// f32, small enough that `p * log p` stays finite (0 * -1e9 = 0).

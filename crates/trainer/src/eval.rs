@@ -6,8 +6,8 @@ use envdist_core::env::EnvFactory;
 use envdist_core::{EnvId, EnvSpec, HarnessLevel, Split, Task, Turn};
 use serde::{Deserialize, Serialize};
 
-use crate::TrainerError;
 use crate::config::ModelConfig;
+use crate::error::TrainerError;
 use crate::model::PolicyNet;
 use crate::play::{Mode, play_episodes};
 
@@ -72,7 +72,7 @@ pub struct EnvScore {
     pub env: EnvId,
     /// Single- or multi-turn.
     pub turn: Turn,
-    /// In the pool (ID) or held out (OOD).
+    /// In the pool (ID), held out (OOD) or held out for confirmation.
     pub split: Split,
     /// Fraction of seeds solved.
     pub success: f32,
@@ -85,7 +85,9 @@ pub struct EnvScore {
 }
 
 /// Mean success split the paper's way: single- and multi-turn, in-pool (ID) and held-out
-/// (OOD). `None` where a split has no environment.
+/// (OOD). `None` where a split has no environment. Confirmatory environments
+/// ([`Split::Confirm`]) count in none of the four: a record that evaluates them reports them
+/// apart, so that no pilot's columns ever mix them in.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SplitScores {
     /// Mean success of single-turn pool envs.

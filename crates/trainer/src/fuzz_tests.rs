@@ -3,7 +3,7 @@
 //! loads a model, that then acts; or is refused with an error naming the file; never a panic,
 //! a huge allocation or a hang. A unit-test module, not a test binary of its own: every test
 //! binary links burn. The long run: `ENVDIST_FUZZ_INPUTS=100000 cargo test -p
-//! envdist-trainer --lib fuzz -- --nocapture` (README.md, "Fuzzing the readers").
+//! envdist-trainer --lib fuzz -- --nocapture` (docs/fuzzing.md).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -24,6 +24,18 @@
 //! [`Device`] (`cpu` = burn's `flex` backend; `cuda` with the `cuda` feature) and get
 //! non-generic [`Trainer`] and [`PolicyModel`] handles.
 //!
+//! The crate stands on three floors; a module imports only from its own floor or below:
+//! 1. **Plain parts**: [`config`], `error`, `backend` (the device, the backend types and the
+//!    macro that dispatches on them), `stats` (an update's statistics and their TensorBoard
+//!    names), `files` (a run directory's files), `checkpoint` (its format and checks),
+//!    [`tensorboard`], `encode`, `model`, `text_bag`, `adam`, `ppo` (the advantage estimators
+//!    and the clipped objective), `play` (batched acting), [`eval`], [`pretrain`]'s settings.
+//! 2. **The engine** (`engine/`): the RL loop generic over the backend: rollout, the update
+//!    (advantages → minibatches → step), minibatch shards, gradient operations, checkpoint
+//!    save and load, behaviour cloning; and [`gradients`], per-environment gradients.
+//! 3. **The façade**: [`policy`] ([`PolicyModel`], evaluation and gradients on a device) and
+//!    [`run`] ([`Trainer`]: open a run, resuming or starting, and drive it), [`bench`].
+//!
 //! ```
 //! use std::sync::Arc;
 //! use envdist_core::{EnvId, HarnessLevel};
@@ -43,89 +55,56 @@
 //! ```
 #![warn(missing_docs)]
 
+// Floor 1: plain parts.
 mod adam;
-pub mod bench;
+mod backend;
+mod checkpoint;
 pub mod config;
-pub mod encode;
+mod encode;
 mod error;
 pub mod eval;
-pub mod gradients;
-pub mod model;
+mod files;
+mod model;
 mod play;
-pub mod ppo;
+mod ppo;
 pub mod pretrain;
 pub mod sampler;
+mod stats;
 pub mod tensorboard;
 mod text_bag;
 pub mod toy;
-mod trainer;
+// Floor 2: the engine.
+mod engine;
+pub mod gradients;
+// Floor 3: the façade.
+pub mod bench;
+pub mod policy;
+pub mod run;
 
-// The two macros that hide the backend type parameter; defined before the modules that use
-// them (`device`, `policy`, `run`).
-/// Run `$body` with `$x` bound to the backend-specific value inside `$e`.
-macro_rules! dispatch {
-    ($e:expr, $ty:ident, $x:ident => $body:expr) => {
-        match $e {
-            $ty::Cpu($x) => $body,
-            #[cfg(feature = "cuda")]
-            $ty::Cuda($x) => $body,
-            #[cfg(feature = "tch")]
-            $ty::LibTorch($x) => $body,
-        }
-    };
-}
-
-macro_rules! with_model {
-    ($m:expr, |$net:ident, $dev:ident| $body:expr) => {
-        match &$m.inner {
-            $crate::policy::ModelInner::Cpu($net) => {
-                let $dev = burn::backend::flex::FlexDevice;
-                $body
-            }
-            #[cfg(feature = "cuda")]
-            $crate::policy::ModelInner::Cuda($net, d) => {
-                let $dev = d.clone();
-                $body
-            }
-            #[cfg(feature = "tch")]
-            $crate::policy::ModelInner::LibTorch($net) => {
-                let $dev = burn::backend::libtorch::LibTorchDevice::Cpu;
-                $body
-            }
-        }
-    };
-}
-
-mod device;
-mod policy;
-mod run;
-
+pub use backend::Device;
 pub use bench::{THROUGHPUT_SCHEMA_VERSION, Throughput, UpdateProfile, measure_throughput};
+pub use checkpoint::CHECKPOINT_SCHEMA_VERSION;
 pub use config::{
     AdvantageKind, CONV_STRIDE, ImageEncoder, LrSchedule, ModelConfig, TrainConfig, TrainPreset,
     WeightInit,
 };
+pub use error::TrainerError;
 pub use eval::{
     EVAL_SCHEMA_VERSION, EnvScore, EvalReport, ScaleChoice, SplitScores, constant_answer_baseline,
 };
+pub use files::{CHECKPOINT_STATE_FILE, RunFiles};
 pub use gradients::{
     Baseline, GradientConfig, GradientCost, GradientParams, ProjectionKind, SingleTurn, cosine,
     project,
 };
-pub use pretrain::{CloneConfig, CloneSummary};
-pub use sampler::UniformSampler;
-pub use trainer::CHECKPOINT_SCHEMA_VERSION;
-
-pub use device::Device;
-pub use error::TrainerError;
 pub use policy::{
     GradientReport, PolicyModel, evaluate, full_gradients, per_env_gradients,
     per_env_gradients_report, play_greedy,
 };
-pub use run::{
-    CHECKPOINT_STATE_FILE, LOG_SCHEMA_VERSION, RunFiles, RunOptions, RunSummary, Trainer,
-    UpdateStats,
-};
+pub use pretrain::{CloneConfig, CloneSummary};
+pub use run::{Opened, RunOptions, RunSpec, RunSummary, Start, Trainer};
+pub use sampler::UniformSampler;
+pub use stats::{LOG_SCHEMA_VERSION, UpdateStats};
 
 #[cfg(test)]
 mod fuzz_tests;

@@ -9,9 +9,10 @@ use envdist_core::env::EnvFactory;
 use envdist_core::{ActionId, Env, EnvSpec, EpisodeOutcome, NUM_ACTIONS, Observation, Rng, Task};
 use rayon::prelude::*;
 
-use crate::TrainerError;
+use crate::backend::{to_inner_device, to_vec};
 use crate::config::ModelConfig;
 use crate::encode::{BatchBuffers, Features, encode};
+use crate::error::TrainerError;
 use crate::model::{Inputs, PolicyNet};
 
 /// One environment instance and the episode it is playing.
@@ -292,19 +293,6 @@ impl<IB: Backend> InferredRows<IB> {
             Tensor::cat(mask, 0),
         )
     }
-}
-
-pub(crate) fn to_inner_device<B: AutodiffBackend>(
-    d: &B::Device,
-) -> burn::tensor::Device<B::InnerBackend> {
-    // Autodiff<B> shares its inner backend's device type.
-    d.clone()
-}
-
-pub(crate) fn to_vec(d: burn::tensor::TensorData) -> Result<Vec<f32>, TrainerError> {
-    d.convert::<f32>()
-        .into_vec::<f32>()
-        .map_err(|e| TrainerError::Backend(format!("{e:?}")))
 }
 
 /// Log-probabilities of one row of masked logits (f64 for a stable normaliser).

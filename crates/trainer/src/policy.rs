@@ -6,18 +6,43 @@ use std::path::Path;
 use envdist_core::env::EnvFactory;
 use envdist_core::{EnvId, GradientSet, HarnessLevel};
 
-use crate::device::CpuB;
 #[cfg(feature = "tch")]
-use crate::device::TchB;
+use crate::backend::TchB;
 #[cfg(any(not(feature = "cuda"), not(feature = "tch")))]
-use crate::device::unavailable;
+use crate::backend::unavailable;
+use crate::backend::{CpuB, Device};
 #[cfg(feature = "cuda")]
-use crate::device::{CudaB, cuda_device};
+use crate::backend::{CudaB, cuda_device};
+use crate::checkpoint::{load_model, read_state};
+use crate::config::ModelConfig;
+use crate::error::TrainerError;
+use crate::eval::{EvalReport, ScaleChoice};
+use crate::gradients::{GradientConfig, GradientCost, GradientParams, cosine, project};
 use crate::model::PolicyNet;
-use crate::{
-    Device, EvalReport, GradientConfig, GradientCost, GradientParams, ModelConfig, ScaleChoice,
-    TrainerError, cosine, encode, eval, gradients, play, project, trainer,
-};
+use crate::{encode, eval, gradients, play};
+
+/// Run `$body` with `$net` bound to the handle's network and `$dev` to its device, whatever
+/// the backend.
+macro_rules! with_model {
+    ($m:expr, |$net:ident, $dev:ident| $body:expr) => {
+        match &$m.inner {
+            ModelInner::Cpu($net) => {
+                let $dev = burn::backend::flex::FlexDevice;
+                $body
+            }
+            #[cfg(feature = "cuda")]
+            ModelInner::Cuda($net, d) => {
+                let $dev = d.clone();
+                $body
+            }
+            #[cfg(feature = "tch")]
+            ModelInner::LibTorch($net) => {
+                let $dev = burn::backend::libtorch::LibTorchDevice::Cpu;
+                $body
+            }
+        }
+    };
+}
 
 #[derive(Clone)]
 // Boxing would only move one allocation: models are few and long-lived.
@@ -72,26 +97,20 @@ impl PolicyModel {
 
     /// The model of the checkpoint in `dir` (written by [`Trainer::save_checkpoint`]).
     pub fn load(dir: &Path, device: Device) -> Result<Self, TrainerError> {
-        let state = trainer::read_state(dir)?;
+        let state = read_state(dir)?;
         let inner = match device {
-            Device::Cpu => ModelInner::Cpu(trainer::load_model::<CpuB>(
-                dir,
-                &state,
-                &Default::default(),
-            )?),
+            Device::Cpu => ModelInner::Cpu(load_model::<CpuB>(dir, &state, &Default::default())?),
             #[cfg(feature = "cuda")]
             Device::Cuda(i) => {
                 let d = cuda_device(i);
-                ModelInner::Cuda(trainer::load_model::<CudaB>(dir, &state, &d)?, d)
+                ModelInner::Cuda(load_model::<CudaB>(dir, &state, &d)?, d)
             }
             #[cfg(not(feature = "cuda"))]
             d @ Device::Cuda(_) => return Err(unavailable(d)),
             #[cfg(feature = "tch")]
-            Device::LibTorch => ModelInner::LibTorch(trainer::load_model::<TchB>(
-                dir,
-                &state,
-                &Default::default(),
-            )?),
+            Device::LibTorch => {
+                ModelInner::LibTorch(load_model::<TchB>(dir, &state, &Default::default())?)
+            }
             #[cfg(not(feature = "tch"))]
             d @ Device::LibTorch => return Err(unavailable(d)),
         };

@@ -1,6 +1,13 @@
-//! Advantage estimators (plain Rust, backend-free, so they are easy to test).
+//! PPO's arithmetic: the advantage estimators (plain Rust, backend-free, so they are easy to
+//! test) and the clipped objective ([`clipped_ppo_loss`]), the one place the loss is written.
 
 use std::collections::HashMap;
+
+use burn::tensor::activation::log_softmax;
+use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::{Int, Tensor};
+
+use crate::config::TrainConfig;
 
 /// GAE over a rollout stored time-major (`[t][env]`, `n_envs` per row).
 ///
@@ -78,6 +85,141 @@ pub fn group_relative(
         weight[i] = 1.0;
     }
     (adv, weight)
+}
+
+/// What the loss sees of a minibatch's rows (`m` of them): the network's outputs under the
+/// parameters being learned, and the rollout's record of each row.
+pub(crate) struct LossRows<B: AutodiffBackend> {
+    /// Masked action logits `[m, actions]`.
+    pub logits: Tensor<B, 2>,
+    /// Value estimates `[m]`.
+    pub values: Tensor<B, 1>,
+    /// The actions played `[m, 1]`.
+    pub actions: Tensor<B, 2, Int>,
+    /// Their log-probabilities under the rollout's policy `[m]`.
+    pub old_logp: Tensor<B, 1>,
+    /// Advantages `[m]` (standardised as the configuration asks).
+    pub advantages: Tensor<B, 1>,
+    /// Value targets `[m]`.
+    pub returns: Tensor<B, 1>,
+    /// Per-row weight `[m]`: 0 for steps of episodes played for their scores only.
+    pub weight: Tensor<B, 1>,
+    /// The KL penalty's reference, the starting policy's log-probabilities `[m, actions]`
+    /// (with `kl_coef` > 0 only).
+    pub start_logp: Option<Tensor<B, 2>>,
+}
+
+/// How a shard's row terms become its part of the minibatch's means.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reduction {
+    /// The shard is the whole minibatch: plain means (the records' arithmetic).
+    pub whole: bool,
+    /// Rows of the whole minibatch: a shard's means are its sums divided by this, so the
+    /// shards' parts add up to the minibatch's mean.
+    pub rows_total: usize,
+    /// Some rows weigh nothing: the value and entropy terms are weighted means too.
+    pub masked: bool,
+    /// Kept weight of the whole minibatch (at least 1).
+    pub w_sum: f32,
+}
+
+/// The terms of [`clipped_ppo_loss`], each a one-element tensor.
+pub(crate) struct PpoLoss<B: AutodiffBackend> {
+    /// What is differentiated.
+    pub loss: Tensor<B, 1>,
+    /// The clipped surrogate, negated (a loss).
+    pub policy: Tensor<B, 1>,
+    /// Half the squared error of the values.
+    pub value: Tensor<B, 1>,
+    /// The policy's entropy (nats).
+    pub entropy: Tensor<B, 1>,
+    /// `KL(now || start)` over the whole action distribution (with a KL penalty only).
+    pub kl: Option<Tensor<B, 1>>,
+    /// The approximate KL between the rollout's policy and this one (`(r − 1) − log r`).
+    pub approx_kl: Tensor<B, 1>,
+    /// Share of rows whose ratio lies outside `1 ± clip`.
+    pub clip_fraction: Tensor<B, 1>,
+}
+
+/// PPO's clipped objective (Schulman et al. 2017, as CleanRL writes it): the policy term
+/// `−mean(w · min(r·A, clip(r, 1 ± ε)·A))`, plus `value_coef` times the value loss, minus
+/// `entropy_coef` times the entropy, plus `kl_coef` times the KL to the starting policy.
+/// `value_only` (the critic warm-up) differentiates the value loss alone.
+pub(crate) fn clipped_ppo_loss<B: AutodiffBackend>(
+    rows: LossRows<B>,
+    reduce: Reduction,
+    cfg: &TrainConfig,
+    value_only: bool,
+) -> PpoLoss<B> {
+    let LossRows {
+        logits,
+        values,
+        actions,
+        old_logp,
+        advantages,
+        returns,
+        weight,
+        start_logp,
+    } = rows;
+    let m = old_logp.dims()[0];
+    let w_sum = reduce.w_sum;
+    let mean = |t: Tensor<B, 1>| {
+        if reduce.whole {
+            t.mean()
+        } else {
+            t.sum() / reduce.rows_total as f32
+        }
+    };
+    let logp_all = log_softmax(logits, 1);
+    let logp = logp_all.clone().gather(1, actions).reshape([m]);
+    let log_ratio = logp - old_logp;
+    let ratio = log_ratio.clone().exp();
+    let s1 = ratio.clone() * advantages.clone();
+    let s2 = ratio.clone().clamp(1.0 - cfg.clip, 1.0 + cfg.clip) * advantages;
+    let pg = -(s1.min_pair(s2) * weight.clone()).sum() / w_sum;
+    let sq = (values - returns).powi_scalar(2) * 0.5;
+    let ent = -(logp_all.clone().exp() * logp_all.clone())
+        .sum_dim(1)
+        .reshape([m]);
+    let (v_loss, entropy) = if reduce.masked {
+        (
+            (sq * weight.clone()).sum() / w_sum,
+            (ent * weight.clone()).sum() / w_sum,
+        )
+    } else {
+        (mean(sq), mean(ent))
+    };
+    // KL(now || start) per state over the whole action distribution (illegal actions have
+    // a large finite negative logit in both: they add `0 * (x - x)`, nothing).
+    let kl = start_logp.map(|start| {
+        let rows = (logp_all.clone().exp() * (logp_all.clone() - start))
+            .sum_dim(1)
+            .reshape([m]);
+        if reduce.masked {
+            (rows * weight.clone()).sum() / w_sum
+        } else {
+            mean(rows)
+        }
+    });
+    let mut loss = if value_only {
+        v_loss.clone()
+    } else {
+        pg.clone() + v_loss.clone() * cfg.value_coef - entropy.clone() * cfg.entropy_coef
+    };
+    if let (Some(kl), false) = (&kl, value_only) {
+        loss = loss + kl.clone() * cfg.kl_coef;
+    }
+    let approx_kl = mean((ratio.clone() - 1.0) - log_ratio);
+    let clip_fraction = mean((ratio - 1.0).abs().greater_elem(cfg.clip).float());
+    PpoLoss {
+        loss,
+        policy: pg,
+        value: v_loss,
+        entropy,
+        kl,
+        approx_kl,
+        clip_fraction,
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
-//! A training run ([`Trainer`]): the backend-free facade over the RL loop, its per-update
-//! statistics, its log and checkpoints, and starting a run from an existing policy (every arm
-//! of a study continues from the same base weights with a fresh optimizer).
+//! A training run ([`Trainer`]): the backend-free façade over the engine. It opens a run
+//! (resuming its checkpoint or starting afresh, from a fresh network or from a policy: every
+//! arm of a study continues from the same base weights with a fresh optimizer), drives it
+//! update by update, and keeps the run's files ([`RunFiles`]) up to date.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,259 +11,21 @@ use envdist_core::env::EnvFactory;
 use envdist_core::{InvalidValue, TaskSampler};
 use serde::{Deserialize, Serialize};
 
-use crate::device::CpuB;
 #[cfg(feature = "tch")]
-use crate::device::TchB;
+use crate::backend::TchB;
 #[cfg(any(not(feature = "cuda"), not(feature = "tch")))]
-use crate::device::unavailable;
+use crate::backend::unavailable;
+use crate::backend::{CpuB, Device, dispatch};
 #[cfg(feature = "cuda")]
-use crate::device::{CudaB, cuda_device};
-use crate::policy::ModelInner;
-use crate::trainer::Core;
-use crate::{Device, PolicyModel, TrainConfig, TrainerError};
-
-/// Statistics of one update (one rollout plus its PPO epochs); one line of the training log.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UpdateStats {
-    /// Updates done so far (this one included).
-    pub update: u64,
-    /// Environment steps so far.
-    pub env_steps: u64,
-    /// Episodes that ended during this rollout.
-    pub episodes: u32,
-    /// Their success rate (sampled actions), `None` if none ended.
-    pub success_rate: Option<f32>,
-    /// Their mean return.
-    pub mean_return: Option<f32>,
-    /// Mean clipped-surrogate policy loss.
-    pub policy_loss: f32,
-    /// Mean value loss.
-    pub value_loss: f32,
-    /// Mean policy entropy (nats).
-    pub entropy: f32,
-    /// Mean approximate KL between the rollout policy and the updated one.
-    pub approx_kl: f32,
-    /// Fraction of samples whose ratio was clipped.
-    pub clip_fraction: f32,
-    /// Mean global gradient norm before clipping.
-    pub grad_norm: f32,
-    /// Learning rate used.
-    pub lr: f32,
-    /// Seconds spent in the rollout (acting and stepping).
-    pub rollout_seconds: f32,
-    /// Of `rollout_seconds`, the batched inference (encoding the batch, uploading it, the
-    /// forward pass and reading the logits back); the rest is env stepping and restarts.
-    #[serde(default)]
-    pub rollout_infer_seconds: f32,
-    /// Seconds spent learning (forward, backward and Adam over every epoch).
-    #[serde(default)]
-    pub learn_seconds: f32,
-    /// Seconds for the whole update.
-    pub seconds: f32,
-    /// Environment steps per second over the whole update, learning included.
-    pub env_steps_per_second: f32,
-    /// Whether this update fitted the value head alone (critic warm-up).
-    #[serde(default)]
-    pub value_only: bool,
-    /// Mean KL divergence `KL(start || now)` between the policy the run started from and the
-    /// updated one, over this rollout's last 256 states (runs started from a policy only).
-    #[serde(default)]
-    pub kl_to_start: Option<f32>,
-    /// With a KL penalty (`kl_coef` > 0): the penalty's KL, `KL(now || start)` over each
-    /// minibatch's states before its step, averaged over the minibatches (the loss adds it
-    /// times `kl_coef`). `None` without a penalty, and then not written.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kl_loss: Option<f32>,
-    /// Mean harness level (0 for H0 to 4 for H4) of the episodes that ended in this rollout:
-    /// where a curriculum stands. `None` if none ended.
-    #[serde(default)]
-    pub mean_harness_level: Option<f32>,
-    /// Their mean scale.
-    #[serde(default)]
-    pub mean_scale: Option<f32>,
-    /// Per environment, the mean harness level and mean scale of its episodes that ended in
-    /// this rollout (`[level, scale]`; the environments of `env_outcomes`).
-    #[serde(default)]
-    pub env_level_scale: std::collections::BTreeMap<envdist_core::EnvId, [f32; 2]>,
-    /// Per environment, the episodes that ended in this rollout and how many succeeded
-    /// (`[episodes, successes]`).
-    #[serde(default)]
-    pub env_outcomes: std::collections::BTreeMap<envdist_core::EnvId, [u32; 2]>,
-}
-
-impl UpdateStats {
-    /// The update's numbers as TensorBoard scalars `(tag, value)`, at step `env_steps`: every
-    /// number of its training-log line, under the tags RL users know (CleanRL's and SB3's
-    /// groups). Statistics of ended episodes are left out when none ended.
-    ///
-    /// | tag | field |
-    /// |---|---|
-    /// | `train/success_rate`, `train/mean_return`, `train/episodes` | `success_rate`, `mean_return`, `episodes` |
-    /// | `train/update`, `train/value_only` (0 or 1) | `update`, `value_only` |
-    /// | `loss/policy`, `loss/value`, `loss/entropy`, `loss/kl` | `policy_loss`, `value_loss`, `entropy` (nats), `kl_loss` |
-    /// | `policy/approx_kl`, `policy/kl_to_start`, `policy/clip_fraction` | `approx_kl`, `kl_to_start`, `clip_fraction` |
-    /// | `optim/grad_norm`, `optim/lr` | `grad_norm`, `lr` |
-    /// | `curriculum/mean_harness_level`, `curriculum/mean_scale` | `mean_harness_level`, `mean_scale` |
-    /// | `env/<id>/episodes`, `env/<id>/success_rate` | `env_outcomes` |
-    /// | `env/<id>/harness_level`, `env/<id>/scale` | `env_level_scale` |
-    /// | `perf/env_steps_per_second`, `perf/update_seconds`, `perf/rollout_seconds`, `perf/rollout_infer_seconds`, `perf/learn_seconds` | `env_steps_per_second`, `seconds`, `rollout_seconds`, `rollout_infer_seconds`, `learn_seconds` |
-    pub fn tensorboard_scalars(&self) -> Vec<(String, f32)> {
-        let mut out: Vec<(String, f32)> = Vec::new();
-        let mut put = |tag: &str, v: Option<f32>| {
-            if let Some(v) = v {
-                out.push((tag.to_string(), v));
-            }
-        };
-        put("train/success_rate", self.success_rate);
-        put("train/mean_return", self.mean_return);
-        put("train/episodes", Some(self.episodes as f32));
-        put("train/update", Some(self.update as f32));
-        put(
-            "train/value_only",
-            Some(f32::from(u8::from(self.value_only))),
-        );
-        put("loss/policy", Some(self.policy_loss));
-        put("loss/value", Some(self.value_loss));
-        put("loss/entropy", Some(self.entropy));
-        put("policy/approx_kl", Some(self.approx_kl));
-        put("policy/kl_to_start", self.kl_to_start);
-        put("loss/kl", self.kl_loss);
-        put("policy/clip_fraction", Some(self.clip_fraction));
-        put("optim/grad_norm", Some(self.grad_norm));
-        put("optim/lr", Some(self.lr));
-        put("curriculum/mean_harness_level", self.mean_harness_level);
-        put("curriculum/mean_scale", self.mean_scale);
-        for (env, [episodes, successes]) in &self.env_outcomes {
-            put(&format!("env/{env}/episodes"), Some(*episodes as f32));
-            put(
-                &format!("env/{env}/success_rate"),
-                (*episodes > 0).then(|| *successes as f32 / *episodes as f32),
-            );
-        }
-        for (env, [level, scale]) in &self.env_level_scale {
-            put(&format!("env/{env}/harness_level"), Some(*level));
-            put(&format!("env/{env}/scale"), Some(*scale));
-        }
-        put("perf/env_steps_per_second", Some(self.env_steps_per_second));
-        put("perf/update_seconds", Some(self.seconds));
-        put("perf/rollout_seconds", Some(self.rollout_seconds));
-        put(
-            "perf/rollout_infer_seconds",
-            Some(self.rollout_infer_seconds),
-        );
-        put("perf/learn_seconds", Some(self.learn_seconds));
-        out
-    }
-
-    /// The update as one TensorBoard event at step `env_steps`.
-    pub fn tensorboard_event(&self, wall_time: f64) -> crate::tensorboard::Event {
-        crate::tensorboard::Event {
-            wall_time,
-            step: i64::try_from(self.env_steps).unwrap_or(i64::MAX),
-            body: crate::tensorboard::EventBody::Scalars(self.tensorboard_scalars()),
-        }
-    }
-}
-
-/// Schema version of training-log lines.
-pub const LOG_SCHEMA_VERSION: u32 = 1;
-
-#[derive(Serialize, Deserialize)]
-struct LogLine {
-    schema_version: u32,
-    #[serde(flatten)]
-    stats: UpdateStats,
-}
-
-/// The file a checkpoint directory writes last, naming the files of a complete checkpoint:
-/// a directory without it holds no checkpoint.
-pub const CHECKPOINT_STATE_FILE: &str = "state.json";
-
-/// The files a training run keeps in its output directory, named here and nowhere else: the
-/// study's run layout and `xtask train` compose it rather than spell the names.
-///
-/// ```text
-/// <dir>/train_log.jsonl      one line of UpdateStats per update (schema_version'd)
-/// <dir>/checkpoint/          model, optimizer and state.json (written last)
-/// <dir>/events.out.tfevents.<secs>.<host>
-///                            the same numbers for TensorBoard, one event per update at
-///                            step env_steps (UpdateStats::tensorboard_scalars)
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunFiles {
-    dir: PathBuf,
-}
-
-impl RunFiles {
-    /// The files of a run writing into `dir`.
-    pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
-    }
-
-    /// The run's output directory.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    /// The latest checkpoint (model, optimizer, sampler state): what [`Trainer::resume`] and
-    /// [`crate::PolicyModel::load`] read.
-    pub fn checkpoint(&self) -> PathBuf {
-        self.dir.join("checkpoint")
-    }
-
-    /// Whether a complete checkpoint was written (its state file exists).
-    pub fn has_checkpoint(&self) -> bool {
-        self.checkpoint().join(CHECKPOINT_STATE_FILE).exists()
-    }
-
-    /// One line of statistics per update.
-    pub fn train_log(&self) -> PathBuf {
-        self.dir.join("train_log.jsonl")
-    }
-
-    /// The run's TensorBoard event files, oldest first (names sort by their creation time);
-    /// a run keeps one ([`Trainer::run`]).
-    pub fn tensorboard_events(&self) -> Vec<PathBuf> {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&self.dir)
-            .map(|d| {
-                d.flatten()
-                    .filter(|e| {
-                        e.file_name()
-                            .to_string_lossy()
-                            .starts_with(crate::tensorboard::EVENTS_FILE_PREFIX)
-                            && e.file_type().is_ok_and(|t| t.is_file())
-                    })
-                    .map(|e| e.path())
-                    .collect()
-            })
-            .unwrap_or_default();
-        files.sort();
-        files
-    }
-
-    /// The name TensorBoard's own writers give an event file started at `unix_seconds` on
-    /// `host`: `events.out.tfevents.<secs, 10 digits>.<host>`.
-    pub fn new_tensorboard_events(&self, unix_seconds: u64, host: &str) -> PathBuf {
-        self.dir.join(format!(
-            "{}{unix_seconds:010}.{host}",
-            crate::tensorboard::EVENTS_FILE_PREFIX
-        ))
-    }
-
-    /// The run's statistics so far (empty when no log was written).
-    pub fn read_log(&self) -> Result<Vec<UpdateStats>, TrainerError> {
-        let path = self.train_log();
-        if !path.exists() {
-            return Ok(Vec::new());
-        }
-        Ok(
-            envdist_core::io::read_jsonl::<LogLine>(&path, Some(LOG_SCHEMA_VERSION))?
-                .into_iter()
-                .map(|l| l.stats)
-                .collect(),
-        )
-    }
-}
+use crate::backend::{CudaB, cuda_device};
+use crate::config::TrainConfig;
+use crate::engine::Core;
+use crate::error::TrainerError;
+use crate::files::RunFiles;
+use crate::policy::{ModelInner, PolicyModel};
+use crate::pretrain::{CloneConfig, CloneSummary};
+use crate::stats::UpdateStats;
+use crate::stats::{LOG_SCHEMA_VERSION, LogLine};
 
 /// Where and how often [`Trainer::run`] writes.
 #[derive(Debug, Clone, Default)]
@@ -295,6 +58,39 @@ pub struct RunSummary {
     /// Learning throughput alone (forward, backward and Adam over `epochs` passes), samples
     /// per second: comparable to the network-only anchors of DESIGN.md.
     pub learn_samples_per_second: f32,
+}
+
+/// Where a run [`Trainer::open`] does not resume starts from.
+#[derive(Debug, Clone, Copy)]
+pub enum Start<'a> {
+    /// A freshly initialised network (seeded by the configuration) on the run's device.
+    Fresh,
+    /// `policy`'s weights, on the policy's device, with a fresh optimizer; a KL penalty
+    /// (`kl_coef`) anchors the run to it.
+    From(&'a PolicyModel),
+}
+
+/// What [`Trainer::open`] is asked to open.
+#[derive(Debug, Clone)]
+pub struct RunSpec<'a> {
+    /// The configuration of a run started afresh (a resumed run keeps its checkpoint's).
+    pub config: TrainConfig,
+    /// What a run started afresh starts from.
+    pub start: Start<'a>,
+    /// The device of a fresh network or a resumed run.
+    pub device: Device,
+    /// Resume the run directory's checkpoint when it has one (the caller decides whether
+    /// that checkpoint is the run it means: a flag, or a key it keeps beside it).
+    pub resume: bool,
+}
+
+/// Whether [`Trainer::open`] resumed a checkpoint or started a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opened {
+    /// From the checkpoint in the run directory.
+    Resumed,
+    /// Afresh.
+    Started,
 }
 
 enum TrainerInner {
@@ -395,6 +191,27 @@ impl Trainer {
         Ok(Self { inner })
     }
 
+    /// The run in `files`: resumed from its checkpoint when `spec.resume` is set and one
+    /// exists (model, optimizer, RNG, step counts, `sampler`'s state and each env slot's
+    /// episode in progress), else started afresh from `spec.start` with `spec.config`. The one
+    /// way the composition roots open a run (the study's arms, `xtask train`).
+    pub fn open(
+        files: &RunFiles,
+        spec: RunSpec<'_>,
+        factory: Arc<dyn EnvFactory>,
+        sampler: &mut dyn TaskSampler,
+    ) -> Result<(Self, Opened), TrainerError> {
+        if spec.resume && files.has_checkpoint() {
+            let trainer = Self::resume(&files.checkpoint(), factory, spec.device, sampler)?;
+            return Ok((trainer, Opened::Resumed));
+        }
+        let trainer = match spec.start {
+            Start::Fresh => Self::new(spec.config, factory, spec.device)?,
+            Start::From(policy) => Self::from_policy(spec.config, factory, policy)?,
+        };
+        Ok((trainer, Opened::Started))
+    }
+
     /// The run's configuration.
     pub fn config(&self) -> &TrainConfig {
         dispatch!(&self.inner, TrainerInner, c => &c.cfg)
@@ -425,14 +242,14 @@ impl Trainer {
     pub fn clone_behaviour(
         &mut self,
         sampler: &mut dyn TaskSampler,
-        cfg: &crate::CloneConfig,
+        cfg: &CloneConfig,
         on_step: &mut dyn FnMut(u64),
-    ) -> Result<crate::CloneSummary, TrainerError> {
+    ) -> Result<CloneSummary, TrainerError> {
         dispatch!(&mut self.inner, TrainerInner, c => c.clone_behaviour(sampler, cfg, on_step))
     }
 
-    /// Save a checkpoint into `dir` (created if missing); [`CHECKPOINT_STATE_FILE`] is written
-    /// last.
+    /// Save a checkpoint into `dir` (created if missing); [`crate::files::CHECKPOINT_STATE_FILE`]
+    /// is written last.
     pub fn save_checkpoint(
         &self,
         dir: &Path,

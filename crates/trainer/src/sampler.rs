@@ -9,7 +9,7 @@ use envdist_core::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::TrainerError;
+use crate::error::TrainerError;
 use crate::eval::{ScaleChoice, specs_for};
 
 /// Uniform over environments, fresh seed per episode, fixed harness level; the scale is a

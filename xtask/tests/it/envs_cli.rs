@@ -31,6 +31,7 @@ fn list_json_has_the_documented_keys_and_counts() {
     let split = |s: &str| arr.iter().filter(|r| r["split"] == s).count();
     assert_eq!(split("pool"), 200);
     assert!(split("ood") >= 20);
+    assert!(split("confirm") >= 20);
 }
 
 #[test]

@@ -2,8 +2,7 @@
 //! (`envdist_core::fuzz`), as the Python binding's `profile_log` does: each input is profiled
 //! (its untagged trajectories replayed for ability tags), or refused with an error naming the
 //! file; never a panic, a huge allocation or a hang. The long run: `ENVDIST_FUZZ_INPUTS=100000
-//! cargo test -p xtask --test it fuzz -- --nocapture` (README.md, "Fuzzing the
-//! readers").
+//! cargo test -p xtask --test it fuzz -- --nocapture` (docs/fuzzing.md).
 
 use envdist_core::env::EnvFactory;
 use envdist_core::fuzz::{Fuzz, scratch_dir};

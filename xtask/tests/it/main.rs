@@ -13,6 +13,7 @@ mod envs_cli;
 mod experiment_cli;
 mod fuzz;
 mod layering;
+mod modules;
 mod profile_cli;
 mod profile_llm;
 mod profile_pool;

@@ -38,6 +38,7 @@ __all__ = [
     "ResetNeeded",
     "Selection",
     "Ticket",
+    "confirm_ids",
     "default_config",
     "env_ids",
     "gym_id",
@@ -57,7 +58,8 @@ _SPECS = {s["id"]: s for s in _json.loads(_envdist.specs_json())}
 
 
 def env_ids() -> list[str]:
-    """Every environment id: the 200 of the pool, then the held-out (OOD) ones."""
+    """Every environment id: the 200 of the pool, then the held-out (OOD) ones, then the
+    confirmatory ones."""
     return list(_SPECS)
 
 
@@ -71,10 +73,16 @@ def ood_ids() -> list[str]:
     return [i for i, s in _SPECS.items() if s["split"] == "ood"]
 
 
+def confirm_ids() -> list[str]:
+    """The confirmatory held-out environment ids: families in neither the pool nor the OOD set,
+    evaluated only by confirmatory records, never by pilots."""
+    return [i for i, s in _SPECS.items() if s["split"] == "confirm"]
+
+
 def spec(env_id: str) -> dict:
     """The spec of one environment: ``id``, ``family``, ``variant``, ``turn`` (``"ST"`` one
     question, ``"MT"`` multi-turn), ``scale`` (``{"min", "max"}``: the declared state-scale
-    range, both ends included), ``split`` (``"pool"`` or ``"ood"``), ``abilities`` (the atomic
+    range, both ends included), ``split`` (``"pool"``, ``"ood"`` or ``"confirm"``), ``abilities`` (the atomic
     ability tags it can emit), ``conflict_twin`` (the rule-inverted twin, or ``None``),
     ``instruction`` (the task statement), ``max_steps`` (the step limit at the top scale).
     Unknown ids are a ``KeyError`` naming the nearest ids."""

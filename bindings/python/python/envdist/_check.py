@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -27,7 +27,7 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def is_int(value: Any) -> bool:
+def is_int(value: Any) -> TypeGuard[int | np.integer | np.ndarray]:
     """An int or a numpy integer (or a 0-d integer array), not a bool."""
     if isinstance(value, (bool, np.bool_)):
         return False

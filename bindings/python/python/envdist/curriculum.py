@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -196,6 +196,7 @@ class TaskSampler:
         without it every kind would have played 0 steps, and the tie would go to single-turn
         environments forever. Other samplers ignore it."""
         tickets, _ = _tickets(ticket_ids)
+        lengths: list[int] | None = None
         if steps is None:
             if self._balances_turns():
                 raise ValueError(
@@ -203,10 +204,11 @@ class TaskSampler:
                     "(balance_turns); pass each episode's length, e.g. update(tickets, successes, steps=[info['steps']])"
                 )
         else:
-            steps = np.asarray(steps if not np.isscalar(steps) else [steps])
-            if steps.dtype.kind not in "iu" or steps.ndim != 1 or (steps < 0).any() or (steps > 2**32 - 1).any():
-                raise ValueError(f"steps: expected non-negative ints (one per ticket), found {steps.tolist()!r}")
-            steps = [int(x) for x in steps.tolist()]
+            raw: Any = [steps] if np.isscalar(steps) else steps
+            given = np.asarray(raw)
+            if given.dtype.kind not in "iu" or given.ndim != 1 or (given < 0).any() or (given > 2**32 - 1).any():
+                raise ValueError(f"steps: expected non-negative ints (one per ticket), found {given.tolist()!r}")
+            lengths = [int(x) for x in given.tolist()]
         if isinstance(successes, (str, Mapping)) or not (np.isscalar(successes) or isinstance(successes, (Iterable, np.ndarray))):
             raise TypeError(f"successes: expected bools or numbers (one per ticket), found {type(successes).__name__}")
         try:
@@ -221,13 +223,18 @@ class TaskSampler:
             raise ValueError(
                 f"successes: expected {len(tickets)} values, one per ticket of ticket_ids, found {len(flags)}"
             )
-        self._s.update(_as_tuples(tickets), [float(x) for x in flags.tolist()], steps)
+        self._s.update(_as_tuples(tickets), [float(x) for x in flags.tolist()], lengths)
 
     def _balances_turns(self) -> bool:
         if not hasattr(self, "_balance_turns"):
             self._balance_turns = bool(self.config.get("balance_turns", False))
         return self._balance_turns
 
+    # A str or a mapping is one ticket, although each is iterable too.
+    @overload
+    def trains_on(self, ticket_ids: TicketLike) -> bool: ...  # type: ignore[overload-overlap]
+    @overload
+    def trains_on(self, ticket_ids: Iterable[TicketLike]) -> list[bool]: ...
     def trains_on(self, ticket_ids: TicketLike | Iterable[TicketLike]) -> bool | list[bool]:
         """Whether a trainer should take gradients from the episode of a ticket (one ticket:
         a bool; several: a list). True for every kind except robust PLR (``plr`` with

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import string
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -184,7 +185,7 @@ class EnvdistEnv(gym.Env):
         self._ended: tuple[str, int] | None = None
 
     # Gymnasium API -------------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
+    def reset(self, *, seed: int | None = None, options: Mapping | None = None):
         if seed is not None:
             seed = _seed(seed)
         options = _check.optional_mapping("options", options, "a dict with keys harness, scale")

@@ -354,7 +354,7 @@ def select(
     out = json.loads(_envdist.select_json(json.dumps(cfg), **kw))
     raw = out["selection"]
     steps = raw["steps"]
-    trace = {
+    trace: dict[str, np.ndarray] = {
         "env": np.asarray([s["env"] for s in steps], dtype=np.int64),
         "coverage": np.asarray([s["coverage"] for s in steps], dtype=np.float32),
         "redundancy": np.asarray([s["redundancy"] for s in steps], dtype=np.float32),

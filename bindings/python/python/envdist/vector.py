@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, TypeGuard
 
 import numpy as np
 from gymnasium import spaces
@@ -94,7 +95,7 @@ class EnvdistVectorEnv(VectorEnv):
         self.copy = copy
         self.render_mode = render_mode
         self.text = text
-        obs_spaces = {"image": spaces.Box(0, 255, (canvas, canvas, 3), np.uint8)}
+        obs_spaces: dict[str, spaces.Space] = {"image": spaces.Box(0, 255, (canvas, canvas, 3), np.uint8)}
         if self.text:
             import envdist
 
@@ -120,23 +121,24 @@ class EnvdistVectorEnv(VectorEnv):
 
     def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict | None = None):
         n = self.num_envs
+        seeds: list[int | None] | None
         if seed is None:
             seeds = None
         elif _check.is_int(seed):
             # Sub-env i plays seed + i: every one of them must be a seed.
             seeds = [_seed(int(seed) + i, "seed" if i == 0 else f"seed + {i} (sub-env {i})") for i in range(n)]
         elif isinstance(seed, (Sequence, np.ndarray)) and not isinstance(seed, str):
-            seeds = list(seed)
-            if len(seeds) != n:
-                raise ValueError(f"seed: expected {n} seeds (one per env), found {len(seeds)}")
-            seeds = [None if s is None else _seed(s, f"seed[{i}]") for i, s in enumerate(seeds)]
+            given = list(seed)
+            if len(given) != n:
+                raise ValueError(f"seed: expected {n} seeds (one per env), found {len(given)}")
+            seeds = [None if s is None else _seed(s, f"seed[{i}]") for i, s in enumerate(given)]
         else:
             raise TypeError(
                 f"seed: expected None, an integer seed or a sequence of {n} (one per env), found {type(seed).__name__}"
             )
         if _check.optional_mapping("options", options, "None (the vector env takes no options)"):
             raise ValueError("options: the vector env takes none (configure it at make)")
-        super().reset(seed=seeds[0] if _check.is_int(seed) else None)
+        super().reset(seed=seeds[0] if seeds is not None and _check.is_int(seed) else None)
         if seeds is None:
             if self._seeded:
                 seeds = [None] * n
@@ -235,7 +237,7 @@ class EnvdistVectorEnv(VectorEnv):
         return np.ascontiguousarray(a, dtype=np.int64)
 
 
-def _is_seq(v) -> bool:
+def _is_seq(v: object) -> TypeGuard[Sequence[Any]]:
     return isinstance(v, Sequence) and not isinstance(v, str)
 
 

@@ -46,8 +46,9 @@ import re
 import warnings
 import zlib
 from collections import OrderedDict
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -118,8 +119,8 @@ class NumpyObservation(gym.ObservationWrapper):
         max_chars: tuple[int, int] = (256, 2048),
         split_channels: bool = False,
     ):
-        if not isinstance(env, gym.Env) or not isinstance(getattr(env, "observation_space", None), spaces.Dict) \
-                or "image" not in env.observation_space.spaces:
+        space = getattr(env, "observation_space", None)
+        if not isinstance(env, gym.Env) or not isinstance(space, spaces.Dict) or "image" not in space.spaces:
             raise TypeError(
                 f"env: expected an envdist env (envdist.make, CurriculumEnv) with a Dict observation space, "
                 f"found {type(env).__name__}"
@@ -129,19 +130,21 @@ class NumpyObservation(gym.ObservationWrapper):
         text_dims = _check.integer("text_dims", text_dims, 1, MAX_TEXT_DIMS, "a number of buckets")
         if not isinstance(max_chars, (tuple, list)) or len(max_chars) != 2:
             raise TypeError(f"max_chars: expected two lengths (instruction, text), found {max_chars!r}")
-        max_chars = tuple(_check.integer(f"max_chars[{i}]", m, 1, MAX_TEXT, "a length") for i, m in enumerate(max_chars))
+        lengths = [_check.integer(f"max_chars[{i}]", m, 1, MAX_TEXT, "a length") for i, m in enumerate(max_chars)]
         self.text = text
         self.text_dims = text_dims
-        self.max_chars = max_chars
+        self.max_chars = (lengths[0], lengths[1])
         if not isinstance(split_channels, (bool, np.bool_)):
             raise TypeError(f"split_channels: expected a bool, found {type(split_channels).__name__}")
         if split_channels and text is None:
             raise ValueError("split_channels=True needs text='bow' or text='ids' (there is no text to split)")
         self.split_channels = bool(split_channels)
-        image = env.observation_space["image"]
+        image = space["image"]
         if text is None:
             self.observation_space = image
             return
+        instruction: spaces.Space
+        body: spaces.Space
         if text == "bow":
             instruction = body = spaces.Box(0.0, 1.0, (self.text_dims,), np.float32)
         else:
@@ -175,8 +178,12 @@ class NumpyObservation(gym.ObservationWrapper):
         return out
 
     def _current_env(self) -> EnvdistEnv:
-        inner = self.env.unwrapped
-        return inner.current if isinstance(inner, CurriculumEnv) else inner
+        # The constructor took an envdist env (a Dict space with an image): one of the two.
+        inner = cast("EnvdistEnv | CurriculumEnv", self.env.unwrapped)
+        env = inner.current if isinstance(inner, CurriculumEnv) else inner
+        if env is None:
+            raise ResetNeeded(f"NumpyObservation: {RESET_NEEDED}")
+        return env
 
     # The split channels come from the step's info (already computed there), not a second
     # call into the env: the hints of some families run the solver.
@@ -190,7 +197,7 @@ class NumpyObservation(gym.ObservationWrapper):
 
     def action_masks(self) -> np.ndarray:
         """The legal actions now, as bools (MaskablePPO's hook); never empty."""
-        return self.env.unwrapped.action_masks()
+        return cast("EnvdistEnv | CurriculumEnv", self.env.unwrapped).action_masks()
 
 
 class CurriculumEnv(gym.Env):
@@ -289,6 +296,7 @@ class CurriculumEnv(gym.Env):
         return obs, reward, terminated, truncated, self._info(info)
 
     def _info(self, info: dict) -> dict:
+        assert self.ticket is not None, "an episode is played only after reset() drew its ticket"
         info["ticket"] = self.ticket.ticket_id
         info["trains_on"] = self._trains
         return info
@@ -342,11 +350,12 @@ def make_vec(
     sub-env ``i`` plays ``env_ids[i % len(env_ids)]``, or, given a sampler, tickets of that one
     sampler. Keywords go to :func:`make`."""
     num_envs = _check.integer("num_envs", num_envs, 1, MAX_ENVS, "a number of envs")
+    fns: list[Callable[[], gym.Env]]
     if isinstance(env_ids, TaskSampler):
-        fns = [lambda: make(env_ids, **kwargs) for _ in range(num_envs)]
+        fns = [partial(make, env_ids, **kwargs) for _ in range(num_envs)]
     else:
         ids = _check.env_ids("env_ids", env_ids)
-        fns = [lambda i=i: make(ids[i % len(ids)], **kwargs) for i in range(num_envs)]
+        fns = [partial(make, ids[i % len(ids)], **kwargs) for i in range(num_envs)]
     return gym.vector.SyncVectorEnv(fns)
 
 

@@ -18,13 +18,14 @@
 //! H1, ...) driven by RLVE's rule. RLVE's difficulties are unbounded; ours end at the last
 //! rung, where the top stays.
 
-use envdist_core::{EpisodeOutcome, HarnessLevel, InvalidValue};
+use envdist_core::{HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Carry, Clock, Draw, EnvScores, Located, Pick, Rule, RuleSampler, Saved, bad,
+    ArmSpace, Carry, Draw, EnvScores, Located, Pick, Rule, RuleConfig, Saved, Seen, bad,
     check_at_most, check_len, check_levels, check_rate, h4_only,
 };
+use crate::LadderSampler;
 use crate::error::CurriculumError;
 
 /// Parameters of [`LadderSampler`].
@@ -61,9 +62,8 @@ impl Default for LadderConfig {
     }
 }
 
-impl LadderConfig {
-    /// Check every field once; the error names the first bad field and what it accepts.
-    pub fn validate(&self) -> Result<(), CurriculumError> {
+impl RuleConfig for LadderConfig {
+    fn validate(&self) -> Result<(), CurriculumError> {
         check_levels("harness_levels", &self.harness_levels)?;
         if self.window == 0 {
             return Err(bad("window", "at least 1", self.window));
@@ -73,6 +73,11 @@ impl LadderConfig {
             return Err(bad("check_episodes", "at least 1", self.check_episodes));
         }
         Ok(())
+    }
+
+    /// A rung per scale of every level.
+    fn arms(&self) -> (&[HarnessLevel], bool) {
+        (&self.harness_levels, true)
     }
 }
 
@@ -92,35 +97,28 @@ pub struct Rungs {
     pub checks: u64,
 }
 
-/// The saved state of [`LadderRule`].
+/// The rule of [`LadderSampler`], and its saved state: a top rung per environment. Its arms
+/// are the rungs (level-major, then scale).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LadderBody {
+pub struct LadderRule {
     /// Every environment's ladder.
     pub envs: Vec<Rungs>,
 }
 
-/// RLVE's difficulty ladder per environment.
-pub type LadderSampler = RuleSampler<LadderRule>;
-
-/// The rule of [`LadderSampler`]: a top rung per environment. Its arms are the rungs
-/// (level-major, then scale).
-#[derive(Debug, Clone)]
-pub struct LadderRule {
-    config: LadderConfig,
-    pub(crate) envs: Vec<Rungs>,
-}
-
 impl LadderRule {
     /// The rungs drawn for environment `e`, inclusive.
-    pub fn window(&self, e: usize) -> (u32, u32) {
+    pub fn window(&self, c: &LadderConfig, e: usize) -> (u32, u32) {
         let top = self.envs[e].top;
-        (top.saturating_sub(self.config.window - 1), top)
+        (top.saturating_sub(c.window - 1), top)
     }
+}
 
+impl LadderConfig {
+    /// Environment `e`'s ladder before any outcome: its top at the initial rung.
     fn fresh(&self, space: &ArmSpace, e: usize) -> Rungs {
         Rungs {
-            top: self.config.initial_rung.min(rung_count(space, e) - 1),
+            top: self.initial_rung.min(rung_count(space, e) - 1),
             ..Default::default()
         }
     }
@@ -133,36 +131,18 @@ fn rung_count(space: &ArmSpace, e: usize) -> u32 {
 impl Rule for LadderRule {
     const KIND: &'static str = "ladder";
     type Config = LadderConfig;
-    type Body = LadderBody;
 
-    fn validate(config: &LadderConfig) -> Result<(), CurriculumError> {
-        config.validate()
+    fn init(c: &LadderConfig, space: &ArmSpace) -> Self {
+        Self {
+            envs: (0..space.envs().len()).map(|e| c.fresh(space, e)).collect(),
+        }
     }
 
-    fn arms(config: &LadderConfig) -> (&[HarnessLevel], bool) {
-        (&config.harness_levels, true)
-    }
-
-    fn init(config: LadderConfig, space: &ArmSpace) -> Self {
-        let mut rule = Self {
-            config,
-            envs: Vec::new(),
-        };
-        rule.envs = (0..space.envs().len())
-            .map(|e| rule.fresh(space, e))
-            .collect();
-        rule
-    }
-
-    fn config(&self) -> &LadderConfig {
-        &self.config
-    }
-
-    fn distribution(&self, space: &ArmSpace) -> Vec<f64> {
+    fn distribution(&self, c: &LadderConfig, space: &ArmSpace) -> Vec<f64> {
         let n = self.envs.len() as f64;
         let mut p = vec![0.0; space.len()];
         for e in 0..self.envs.len() {
-            let (lo, hi) = self.window(e);
+            let (lo, hi) = self.window(c, e);
             let base = space.arms_of(e).start;
             for r in lo..=hi {
                 p[base + r as usize] = 1.0 / n / (hi - lo + 1) as f64;
@@ -172,9 +152,9 @@ impl Rule for LadderRule {
     }
 
     /// An environment uniformly, a rung uniformly in its window.
-    fn pick(&mut self, draw: Draw<'_>) -> Pick {
+    fn pick(&mut self, c: &LadderConfig, draw: Draw<'_>) -> Pick {
         let e = draw.rng.index(self.envs.len());
-        let (lo, hi) = self.window(e);
+        let (lo, hi) = self.window(c, e);
         let r = draw.rng.range_inclusive(lo, hi);
         Pick::Arm(draw.space.arms_of(e).start + r as usize)
     }
@@ -182,32 +162,26 @@ impl Rule for LadderRule {
     /// Counted only at its environment's top rung; every `check_episodes` of them the
     /// accuracy is checked and the top rises if it reaches the threshold. Changed: the top
     /// rose.
-    fn observe(
-        &mut self,
-        space: &ArmSpace,
-        _: Clock,
-        at: Located,
-        outcome: &EpisodeOutcome,
-    ) -> bool {
-        let Located::Arm(e, a) = at else {
+    fn observe(&mut self, c: &LadderConfig, seen: Seen<'_>) -> bool {
+        let Located::Arm(e, a) = seen.at else {
             return false;
         };
-        let rung = (a - space.arms_of(e).start) as u32;
-        let last = rung_count(space, e) - 1;
+        let rung = (a - seen.space.arms_of(e).start) as u32;
+        let last = rung_count(seen.space, e) - 1;
         let st = &mut self.envs[e];
         if rung != st.top {
             return false;
         }
         st.top_n = st.top_n.saturating_add(1);
-        st.top_successes = st.top_successes.saturating_add(outcome.success as u32);
-        if st.top_n < self.config.check_episodes {
+        st.top_successes = st.top_successes.saturating_add(seen.outcome.success as u32);
+        if st.top_n < c.check_episodes {
             return false;
         }
         let accuracy = st.top_successes as f64 / st.top_n as f64;
         st.top_n = 0;
         st.top_successes = 0;
         st.checks = st.checks.saturating_add(1);
-        if accuracy >= self.config.threshold as f64 && st.top < last {
+        if accuracy >= c.threshold as f64 && st.top < last {
             st.top = st.top.saturating_add(1);
             st.promotions = st.promotions.saturating_add(1);
             return true;
@@ -217,7 +191,7 @@ impl Rule for LadderRule {
 
     /// Score: how far up the ladder the top is, `(top + 1) / rungs`; success: the accuracy
     /// counted at the top since the last check (NaN right after one).
-    fn scores(&self, space: &ArmSpace, _: &[f64]) -> EnvScores {
+    fn scores(&self, _: &LadderConfig, space: &ArmSpace, _: &[f64]) -> EnvScores {
         EnvScores {
             score: (0..self.envs.len())
                 .map(|e| (self.envs[e].top + 1) as f64 / rung_count(space, e) as f64)
@@ -236,26 +210,12 @@ impl Rule for LadderRule {
         }
     }
 
-    fn body(&self) -> LadderBody {
-        LadderBody {
-            envs: self.envs.clone(),
-        }
-    }
-
-    fn check(
-        &self,
-        space: &ArmSpace,
-        saved: &Saved<'_>,
-        b: &LadderBody,
-    ) -> Result<(), InvalidValue> {
-        check_len(
-            "body.envs",
-            "one per environment",
-            self.envs.len(),
-            b.envs.len(),
-        )?;
-        let n = self.config.check_episodes;
-        for (k, st) in b.envs.iter().enumerate() {
+    fn check(&self, c: &LadderConfig, saved: &Saved<'_>) -> Result<(), InvalidValue> {
+        let space = saved.space;
+        let (want, found) = (space.envs().len(), self.envs.len());
+        check_len("body.envs", "one per environment", want, found)?;
+        let n = c.check_episodes;
+        for (k, st) in self.envs.iter().enumerate() {
             let last = rung_count(space, k) - 1;
             if st.top > last {
                 return Err(InvalidValue::new(
@@ -272,7 +232,7 @@ impl Rule for LadderRule {
                 ));
             }
             // The top starts at the initial rung and rises one rung per promotion.
-            let start = self.fresh(space, k).top;
+            let start = c.fresh(space, k).top;
             if u64::from(st.top) != u64::from(start) + u64::from(st.promotions) {
                 return Err(InvalidValue::new(
                     format!("body.envs[{k}].top"),
@@ -305,12 +265,8 @@ impl Rule for LadderRule {
         Ok(())
     }
 
-    fn set_body(&mut self, b: LadderBody) {
-        self.envs = b.envs;
-    }
-
     /// Kept environments keep their ladder.
-    fn carry(&mut self, from: &Self, carry: &Carry<'_>) {
+    fn carry(&mut self, _: &LadderConfig, from: &Self, carry: &Carry<'_>) {
         for (i, j) in carry.envs() {
             self.envs[i] = from.envs[j];
         }
@@ -318,11 +274,6 @@ impl Rule for LadderRule {
 }
 
 impl LadderSampler {
-    /// The ladder of environment `e`.
-    pub fn rungs(&self, e: usize) -> Option<&Rungs> {
-        self.rule.envs.get(e)
-    }
-
     /// Number of rungs of environment `e`.
     pub fn rung_count(&self, e: usize) -> u32 {
         rung_count(self.arm_space(), e)
@@ -330,7 +281,7 @@ impl LadderSampler {
 
     /// The rungs drawn for environment `e`, inclusive.
     pub fn window(&self, e: usize) -> (u32, u32) {
-        self.rule.window(e)
+        self.rule.window(&self.config, e)
     }
 }
 
@@ -338,8 +289,7 @@ impl LadderSampler {
 mod tests {
     use super::*;
     use crate::CurriculumSampler;
-    use crate::test_support::{outcome, specs};
-    use envdist_core::EnvId;
+    use crate::test_support::{at_h4, specs};
 
     #[test]
     fn the_top_rises_only_after_a_check_at_the_threshold() {
@@ -352,22 +302,20 @@ mod tests {
             ..Default::default()
         };
         let mut s = LadderSampler::new(&specs(1, 1, 5), cfg, 0).unwrap();
-        let id = EnvId::new("fam/v0");
-        let h4 = HarnessLevel::H4;
         assert_eq!(s.window(0), (0, 0));
         // 3 of 4 at the top (scale 1): accuracy 0.75 >= 0.75 -> top 1 (scale 2).
         let ups: Vec<bool> = [true, true, false, true]
             .iter()
-            .map(|&x| s.record(&outcome(&id, h4, 1, x)).unwrap())
+            .map(|&x| s.record(&at_h4(1, x)).unwrap())
             .collect();
         assert_eq!(ups, [false, false, false, true]);
         assert_eq!(s.window(0), (0, 1));
         // Outcomes below the top do not count.
-        s.record(&outcome(&id, h4, 1, true)).unwrap();
+        s.record(&at_h4(1, true)).unwrap();
         assert_eq!(s.rule.envs[0].top_n, 0);
         // 2 of 4 at scale 2: 0.5 < 0.75 -> stays, and the count restarts.
         for x in [true, false, false, true] {
-            assert!(!s.record(&outcome(&id, h4, 2, x)).unwrap());
+            assert!(!s.record(&at_h4(2, x)).unwrap());
         }
         assert_eq!(
             (
@@ -379,7 +327,7 @@ mod tests {
         );
         // 4 of 4 -> top 2; window rungs 1..=2 = scales 2..=3, each 1/2.
         for _ in 0..4 {
-            s.record(&outcome(&id, h4, 2, true)).unwrap();
+            s.record(&at_h4(2, true)).unwrap();
         }
         assert_eq!(s.arm_probabilities(), vec![0.0, 0.5, 0.5, 0.0, 0.0]);
         let snap = &s.snapshot()[0];
@@ -387,7 +335,7 @@ mod tests {
         // Climb to the last rung (scale 5); it stays there.
         for scale in 3..=5 {
             for _ in 0..4 {
-                s.record(&outcome(&id, h4, scale, true)).unwrap();
+                s.record(&at_h4(scale, true)).unwrap();
             }
         }
         assert_eq!((s.rule.envs[0].top, s.rule.envs[0].promotions), (4, 4));
@@ -409,13 +357,5 @@ mod tests {
         let arm = s.arm_space().arm(3);
         assert_eq!((arm.harness, arm.scale), (HarnessLevel::H4, Some(2)));
         assert_eq!(s.window(0), (0, 3));
-        let e = LadderConfig {
-            threshold: 0.0,
-            ..Default::default()
-        }
-        .validate()
-        .unwrap_err()
-        .to_string();
-        assert!(e.contains("`threshold`"), "{e}");
     }
 }

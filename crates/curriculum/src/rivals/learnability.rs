@@ -13,13 +13,14 @@
 //! arm index. Without an evaluator an arm outside the top-k is only re-measured through the
 //! uniform share, so `learnable_prob` defaults below Syllabus's 1.0 (see the field).
 
-use envdist_core::{EpisodeOutcome, HarnessLevel, InvalidValue};
+use envdist_core::{HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Carry, Clock, EnvScores, Located, Rule, RuleSampler, Saved, bad, check_arm_sums,
-    check_len, check_levels, check_rate, check_unit, h4_only, if_played,
+    ArmSpace, Carry, EnvScores, Located, Rule, RuleConfig, Saved, Seen, bad, check_arm_sums,
+    check_levels, check_rate, check_unit, h4_only, if_played,
 };
+use crate::LearnabilitySampler;
 use crate::error::CurriculumError;
 
 /// How learnability turns into a distribution (Syllabus `sampling`).
@@ -75,8 +76,17 @@ impl Default for LearnabilityConfig {
 }
 
 impl LearnabilityConfig {
-    /// Check every field once; the error names the first bad field and what it accepts.
-    pub fn validate(&self) -> Result<(), CurriculumError> {
+    /// An unplayed arm: the prior, no episode.
+    fn fresh(&self) -> LearnArm {
+        LearnArm {
+            p: self.prior,
+            episodes: 0,
+        }
+    }
+}
+
+impl RuleConfig for LearnabilityConfig {
+    fn validate(&self) -> Result<(), CurriculumError> {
         check_levels("harness_levels", &self.harness_levels)?;
         if self.top_k == 0 {
             return Err(bad("top_k", "at least 1", self.top_k));
@@ -85,6 +95,10 @@ impl LearnabilityConfig {
         check_rate("ema_rate", self.ema_rate, true)?;
         check_rate("prior", self.prior, false)?;
         Ok(())
+    }
+
+    fn arms(&self) -> (&[HarnessLevel], bool) {
+        (&self.harness_levels, self.per_scale)
     }
 }
 
@@ -98,32 +112,15 @@ pub struct LearnArm {
     pub episodes: u64,
 }
 
-/// The saved state of [`LearnabilityRule`].
+/// The rule of [`LearnabilitySampler`], and its saved state: a success EMA per arm.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LearnabilityBody {
+pub struct LearnabilityRule {
     /// Every arm's estimate.
     pub arms: Vec<LearnArm>,
 }
 
-/// Learnability `p (1 - p)` sampling, top-k or proportional (Syllabus learnability).
-pub type LearnabilitySampler = RuleSampler<LearnabilityRule>;
-
-/// The rule of [`LearnabilitySampler`]: a success EMA per arm.
-#[derive(Debug, Clone)]
-pub struct LearnabilityRule {
-    pub(crate) config: LearnabilityConfig,
-    pub(crate) arms: Vec<LearnArm>,
-}
-
 impl LearnabilityRule {
-    fn fresh(&self) -> LearnArm {
-        LearnArm {
-            p: self.config.prior,
-            episodes: 0,
-        }
-    }
-
     /// Learnability `p (1 - p)` of every arm.
     pub fn learnability(&self) -> Vec<f64> {
         self.arms
@@ -136,7 +133,7 @@ impl LearnabilityRule {
     }
 
     /// The arms of the top set, best first (ties: fewer episodes, then lower index).
-    pub fn top_arms(&self) -> Vec<usize> {
+    pub fn top_arms(&self, c: &LearnabilityConfig) -> Vec<usize> {
         let l = self.learnability();
         let mut order: Vec<usize> = (0..l.len()).collect();
         order.sort_by(|&a, &b| {
@@ -144,7 +141,7 @@ impl LearnabilityRule {
                 .then(self.arms[a].episodes.cmp(&self.arms[b].episodes))
                 .then(a.cmp(&b))
         });
-        order.truncate(self.config.top_k as usize);
+        order.truncate(c.top_k as usize);
         order
     }
 }
@@ -152,36 +149,20 @@ impl LearnabilityRule {
 impl Rule for LearnabilityRule {
     const KIND: &'static str = "learnability";
     type Config = LearnabilityConfig;
-    type Body = LearnabilityBody;
 
-    fn validate(config: &LearnabilityConfig) -> Result<(), CurriculumError> {
-        config.validate()
+    fn init(c: &LearnabilityConfig, space: &ArmSpace) -> Self {
+        Self {
+            arms: vec![c.fresh(); space.len()],
+        }
     }
 
-    fn arms(config: &LearnabilityConfig) -> (&[HarnessLevel], bool) {
-        (&config.harness_levels, config.per_scale)
-    }
-
-    fn init(config: LearnabilityConfig, space: &ArmSpace) -> Self {
-        let mut rule = Self {
-            config,
-            arms: Vec::new(),
-        };
-        rule.arms = vec![rule.fresh(); space.len()];
-        rule
-    }
-
-    fn config(&self) -> &LearnabilityConfig {
-        &self.config
-    }
-
-    fn distribution(&self, _space: &ArmSpace) -> Vec<f64> {
+    fn distribution(&self, c: &LearnabilityConfig, _space: &ArmSpace) -> Vec<f64> {
         let n = self.arms.len();
         let uniform = 1.0 / n as f64;
-        match self.config.sampling {
+        match c.sampling {
             LearnabilitySampling::TopK => {
-                let lp = self.config.learnable_prob as f64;
-                let top = self.top_arms();
+                let lp = c.learnable_prob as f64;
+                let top = self.top_arms(c);
                 let mut p = vec![(1.0 - lp) * uniform; n];
                 for &a in &top {
                     p[a] += lp / top.len() as f64;
@@ -201,65 +182,44 @@ impl Rule for LearnabilityRule {
     }
 
     /// The arm's EMA moves toward the outcome.
-    fn observe(&mut self, _: &ArmSpace, _: Clock, at: Located, outcome: &EpisodeOutcome) -> bool {
-        let Located::Arm(_, a) = at else {
+    fn observe(&mut self, c: &LearnabilityConfig, seen: Seen<'_>) -> bool {
+        let Located::Arm(_, a) = seen.at else {
             return false;
         };
-        let x = if outcome.success { 1.0 } else { 0.0 };
+        let x = if seen.outcome.success { 1.0 } else { 0.0 };
         let s = &mut self.arms[a];
-        s.p += self.config.ema_rate * (x - s.p);
+        s.p += c.ema_rate * (x - s.p);
         s.episodes = s.episodes.saturating_add(1);
         true
     }
 
     /// Score: learnability `p (1 - p)`; success: the EMA of played arms.
-    fn scores(&self, space: &ArmSpace, p: &[f64]) -> EnvScores {
+    fn scores(&self, _: &LearnabilityConfig, space: &ArmSpace, p: &[f64]) -> EnvScores {
         let played = if_played(self.arms.iter().map(|s| (s.episodes > 0, s.p)));
         EnvScores::of_arms(space, p, &self.learnability(), &played)
     }
 
-    fn body(&self) -> LearnabilityBody {
-        LearnabilityBody {
-            arms: self.arms.clone(),
-        }
-    }
-
-    fn check(
-        &self,
-        space: &ArmSpace,
-        saved: &Saved<'_>,
-        b: &LearnabilityBody,
-    ) -> Result<(), InvalidValue> {
-        check_len("body.arms", "one per arm", self.arms.len(), b.arms.len())?;
-        let prior = self.config.prior;
-        for (k, s) in b.arms.iter().enumerate() {
+    fn check(&self, c: &LearnabilityConfig, saved: &Saved<'_>) -> Result<(), InvalidValue> {
+        saved.check_arms(self.arms.len())?;
+        for (k, s) in self.arms.iter().enumerate() {
             check_unit(&format!("body.arms[{k}].p"), s.p)?;
-            if s.episodes == 0 && s.p != prior {
+            if s.episodes == 0 && s.p != c.prior {
                 return Err(InvalidValue::new(
                     format!("body.arms[{k}].p"),
-                    format!("the prior ({prior}): the arm was never played"),
+                    format!("the prior ({}): the arm was never played", c.prior),
                     s.p,
                 ));
             }
         }
-        check_arm_sums(space, saved, "episodes", |a| b.arms[a].episodes)
+        check_arm_sums(saved, "episodes", |a| self.arms[a].episodes)
     }
 
-    fn set_body(&mut self, b: LearnabilityBody) {
-        self.arms = b.arms;
-    }
-
-    fn carry(&mut self, from: &Self, carry: &Carry<'_>) {
-        self.arms = carry.per_arm(&from.arms, self.fresh());
+    fn carry(&mut self, c: &LearnabilityConfig, from: &Self, carry: &Carry<'_>) {
+        self.arms = carry.per_arm(&from.arms, c.fresh());
     }
 }
 
 impl LearnabilitySampler {
-    /// The estimate of arm `a`.
-    pub fn arm_state(&self, a: usize) -> Option<&LearnArm> {
-        self.rule.arms.get(a)
-    }
-
     /// Learnability `p (1 - p)` of every arm.
     pub fn learnability(&self) -> Vec<f64> {
         self.rule.learnability()
@@ -267,15 +227,14 @@ impl LearnabilitySampler {
 
     /// The arms of the top set, best first (ties: fewer episodes, then lower index).
     pub fn top_arms(&self) -> Vec<usize> {
-        self.rule.top_arms()
+        self.rule.top_arms(&self.config)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{outcome, specs};
-    use envdist_core::EnvId;
+    use crate::test_support::{at_h4, specs};
 
     #[test]
     fn learnability_top_k_follows_the_syllabus_rule() {
@@ -285,24 +244,22 @@ mod tests {
             ..Default::default()
         };
         let mut s = LearnabilitySampler::new(&specs(1, 1, 3), cfg, 0).unwrap();
-        let id = EnvId::new("fam/v0");
-        let h4 = HarnessLevel::H4;
         // All at the prior 0.5: learnability 0.25 each, equal episodes -> arm 0 on top.
         // P = 0.75 x [1, 0, 0] + 0.25 / 3 = [0.8333, 0.0833, 0.0833].
         let p = s.arm_probabilities();
         assert!((p[0] - (0.75 + 0.25 / 3.0)).abs() < 1e-6 && (p[1] - 0.25 / 3.0).abs() < 1e-6);
         // arm 0 succeeds: p0 = 0.5 + 0.1 (1 - 0.5) = 0.55, L0 = 0.55 x 0.45 = 0.2475.
         // arm 1 fails:    p1 = 0.5 + 0.1 (0 - 0.5) = 0.45, L1 = 0.2475.
-        s.record(&outcome(&id, h4, 1, true)).unwrap();
-        s.record(&outcome(&id, h4, 2, false)).unwrap();
+        s.record(&at_h4(1, true)).unwrap();
+        s.record(&at_h4(2, false)).unwrap();
         assert!((s.rule.arms[0].p - 0.55).abs() < 1e-6 && (s.rule.arms[1].p - 0.45).abs() < 1e-6);
         // arm 2 unplayed keeps 0.25 > 0.2475: it is the top arm.
         assert_eq!(s.top_arms(), vec![2]);
         // arm 2 succeeds (L2 = 0.2475): a three-way tie with one episode each -> lowest index.
-        s.record(&outcome(&id, h4, 3, true)).unwrap();
+        s.record(&at_h4(3, true)).unwrap();
         assert_eq!(s.top_arms(), vec![0]);
         // arm 0 succeeds again: p0 = 0.55 + 0.1 x 0.45 = 0.595, L0 = 0.595 x 0.405 = 0.240975.
-        s.record(&outcome(&id, h4, 1, true)).unwrap();
+        s.record(&at_h4(1, true)).unwrap();
         assert!((s.learnability()[0] - 0.240975).abs() < 1e-6);
         assert_eq!(s.top_arms(), vec![1]);
         let p = s.arm_probabilities();
@@ -310,39 +267,8 @@ mod tests {
         assert!((p[1] - (0.75 + 0.25 / 3.0)).abs() < 1e-6);
         // Proportional: L / sum L = [0.240975, 0.2475, 0.2475] / 0.735975.
         let mut q = s.clone();
-        q.rule.config.sampling = LearnabilitySampling::Proportional;
+        q.config.sampling = LearnabilitySampling::Proportional;
         let p = q.arm_probabilities();
         assert!((p[0] - 0.240975 / 0.735975).abs() < 1e-6);
-    }
-
-    #[test]
-    fn config_errors_name_the_field() {
-        LearnabilityConfig::default().validate().unwrap();
-        for (cfg, field) in [
-            (
-                LearnabilityConfig {
-                    top_k: 0,
-                    ..Default::default()
-                },
-                "top_k",
-            ),
-            (
-                LearnabilityConfig {
-                    learnable_prob: 1.5,
-                    ..Default::default()
-                },
-                "learnable_prob",
-            ),
-            (
-                LearnabilityConfig {
-                    ema_rate: 0.0,
-                    ..Default::default()
-                },
-                "ema_rate",
-            ),
-        ] {
-            let e = cfg.validate().unwrap_err().to_string();
-            assert!(e.contains(&format!("`{field}`")), "{field}: {e}");
-        }
     }
 }

@@ -18,13 +18,15 @@
 //! which online happens before any episode and is therefore 0: it changes nothing, so it is
 //! left out.)
 
-use envdist_core::{EpisodeOutcome, HarnessLevel, InvalidValue};
+use envdist_core::{HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Carry, Clock, EnvScores, Located, Rule, RuleSampler, Saved, bad, check_arm_sums,
-    check_at_most, check_len, check_levels, check_rate, check_sum, check_unit, h4_only, if_played,
+    ArmSpace, Carry, EnvScores, Located, Periods, Rule, RuleConfig, Saved, Seen, bad,
+    check_arm_sums, check_at_most, check_levels, check_rate, check_sum, check_unit, h4_only,
+    if_played, period_ends,
 };
+use crate::LearningProgressSampler;
 use crate::error::CurriculumError;
 
 /// Parameters of [`LearningProgressSampler`].
@@ -64,8 +66,15 @@ impl Default for LearningProgressConfig {
 }
 
 impl LearningProgressConfig {
-    /// Check every field once; the error names the first bad field and what it accepts.
-    pub fn validate(&self) -> Result<(), CurriculumError> {
+    /// The reweighting `r(p) = p (1 - theta) / (p + theta (1 - 2p))`.
+    pub fn reweight(&self, p: f64) -> f64 {
+        let t = self.p_theta as f64;
+        p * (1.0 - t) / (p + t * (1.0 - 2.0 * p))
+    }
+}
+
+impl RuleConfig for LearningProgressConfig {
+    fn validate(&self) -> Result<(), CurriculumError> {
         check_levels("harness_levels", &self.harness_levels)?;
         check_rate("ema_alpha", self.ema_alpha, true)?;
         let t = self.p_theta;
@@ -77,6 +86,10 @@ impl LearningProgressConfig {
         }
         check_rate("uniform_prob", self.uniform_prob, false)?;
         Ok(())
+    }
+
+    fn arms(&self) -> (&[HarnessLevel], bool) {
+        (&self.harness_levels, self.per_scale)
     }
 }
 
@@ -98,10 +111,11 @@ pub struct ProgressArm {
     pub interval_successes: u32,
 }
 
-/// The saved state of [`LearningProgressRule`].
+/// The rule of [`LearningProgressSampler`], and its saved state: fast and slow EMAs per arm,
+/// updated per interval.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LearningProgressBody {
+pub struct LearningProgressRule {
     /// Every arm's estimates.
     pub arms: Vec<ProgressArm>,
     /// Outcomes counted in the current interval.
@@ -110,66 +124,43 @@ pub struct LearningProgressBody {
     pub intervals: u64,
 }
 
-/// Learning progress sampling (Syllabus online learning progress).
-pub type LearningProgressSampler = RuleSampler<LearningProgressRule>;
-
-/// The rule of [`LearningProgressSampler`]: fast and slow EMAs per arm, updated per interval.
-#[derive(Debug, Clone)]
-pub struct LearningProgressRule {
-    config: LearningProgressConfig,
-    pub(crate) arms: Vec<ProgressArm>,
-    interval_count: u32,
-    intervals: u64,
-}
-
 fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
 }
 
 impl LearningProgressRule {
-    /// The reweighting `r(p) = p (1 - theta) / (p + theta (1 - 2p))`.
-    pub fn reweight(&self, p: f64) -> f64 {
-        let t = self.config.p_theta as f64;
-        p * (1.0 - t) / (p + t * (1.0 - 2.0 * p))
-    }
-
     /// Learning progress `|r(fast) - r(slow)|` of every arm.
-    pub fn progress(&self) -> Vec<f64> {
+    pub fn progress(&self, c: &LearningProgressConfig) -> Vec<f64> {
         self.arms
             .iter()
-            .map(|s| (self.reweight(s.fast as f64) - self.reweight(s.slow as f64)).abs())
+            .map(|s| (c.reweight(s.fast as f64) - c.reweight(s.slow as f64)).abs())
             .collect()
+    }
+
+    /// The interval counts, for their checks.
+    fn intervals(&self, c: &LearningProgressConfig) -> Periods<'static> {
+        Periods {
+            len: (c.update_interval, "update_interval"),
+            count: (self.interval_count, "interval_count"),
+            done: (self.intervals, "intervals"),
+        }
     }
 }
 
 impl Rule for LearningProgressRule {
     const KIND: &'static str = "learning_progress";
     type Config = LearningProgressConfig;
-    type Body = LearningProgressBody;
 
-    fn validate(config: &LearningProgressConfig) -> Result<(), CurriculumError> {
-        config.validate()
-    }
-
-    fn arms(config: &LearningProgressConfig) -> (&[HarnessLevel], bool) {
-        (&config.harness_levels, config.per_scale)
-    }
-
-    fn init(config: LearningProgressConfig, space: &ArmSpace) -> Self {
+    fn init(_: &LearningProgressConfig, space: &ArmSpace) -> Self {
         Self {
-            config,
             arms: vec![ProgressArm::default(); space.len()],
             interval_count: 0,
             intervals: 0,
         }
     }
 
-    fn config(&self) -> &LearningProgressConfig {
-        &self.config
-    }
-
-    fn distribution(&self, _: &ArmSpace) -> Vec<f64> {
-        let lp = self.progress();
+    fn distribution(&self, c: &LearningProgressConfig, _: &ArmSpace) -> Vec<f64> {
+        let lp = self.progress(c);
         let n = lp.len();
         let pos: Vec<usize> = (0..n)
             .filter(|&a| lp[a] > 0.0 || self.arms[a].p_true > 0.0)
@@ -188,7 +179,7 @@ impl Rule for LearningProgressRule {
             .map(|&a| sigmoid((lp[a] - mean) / scale))
             .collect();
         let z: f64 = sub.iter().sum();
-        let u = self.config.uniform_prob as f64;
+        let u = c.uniform_prob as f64;
         let mut p = vec![u / n as f64; n];
         for (&a, s) in idx.iter().zip(&sub) {
             p[a] += (1.0 - u) * s / z;
@@ -198,18 +189,23 @@ impl Rule for LearningProgressRule {
 
     /// The outcome counts in its arm's interval; the interval's end updates the estimates of
     /// every arm played in it (and so the distribution).
-    fn observe(&mut self, _: &ArmSpace, _: Clock, at: Located, outcome: &EpisodeOutcome) -> bool {
-        let Located::Arm(_, a) = at else {
+    fn observe(&mut self, c: &LearningProgressConfig, seen: Seen<'_>) -> bool {
+        let Located::Arm(_, a) = seen.at else {
             return false;
         };
         let s = &mut self.arms[a];
         s.interval_n = s.interval_n.saturating_add(1);
-        s.interval_successes = s.interval_successes.saturating_add(outcome.success as u32);
-        self.interval_count = self.interval_count.saturating_add(1);
-        if self.interval_count < self.config.update_interval {
+        s.interval_successes = s
+            .interval_successes
+            .saturating_add(seen.outcome.success as u32);
+        if !period_ends(
+            &mut self.interval_count,
+            &mut self.intervals,
+            c.update_interval,
+        ) {
             return false;
         }
-        let al = self.config.ema_alpha;
+        let al = c.ema_alpha;
         for s in self.arms.iter_mut().filter(|s| s.interval_n > 0) {
             let rate = s.interval_successes as f32 / s.interval_n as f32;
             s.fast = rate * al + s.fast * (1.0 - al);
@@ -219,41 +215,20 @@ impl Rule for LearningProgressRule {
             s.interval_n = 0;
             s.interval_successes = 0;
         }
-        self.interval_count = 0;
-        self.intervals = self.intervals.saturating_add(1);
         true
     }
 
     /// Score: learning progress; success: `p_true` of measured arms.
-    fn scores(&self, space: &ArmSpace, p: &[f64]) -> EnvScores {
+    fn scores(&self, c: &LearningProgressConfig, space: &ArmSpace, p: &[f64]) -> EnvScores {
         let measured = if_played(self.arms.iter().map(|s| (s.measured > 0, s.p_true)));
-        EnvScores::of_arms(space, p, &self.progress(), &measured)
+        EnvScores::of_arms(space, p, &self.progress(c), &measured)
     }
 
-    fn body(&self) -> LearningProgressBody {
-        LearningProgressBody {
-            arms: self.arms.clone(),
-            interval_count: self.interval_count,
-            intervals: self.intervals,
-        }
-    }
-
-    fn check(
-        &self,
-        space: &ArmSpace,
-        saved: &Saved<'_>,
-        b: &LearningProgressBody,
-    ) -> Result<(), InvalidValue> {
-        check_len("body.arms", "one per arm", self.arms.len(), b.arms.len())?;
-        let n = self.config.update_interval;
-        if b.interval_count >= n {
-            return Err(InvalidValue::new(
-                "body.interval_count",
-                format!("below update_interval ({n})"),
-                b.interval_count,
-            ));
-        }
-        for (k, s) in b.arms.iter().enumerate() {
+    fn check(&self, c: &LearningProgressConfig, saved: &Saved<'_>) -> Result<(), InvalidValue> {
+        saved.check_arms(self.arms.len())?;
+        let intervals = self.intervals(c);
+        intervals.check_open()?;
+        for (k, s) in self.arms.iter().enumerate() {
             for (name, v) in [("fast", s.fast), ("slow", s.slow), ("p_true", s.p_true)] {
                 check_unit(&format!("body.arms[{k}].{name}"), v)?;
             }
@@ -267,8 +242,8 @@ impl Rule for LearningProgressRule {
             check_at_most(
                 &format!("body.arms[{k}].measured"),
                 s.measured,
-                b.intervals,
-                &format!("the intervals completed ({})", b.intervals),
+                self.intervals,
+                &format!("the intervals completed ({})", self.intervals),
             )?;
             if s.measured == 0 && (s.fast, s.slow, s.p_true) != (0.0, 0.0, 0.0) {
                 return Err(InvalidValue::new(
@@ -278,45 +253,25 @@ impl Rule for LearningProgressRule {
                 ));
             }
         }
-        let in_interval = b
+        let in_interval = self
             .arms
             .iter()
             .map(|s| u64::from(s.interval_n))
             .fold(0, u64::saturating_add);
         check_sum(
             "body.interval_count",
-            u64::from(b.interval_count),
+            u64::from(self.interval_count),
             in_interval,
             "the arms' interval_n",
             saved.retargeted,
         )?;
-        check_arm_sums(space, saved, "interval_n", |a| {
-            u64::from(b.arms[a].interval_n)
-        })?;
+        check_arm_sums(saved, "interval_n", |a| u64::from(self.arms[a].interval_n))?;
         // Every completed interval counted `update_interval` outcomes of known environments.
-        let counted = b
-            .intervals
-            .saturating_mul(u64::from(n))
-            .saturating_add(u64::from(b.interval_count));
-        check_at_most(
-            "body.intervals",
-            counted,
-            saved.updates,
-            &format!(
-                "the outcomes reported ({}) as intervals x update_interval + interval_count",
-                saved.updates
-            ),
-        )
-    }
-
-    fn set_body(&mut self, b: LearningProgressBody) {
-        self.arms = b.arms;
-        self.interval_count = b.interval_count;
-        self.intervals = b.intervals;
+        intervals.check_done(saved)
     }
 
     /// Kept arms keep their estimates and interval counts; the interval carries on.
-    fn carry(&mut self, from: &Self, carry: &Carry<'_>) {
+    fn carry(&mut self, _: &LearningProgressConfig, from: &Self, carry: &Carry<'_>) {
         self.arms = carry.per_arm(&from.arms, ProgressArm::default());
         self.interval_count = from.interval_count;
         self.intervals = from.intervals;
@@ -324,32 +279,21 @@ impl Rule for LearningProgressRule {
 }
 
 impl LearningProgressSampler {
-    /// The estimates of arm `a`.
-    pub fn arm_state(&self, a: usize) -> Option<&ProgressArm> {
-        self.rule.arms.get(a)
-    }
-
-    /// Completed update intervals.
-    pub fn intervals(&self) -> u64 {
-        self.rule.intervals
-    }
-
     /// The reweighting `r(p) = p (1 - theta) / (p + theta (1 - 2p))`.
     pub fn reweight(&self, p: f64) -> f64 {
-        self.rule.reweight(p)
+        self.config.reweight(p)
     }
 
     /// Learning progress `|r(fast) - r(slow)|` of every arm.
     pub fn progress(&self) -> Vec<f64> {
-        self.rule.progress()
+        self.rule.progress(&self.config)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{outcome, specs};
-    use envdist_core::EnvId;
+    use crate::test_support::{at_h4, specs};
 
     #[test]
     fn fast_slow_emas_and_the_squashed_distribution_follow_syllabus() {
@@ -359,14 +303,12 @@ mod tests {
             ..Default::default()
         };
         let mut s = LearningProgressSampler::new(&specs(1, 1, 2), cfg, 0).unwrap();
-        let id = EnvId::new("fam/v0");
-        let h4 = HarnessLevel::H4;
         // Before any interval: every estimate 0, no arm qualifies -> uniform.
         assert_eq!(s.arm_probabilities(), vec![0.5, 0.5]);
         // Interval 1: arm 0 wins twice (rate 1), arm 1 unplayed.
         // fast0 = 0.1 x 1 = 0.1; slow0 = 0.1 x 0.1 = 0.01; p_true0 = 0.1.
-        s.record(&outcome(&id, h4, 1, true)).unwrap();
-        s.record(&outcome(&id, h4, 1, true)).unwrap();
+        s.record(&at_h4(1, true)).unwrap();
+        s.record(&at_h4(1, true)).unwrap();
         let a0 = s.rule.arms[0];
         assert!((a0.fast - 0.1).abs() < 1e-6 && (a0.slow - 0.01).abs() < 1e-6);
         // r(0.1) = 0.09 / (0.1 + 0.1 x 0.8) = 0.5; r(0.01) = 0.009 / 0.108 = 0.083333;
@@ -380,45 +322,14 @@ mod tests {
         // LP1 = 0.278159. z-scores of [0.416667, 0.278159] are [+1, -1]: the squashed
         // distribution is [sigmoid(1), sigmoid(-1)] = [0.731059, 0.268941], mixed:
         // 0.75 x that + 0.125 = [0.673294, 0.326706].
-        s.record(&outcome(&id, h4, 2, false)).unwrap();
-        s.record(&outcome(&id, h4, 2, true)).unwrap();
+        s.record(&at_h4(2, false)).unwrap();
+        s.record(&at_h4(2, true)).unwrap();
         assert_eq!(s.rule.arms[0], a0);
         assert!((s.progress()[1] - (0.045 / 0.14 - 0.0045 / 0.104)).abs() < 1e-6);
         let p = s.arm_probabilities();
         let sig1 = 1.0 / (1.0 + (-1.0f64).exp());
         assert!((p[0] - (0.75 * sig1 + 0.125)).abs() < 1e-6, "{p:?}");
         assert!((p[1] - (0.75 * (1.0 - sig1) + 0.125)).abs() < 1e-6, "{p:?}");
-        assert_eq!(s.intervals(), 2);
-    }
-
-    #[test]
-    fn config_errors_name_the_field() {
-        LearningProgressConfig::default().validate().unwrap();
-        for (cfg, field) in [
-            (
-                LearningProgressConfig {
-                    p_theta: 1.0,
-                    ..Default::default()
-                },
-                "p_theta",
-            ),
-            (
-                LearningProgressConfig {
-                    update_interval: 0,
-                    ..Default::default()
-                },
-                "update_interval",
-            ),
-            (
-                LearningProgressConfig {
-                    uniform_prob: -0.1,
-                    ..Default::default()
-                },
-                "uniform_prob",
-            ),
-        ] {
-            let e = cfg.validate().unwrap_err().to_string();
-            assert!(e.contains(&format!("`{field}`")), "{field}: {e}");
-        }
+        assert_eq!(s.rule.intervals, 2);
     }
 }

@@ -4,7 +4,8 @@
 //! state checks and scores) run by the one generic [`RuleSampler`], which implements
 //! [`TaskSampler`] and [`CurriculumSampler`] for all of them: sampling, counting, the saved
 //! state's envelope, snapshots, trace lines and retargeting are written once. The samplers
-//! keep their names as aliases (`SecSampler = RuleSampler<SecRule>`).
+//! keep their names as aliases (`SecSampler = RuleSampler<SecRule>`), one row each of the table
+//! of kinds ([`crate::SamplerConfig`]).
 //!
 //! Every rival sees the pool through an [`ArmSpace`]: its *arms* are (environment, harness
 //! level) pairs, crossed with every scale of the environment's range when the sampler tells
@@ -51,7 +52,7 @@ use crate::CurriculumSampler;
 #[cfg(doc)]
 use envdist_core::TaskSampler;
 use rule::if_played;
-pub use rule::{Carry, Clock, Draw, EnvScores, Pick, Rule, RuleSampler, Saved};
+pub use rule::{Carry, Clock, Draw, EnvScores, Pick, Rule, RuleConfig, RuleSampler, Saved, Seen};
 
 /// Schema version of the rivals' saved states.
 pub const RIVAL_STATE_SCHEMA_VERSION: u32 = 1;
@@ -605,11 +606,11 @@ pub(crate) fn check_at_most(
 /// Per environment, a count summed over its arms (`count(arm)`) must not exceed the outcomes
 /// counted for it (`saved.totals`): an arm counts only outcomes of its own environment.
 pub(crate) fn check_arm_sums(
-    space: &ArmSpace,
     saved: &Saved<'_>,
     name: &str,
     count: impl Fn(usize) -> u64,
 ) -> Result<(), InvalidValue> {
+    let space = saved.space;
     for (e, t) in saved.totals.iter().enumerate() {
         let arms = space.arms_of(e);
         let sum = arms.clone().map(&count).fold(0u64, u64::saturating_add);
@@ -648,6 +649,64 @@ pub(crate) fn check_sum(
         },
         value,
     ))
+}
+
+/// Periods of a fixed number of outcomes (SEC's batches, learning progress's intervals): the
+/// outcomes counted in the open one and the periods completed, each with its field's name.
+pub(crate) struct Periods<'a> {
+    /// Outcomes per period, and the config field that sets it.
+    pub len: (u32, &'a str),
+    /// Outcomes in the open period, and its field.
+    pub count: (u32, &'a str),
+    /// Periods completed, and their field.
+    pub done: (u64, &'a str),
+}
+
+/// Count one outcome toward the open period of `len` outcomes (its count `count`, `done`
+/// periods completed); at its end the count restarts and the period is completed. Returns
+/// whether it ended.
+pub(crate) fn period_ends(count: &mut u32, done: &mut u64, len: u32) -> bool {
+    *count = count.saturating_add(1);
+    if *count < len {
+        return false;
+    }
+    *count = 0;
+    *done = done.saturating_add(1);
+    true
+}
+
+impl Periods<'_> {
+    /// A saved open period is shorter than a period.
+    pub fn check_open(&self) -> Result<(), InvalidValue> {
+        let ((len, len_field), (count, count_field)) = (self.len, self.count);
+        if count < len {
+            return Ok(());
+        }
+        Err(InvalidValue::new(
+            format!("body.{count_field}"),
+            format!("below {len_field} ({len})"),
+            count,
+        ))
+    }
+
+    /// Every completed period's outcomes, and the open one's, were reported (`saved.updates`):
+    /// `done x len + count` of them.
+    pub fn check_done(&self, saved: &Saved<'_>) -> Result<(), InvalidValue> {
+        let ((len, len_field), (count, count_field), (done, done_field)) =
+            (self.len, self.count, self.done);
+        let counted = done
+            .saturating_mul(u64::from(len))
+            .saturating_add(u64::from(count));
+        check_at_most(
+            &format!("body.{done_field}"),
+            counted,
+            saved.updates,
+            &format!(
+                "the outcomes reported ({}) as {done_field} x {len_field} + {count_field}",
+                saved.updates
+            ),
+        )
+    }
 }
 
 /// A saved estimate must be a finite value in [0, 1].

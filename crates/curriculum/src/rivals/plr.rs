@@ -36,16 +36,17 @@
 //! outcome joins it. `value_l1` (default, PLR's Procgen choice) scores `|x - V|`,
 //! `positive_value_loss` (robust PLR's paper) `max(x - V, 0)`.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use envdist_core::{EpisodeOutcome, HarnessLevel, InvalidValue, Rng, Task};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Carry, Clock, Draw, EnvScores, Located, Pick, Rule, RuleSampler, Saved, bad,
+    ArmSpace, Carry, Draw, EnvScores, Located, Pick, Rule, RuleConfig, Saved, Seen, bad,
     check_arm_sums, check_at_most, check_len, check_levels, check_nonneg, check_rate, check_unit,
     draw_index, h4_only, if_played,
 };
+use crate::PlrSampler;
 use crate::error::CurriculumError;
 
 /// New levels awaiting their outcome that the sampler remembers; beyond this the oldest is
@@ -163,9 +164,8 @@ impl Default for PlrConfig {
     }
 }
 
-impl PlrConfig {
-    /// Check every field once; the error names the first bad field and what it accepts.
-    pub fn validate(&self) -> Result<(), CurriculumError> {
+impl RuleConfig for PlrConfig {
+    fn validate(&self) -> Result<(), CurriculumError> {
         check_levels("harness_levels", &self.harness_levels)?;
         if self.buffer_size == 0 || self.buffer_size > 1 << 20 {
             return Err(bad("buffer_size", "1..=1048576 levels", self.buffer_size));
@@ -185,6 +185,21 @@ impl PlrConfig {
         check_rate("value_rate", self.value_rate, true)?;
         check_rate("value_prior", self.value_prior, false)?;
         Ok(())
+    }
+    /// Every scale of every level is a category.
+    fn arms(&self) -> (&[HarnessLevel], bool) {
+        (&self.harness_levels, true)
+    }
+}
+
+impl PlrConfig {
+    /// The score of an outcome against the category's running success `v`.
+    pub fn score_of(&self, v: f32, success: bool) -> f32 {
+        let x = if success { 1.0 } else { 0.0 };
+        match self.score {
+            PlrScore::ValueL1 => (x - v).abs(),
+            PlrScore::PositiveValueLoss => (x - v).max(0.0),
+        }
     }
 }
 
@@ -213,18 +228,20 @@ pub struct Pending {
     pub drawn_at: u64,
 }
 
-/// The saved state of [`PlrRule`].
+/// The rule of [`PlrSampler`], and its saved state: the level buffer, the per-category values
+/// and the new levels awaiting their outcome. Its arms are the categories (env x harness level
+/// x scale) of the value estimates.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PlrBody {
+pub struct PlrRule {
     /// The buffer, by slot.
     pub levels: Vec<Level>,
     /// Per-category success EMA `V`.
     pub values: Vec<f32>,
     /// Outcomes per category.
     pub value_n: Vec<u64>,
-    /// New levels awaiting their outcome, oldest first.
-    pub pending: Vec<Pending>,
+    /// New levels awaiting their outcome, oldest first (by draw number).
+    pub pending: VecDeque<Pending>,
     /// The replay clock (replays drawn).
     pub clock: u64,
     /// Replays drawn.
@@ -235,18 +252,14 @@ pub struct PlrBody {
     pub inserted: u64,
     /// New levels discarded.
     pub discarded: u64,
+    /// What the state and the configuration determine, for fast draws (never saved).
+    #[serde(skip)]
+    pub(crate) index: PlrIndex,
 }
 
-/// Robust prioritized level replay over replayable tasks.
-pub type PlrSampler = RuleSampler<PlrRule>;
-
-/// The rule of [`PlrSampler`]: the level buffer, the per-category values and the new levels
-/// awaiting their outcome. Its arms are the categories (env x harness level x scale) of the
-/// value estimates.
-#[derive(Debug, Clone)]
-pub struct PlrRule {
-    config: PlrConfig,
-    levels: Vec<Level>,
+/// The lookups [`PlrRule`] derives from its state and configuration ([`Rule::loaded`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PlrIndex {
     /// Level slot of each buffer task.
     pub(crate) slot_of: HashMap<Task, usize>,
     /// Slots by score, highest first, ties by lower slot (the rank order).
@@ -255,17 +268,8 @@ pub struct PlrRule {
     rank_w: Vec<f64>,
     /// `rank_cum[k]`: sum of `rank_w[j]` for `j <= k`.
     rank_cum: Vec<f64>,
-    /// Per-category success EMA `V` (arms of the space: env x level x scale).
-    pub(crate) values: Vec<f32>,
-    value_n: Vec<u64>,
-    /// New levels awaiting their outcome, by task and by draw number.
+    /// The draw number of each pending new level.
     pending: HashMap<Task, u64>,
-    pending_order: BTreeMap<u64, Task>,
-    clock: u64,
-    replays: u64,
-    new_levels: u64,
-    inserted: u64,
-    discarded: u64,
 }
 
 impl PlrRule {
@@ -279,7 +283,7 @@ impl PlrRule {
     /// outcome). Ask before reporting the outcome: the report files a new level into the
     /// buffer.
     pub fn is_replay(&self, task: &Task) -> bool {
-        self.slot_of.contains_key(task) && !self.pending.contains_key(task)
+        self.index.slot_of.contains_key(task) && !self.index.pending.contains_key(task)
     }
 
     /// Staleness of slot `i`.
@@ -288,34 +292,30 @@ impl PlrRule {
     }
 
     /// Replay probability of every buffer slot (sums to 1 when the buffer is not empty).
-    pub fn replay_probabilities(&self) -> Vec<f64> {
+    pub fn replay_probabilities(&self, cfg: &PlrConfig) -> Vec<f64> {
         let n = self.levels.len();
         if n == 0 {
             return Vec::new();
         }
-        let c = self.config.staleness_coef as f64;
-        let ps = self.score_probabilities();
-        let pc = self.staleness_probabilities();
+        let c = cfg.staleness_coef as f64;
+        let ps = self.score_probabilities(cfg);
+        let pc = self.staleness_probabilities(cfg);
         (0..n).map(|i| (1.0 - c) * ps[i] + c * pc[i]).collect()
     }
 
-    fn score_probabilities(&self) -> Vec<f64> {
+    fn score_probabilities(&self, cfg: &PlrConfig) -> Vec<f64> {
         let n = self.levels.len();
-        let inv = 1.0 / self.config.temperature as f64;
-        let w: Vec<f64> = match self.config.score_transform {
+        let inv = 1.0 / cfg.temperature as f64;
+        let w: Vec<f64> = match cfg.score_transform {
             ScoreTransform::Rank => {
                 let mut w = vec![0.0; n];
-                for (k, &i) in self.ranked.iter().enumerate() {
-                    w[i] = self.rank_w[k];
+                for (k, &i) in self.index.ranked.iter().enumerate() {
+                    w[i] = self.index.rank_w[k];
                 }
                 w
             }
             ScoreTransform::Power => {
-                let eps = if self.config.staleness_coef > 0.0 {
-                    0.0
-                } else {
-                    1e-3
-                };
+                let eps = if cfg.staleness_coef > 0.0 { 0.0 } else { 1e-3 };
                 self.levels
                     .iter()
                     .map(|l| (l.score as f64 + eps).powf(inv))
@@ -336,8 +336,8 @@ impl PlrRule {
         normalise_or_uniform(w)
     }
 
-    fn staleness_probabilities(&self) -> Vec<f64> {
-        let inv = 1.0 / self.config.staleness_temperature as f64;
+    fn staleness_probabilities(&self, cfg: &PlrConfig) -> Vec<f64> {
+        let inv = 1.0 / cfg.staleness_temperature as f64;
         let w = (0..self.levels.len())
             .map(|i| {
                 let s = self.staleness(i);
@@ -348,58 +348,58 @@ impl PlrRule {
     }
 
     /// Probability that the next draw is a replay.
-    pub fn replay_rate(&self) -> f64 {
+    pub fn replay_rate(&self, cfg: &PlrConfig) -> f64 {
         if self.levels.is_empty() {
             return 0.0;
         }
-        let fill = self.levels.len() as f64 / self.config.buffer_size as f64;
-        if fill < self.config.rho as f64 {
+        let fill = self.levels.len() as f64 / cfg.buffer_size as f64;
+        if fill < cfg.rho as f64 {
             return 0.0;
         }
-        let r = self.config.replay_prob as f64;
-        match self.config.schedule {
+        let r = cfg.replay_prob as f64;
+        match cfg.schedule {
             ReplaySchedule::Fixed => r,
             ReplaySchedule::Proportionate => fill.min(r),
         }
     }
 
-    fn draw_replay_slot(&mut self, rng: &mut Rng) -> usize {
-        let c = self.config.staleness_coef as f64;
+    fn draw_replay_slot(&mut self, cfg: &PlrConfig, rng: &mut Rng) -> usize {
+        let c = cfg.staleness_coef as f64;
         let stale = c > 0.0 && (c >= 1.0 || rng.next_f64() < c);
         if stale {
-            let p = self.staleness_probabilities();
+            let p = self.staleness_probabilities(cfg);
             return draw_index(rng, &p);
         }
-        match self.config.score_transform {
+        match cfg.score_transform {
             ScoreTransform::Rank => {
                 let n = self.levels.len();
-                let total = self.rank_cum[n - 1];
+                let total = self.index.rank_cum[n - 1];
                 let target = rng.next_f64() * total;
-                let k = self.rank_cum[..n]
+                let k = self.index.rank_cum[..n]
                     .partition_point(|&c| c <= target)
                     .min(n - 1);
-                self.ranked[k]
+                self.index.ranked[k]
             }
             _ => {
-                let p = self.score_probabilities();
+                let p = self.score_probabilities(cfg);
                 draw_index(rng, &p)
             }
         }
     }
 
     /// Draw the next task: a replay (a buffer level, exactly) or a new level.
-    fn draw_task(&mut self, draw: Draw<'_>) -> Task {
-        let fill = self.levels.len() as f64 / self.config.buffer_size as f64;
-        let replay = !self.levels.is_empty() && fill >= self.config.rho as f64 && {
+    fn draw_task(&mut self, cfg: &PlrConfig, draw: Draw<'_>) -> Task {
+        let fill = self.levels.len() as f64 / cfg.buffer_size as f64;
+        let replay = !self.levels.is_empty() && fill >= cfg.rho as f64 && {
             let u = draw.rng.next_f64();
-            let r = self.config.replay_prob as f64;
-            match self.config.schedule {
+            let r = cfg.replay_prob as f64;
+            match cfg.schedule {
                 ReplaySchedule::Fixed => u < r,
                 ReplaySchedule::Proportionate => u < fill.min(r),
             }
         };
         if replay {
-            let i = self.draw_replay_slot(draw.rng);
+            let i = self.draw_replay_slot(cfg, draw.rng);
             self.clock = self.clock.saturating_add(1);
             self.levels[i].stamp = self.clock as i64;
             self.levels[i].replays = self.levels[i].replays.saturating_add(1);
@@ -421,24 +421,35 @@ impl PlrRule {
         self.new_levels = self.new_levels.saturating_add(1);
         // Bound the pending set: a new level whose outcome never comes back is forgotten
         // after `MAX_PENDING` younger ones.
-        if self.pending.len() >= MAX_PENDING
-            && let Some((_, old)) = self.pending_order.pop_first()
+        if self.index.pending.len() >= MAX_PENDING
+            && let Some(oldest) = self.pending.pop_front()
         {
-            self.pending.remove(&old);
+            self.index.pending.remove(&oldest.task);
         }
         // (A fresh 64-bit seed repeats a pending task practically never; if it does, the
         // task is pending once, from its latest draw.)
-        if let Some(old) = self.pending.insert(task.clone(), draw.samples) {
-            self.pending_order.remove(&old);
+        if let Some(old) = self.index.pending.insert(task.clone(), draw.samples) {
+            self.forget_pending(old);
         }
-        self.pending_order.insert(draw.samples, task.clone());
+        // The newest draw: the list stays ordered by draw number.
+        self.pending.push_back(Pending {
+            task: task.clone(),
+            drawn_at: draw.samples,
+        });
         task
+    }
+
+    /// Drop the pending level drawn at `drawn_at` from the list (its index entry is gone).
+    fn forget_pending(&mut self, drawn_at: u64) {
+        if let Ok(k) = self.pending.binary_search_by_key(&drawn_at, |p| p.drawn_at) {
+            self.pending.remove(k);
+        }
     }
 
     /// Position of slot `i` in the rank order (by its current score).
     fn rank_position(&self, i: usize) -> usize {
         let s = self.levels[i].score;
-        self.ranked.partition_point(|&j| {
+        self.index.ranked.partition_point(|&j| {
             let t = self.levels[j].score;
             t > s || (t == s && j < i)
         })
@@ -446,23 +457,23 @@ impl PlrRule {
 
     fn unrank(&mut self, i: usize) {
         let k = self.rank_position(i);
-        debug_assert_eq!(self.ranked.get(k), Some(&i));
-        self.ranked.remove(k);
+        debug_assert_eq!(self.index.ranked.get(k), Some(&i));
+        self.index.ranked.remove(k);
     }
 
     fn rerank(&mut self, i: usize) {
         let k = self.rank_position(i);
-        self.ranked.insert(k, i);
+        self.index.ranked.insert(k, i);
     }
 
     /// The slot a new level may take: the next free one, else the least supported (or
     /// lowest scored) one, first slot on ties.
-    fn candidate_slot(&self) -> usize {
-        if self.levels.len() < self.config.buffer_size as usize {
+    fn candidate_slot(&self, cfg: &PlrConfig) -> usize {
+        if self.levels.len() < cfg.buffer_size as usize {
             return self.levels.len();
         }
-        let key: Vec<f64> = match self.config.buffer_priority {
-            BufferPriority::ReplaySupport => self.replay_probabilities(),
+        let key: Vec<f64> = match cfg.buffer_priority {
+            BufferPriority::ReplaySupport => self.replay_probabilities(cfg),
             BufferPriority::Score => self.levels.iter().map(|l| l.score as f64).collect(),
         };
         let mut best = 0;
@@ -474,40 +485,37 @@ impl PlrRule {
         best
     }
 
-    /// The score of an outcome against the category's running success `v`.
-    pub fn score_of(&self, v: f32, success: bool) -> f32 {
-        let x = if success { 1.0 } else { 0.0 };
-        match self.config.score {
-            PlrScore::ValueL1 => (x - v).abs(),
-            PlrScore::PositiveValueLoss => (x - v).max(0.0),
-        }
-    }
-
     /// Score an outcome, move its category's `V`, then file a new level into the buffer or
     /// update a replayed level's score (`samples`: draws so far).
-    fn take(&mut self, samples: u64, at: Located, outcome: &EpisodeOutcome) -> bool {
+    fn take(
+        &mut self,
+        cfg: &PlrConfig,
+        samples: u64,
+        at: Located,
+        outcome: &EpisodeOutcome,
+    ) -> bool {
         let Located::Arm(_, a) = at else {
             return false;
         };
-        let score = self.score_of(self.values[a], outcome.success);
+        let score = cfg.score_of(self.values[a], outcome.success);
         let x = if outcome.success { 1.0 } else { 0.0 };
-        self.values[a] += self.config.value_rate * (x - self.values[a]);
+        self.values[a] += cfg.value_rate * (x - self.values[a]);
         self.value_n[a] = self.value_n[a].saturating_add(1);
         let task = &outcome.task;
-        let pending = self.pending.remove(task);
+        let pending = self.index.pending.remove(task);
         if let Some(drawn_at) = pending {
-            self.pending_order.remove(&drawn_at);
+            self.forget_pending(drawn_at);
         }
         // A new level whose task the buffer already holds (a seed that repeated a buffered
         // task's, or a state edited so) is scored as that level's replay: the buffer never
         // holds one task twice, which its saved state's check requires.
-        if let Some(&i) = self.slot_of.get(task) {
-            let al = self.config.alpha;
+        if let Some(&i) = self.index.slot_of.get(task) {
+            let al = cfg.alpha;
             self.unrank(i);
             self.levels[i].score = (1.0 - al) * self.levels[i].score + al * score;
             self.rerank(i);
         } else if let Some(drawn_at) = pending {
-            let slot = self.candidate_slot();
+            let slot = self.candidate_slot(cfg);
             let staleness = samples.saturating_sub(drawn_at) as i64;
             let level = Level {
                 task: task.clone(),
@@ -517,14 +525,14 @@ impl PlrRule {
             };
             if slot == self.levels.len() {
                 self.levels.push(level);
-                self.slot_of.insert(task.clone(), slot);
+                self.index.slot_of.insert(task.clone(), slot);
                 self.rerank(slot);
                 self.inserted = self.inserted.saturating_add(1);
             } else if self.levels[slot].score <= score {
                 self.unrank(slot);
-                self.slot_of.remove(&self.levels[slot].task);
+                self.index.slot_of.remove(&self.levels[slot].task);
                 self.levels[slot] = level;
-                self.slot_of.insert(task.clone(), slot);
+                self.index.slot_of.insert(task.clone(), slot);
                 self.rerank(slot);
                 self.inserted = self.inserted.saturating_add(1);
             } else {
@@ -534,15 +542,11 @@ impl PlrRule {
         true
     }
 
-    fn check_body(
-        &self,
-        space: &ArmSpace,
-        saved: &Saved<'_>,
-        b: &PlrBody,
-    ) -> Result<(), InvalidValue> {
+    fn check_state(&self, cfg: &PlrConfig, saved: &Saved<'_>) -> Result<(), InvalidValue> {
+        let space = saved.space;
         let n = space.len();
         // Every draw is a replay or a new level, and the replay clock counts replays.
-        let drawn = b.replays.checked_add(b.new_levels);
+        let drawn = self.replays.checked_add(self.new_levels);
         if drawn != Some(saved.samples) || saved.samples > i64::MAX as u64 {
             return Err(InvalidValue::new(
                 "samples",
@@ -553,30 +557,30 @@ impl PlrRule {
                 saved.samples,
             ));
         }
-        if b.clock != b.replays {
+        if self.clock != self.replays {
             return Err(InvalidValue::new(
                 "body.clock",
-                format!("body.replays ({}): the clock counts replays", b.replays),
-                b.clock,
+                format!("body.replays ({}): the clock counts replays", self.replays),
+                self.clock,
             ));
         }
-        let filed = b
+        let filed = self
             .inserted
-            .saturating_add(b.discarded)
-            .saturating_add(b.pending.len() as u64);
+            .saturating_add(self.discarded)
+            .saturating_add(self.pending.len() as u64);
         check_at_most(
             "body.inserted + body.discarded + pending",
             filed,
-            b.new_levels,
-            &format!("the new levels drawn ({})", b.new_levels),
+            self.new_levels,
+            &format!("the new levels drawn ({})", self.new_levels),
         )?;
         check_at_most(
             "body.levels",
-            b.levels.len() as u64,
-            b.inserted,
-            &format!("the levels inserted ({})", b.inserted),
+            self.levels.len() as u64,
+            self.inserted,
+            &format!("the levels inserted ({})", self.inserted),
         )?;
-        let replayed = b
+        let replayed = self
             .levels
             .iter()
             .map(|l| l.replays)
@@ -584,23 +588,23 @@ impl PlrRule {
         check_at_most(
             "body.levels[..].replays",
             replayed,
-            b.replays,
-            &format!("the replays drawn ({}) in all", b.replays),
+            self.replays,
+            &format!("the replays drawn ({}) in all", self.replays),
         )?;
-        if b.levels.len() > self.config.buffer_size as usize {
+        if self.levels.len() > cfg.buffer_size as usize {
             return Err(InvalidValue::new(
                 "body.levels",
-                format!("at most buffer_size ({}) levels", self.config.buffer_size),
-                b.levels.len(),
+                format!("at most buffer_size ({}) levels", cfg.buffer_size),
+                self.levels.len(),
             ));
         }
-        check_len("body.values", "one per category", n, b.values.len())?;
-        check_len("body.value_n", "one per category", n, b.value_n.len())?;
-        for (k, &v) in b.values.iter().enumerate() {
+        check_len("body.values", "one per category", n, self.values.len())?;
+        check_len("body.value_n", "one per category", n, self.value_n.len())?;
+        for (k, &v) in self.values.iter().enumerate() {
             check_unit(&format!("body.values[{k}]"), v)?;
         }
         let mut seen = HashSet::new();
-        for (k, l) in b.levels.iter().enumerate() {
+        for (k, l) in self.levels.iter().enumerate() {
             let field = |f: &str| format!("body.levels[{k}].{f}");
             if !matches!(space.locate(&l.task), Located::Arm(..)) {
                 return Err(InvalidValue::new(
@@ -615,11 +619,11 @@ impl PlrRule {
             check_nonneg(&field("score"), l.score)?;
             // A level enters stamped at most `new_levels` draws before the clock (its
             // staleness since it was drawn) and is restamped with the clock when replayed.
-            let oldest = -(b.new_levels.min(i64::MAX as u64) as i64);
-            if l.stamp > b.clock as i64 || l.stamp < oldest {
+            let oldest = -(self.new_levels.min(i64::MAX as u64) as i64);
+            if l.stamp > self.clock as i64 || l.stamp < oldest {
                 return Err(InvalidValue::new(
                     field("stamp"),
-                    format!("{oldest}..={} (-new_levels..=clock)", b.clock),
+                    format!("{oldest}..={} (-new_levels..=clock)", self.clock),
                     l.stamp,
                 ));
             }
@@ -633,7 +637,7 @@ impl PlrRule {
         }
         let mut tasks = HashSet::new();
         let mut draws = HashSet::new();
-        for (k, p) in b.pending.iter().enumerate() {
+        for (k, p) in self.pending.iter().enumerate() {
             if !tasks.insert(&p.task) || !draws.insert(p.drawn_at) {
                 return Err(InvalidValue::new(
                     format!("body.pending[{k}]"),
@@ -656,35 +660,41 @@ impl PlrRule {
                 ));
             }
         }
-        let prior = self.config.value_prior;
-        if let Some(k) = (0..n).find(|&a| b.value_n[a] == 0 && b.values[a] != prior) {
+        let prior = cfg.value_prior;
+        if let Some(k) = (0..n).find(|&a| self.value_n[a] == 0 && self.values[a] != prior) {
             return Err(InvalidValue::new(
                 format!("body.values[{k}]"),
                 format!("the prior ({prior}): the category was never played"),
-                b.values[k],
+                self.values[k],
             ));
         }
-        check_arm_sums(space, saved, "value_n", |a| b.value_n[a])?;
-        if b.pending.len() > MAX_PENDING {
+        check_arm_sums(saved, "value_n", |a| self.value_n[a])?;
+        if self.pending.len() > MAX_PENDING {
             return Err(InvalidValue::new(
                 "body.pending",
                 format!("at most {MAX_PENDING} entries"),
-                b.pending.len(),
+                self.pending.len(),
             ));
         }
         Ok(())
     }
 
-    fn load_body(&mut self, b: PlrBody) {
-        self.levels = b.levels;
-        self.values = b.values;
-        self.value_n = b.value_n;
-        self.clock = b.clock;
-        self.replays = b.replays;
-        self.new_levels = b.new_levels;
-        self.inserted = b.inserted;
-        self.discarded = b.discarded;
-        self.slot_of = self
+    /// Rebuild the lookups from the state and `cfg`: slots by task, the rank order, the rank
+    /// weights and the pending levels by task (their list put in draw order).
+    fn reindex(&mut self, cfg: &PlrConfig) {
+        let inv = 1.0 / cfg.temperature as f64;
+        let rank_w: Vec<f64> = (1..=cfg.buffer_size as usize)
+            .map(|k| (k as f64).powf(-inv))
+            .collect();
+        let mut acc = 0.0;
+        let rank_cum = rank_w
+            .iter()
+            .map(|w| {
+                acc += w;
+                acc
+            })
+            .collect();
+        let slot_of = self
             .levels
             .iter()
             .enumerate()
@@ -697,17 +707,19 @@ impl PlrRule {
                 .total_cmp(&self.levels[a].score)
                 .then(a.cmp(&b))
         });
-        self.ranked = ranked;
-        self.pending = b
+        self.pending.make_contiguous().sort_by_key(|p| p.drawn_at);
+        let pending = self
             .pending
             .iter()
             .map(|p| (p.task.clone(), p.drawn_at))
             .collect();
-        self.pending_order = b
-            .pending
-            .into_iter()
-            .map(|p| (p.drawn_at, p.task))
-            .collect();
+        self.index = PlrIndex {
+            slot_of,
+            ranked,
+            rank_w,
+            rank_cum,
+            pending,
+        };
     }
 }
 
@@ -725,59 +737,31 @@ fn normalise_or_uniform(mut w: Vec<f64>) -> Vec<f64> {
 impl Rule for PlrRule {
     const KIND: &'static str = "plr";
     type Config = PlrConfig;
-    type Body = PlrBody;
 
-    fn validate(config: &PlrConfig) -> Result<(), CurriculumError> {
-        config.validate()
-    }
-
-    fn arms(config: &PlrConfig) -> (&[HarnessLevel], bool) {
-        (&config.harness_levels, true)
-    }
-
-    fn init(config: PlrConfig, space: &ArmSpace) -> Self {
+    fn init(cfg: &PlrConfig, space: &ArmSpace) -> Self {
         let n = space.len();
-        let inv = 1.0 / config.temperature as f64;
-        let rank_w: Vec<f64> = (1..=config.buffer_size as usize)
-            .map(|k| (k as f64).powf(-inv))
-            .collect();
-        let mut acc = 0.0;
-        let rank_cum = rank_w
-            .iter()
-            .map(|w| {
-                acc += w;
-                acc
-            })
-            .collect();
-        Self {
-            values: vec![config.value_prior; n],
-            value_n: vec![0; n],
-            config,
+        let mut rule = Self {
             levels: Vec::new(),
-            slot_of: HashMap::new(),
-            ranked: Vec::new(),
-            rank_w,
-            rank_cum,
-            pending: HashMap::new(),
-            pending_order: BTreeMap::new(),
+            values: vec![cfg.value_prior; n],
+            value_n: vec![0; n],
+            pending: VecDeque::new(),
             clock: 0,
             replays: 0,
             new_levels: 0,
             inserted: 0,
             discarded: 0,
-        }
-    }
-
-    fn config(&self) -> &PlrConfig {
-        &self.config
+            index: PlrIndex::default(),
+        };
+        rule.reindex(cfg);
+        rule
     }
 
     /// The replay rate x each level's replay probability on its category, plus the
     /// new-level rate spread as new levels are drawn (environment uniform, then its
     /// categories evenly).
-    fn distribution(&self, space: &ArmSpace) -> Vec<f64> {
+    fn distribution(&self, cfg: &PlrConfig, space: &ArmSpace) -> Vec<f64> {
         let n_envs = space.envs().len();
-        let replay = self.replay_rate();
+        let replay = self.replay_rate(cfg);
         let mut p = vec![0.0; space.len()];
         for e in 0..n_envs {
             let arms = space.arms_of(e);
@@ -786,7 +770,7 @@ impl Rule for PlrRule {
                 p[a] += (1.0 - replay) / n_envs as f64 / k;
             }
         }
-        for (i, q) in self.replay_probabilities().into_iter().enumerate() {
+        for (i, q) in self.replay_probabilities(cfg).into_iter().enumerate() {
             if let Located::Arm(_, a) = space.locate(&self.levels[i].task) {
                 p[a] += replay * q;
             }
@@ -795,23 +779,17 @@ impl Rule for PlrRule {
     }
 
     /// A replay (a buffer level, exactly) or a new level.
-    fn pick(&mut self, draw: Draw<'_>) -> Pick {
-        Pick::Task(self.draw_task(draw))
+    fn pick(&mut self, cfg: &PlrConfig, draw: Draw<'_>) -> Pick {
+        Pick::Task(self.draw_task(cfg, draw))
     }
 
-    fn observe(
-        &mut self,
-        _: &ArmSpace,
-        clock: Clock,
-        at: Located,
-        outcome: &EpisodeOutcome,
-    ) -> bool {
-        self.take(clock.samples, at, outcome)
+    fn observe(&mut self, cfg: &PlrConfig, seen: Seen<'_>) -> bool {
+        self.take(cfg, seen.clock.samples, seen.at, seen.outcome)
     }
 
     /// Score: mean score of the env's buffer levels (NaN if none). Success: the categories'
     /// `V`, for categories played.
-    fn scores(&self, space: &ArmSpace, p: &[f64]) -> EnvScores {
+    fn scores(&self, _: &PlrConfig, space: &ArmSpace, p: &[f64]) -> EnvScores {
         let n_envs = space.envs().len();
         let mut sum = vec![0.0; n_envs];
         let mut cnt = vec![0usize; n_envs];
@@ -837,55 +815,35 @@ impl Rule for PlrRule {
         }
     }
 
-    fn body(&self) -> PlrBody {
-        PlrBody {
-            levels: self.levels.clone(),
-            values: self.values.clone(),
-            value_n: self.value_n.clone(),
-            pending: self
-                .pending_order
-                .iter()
-                .map(|(&drawn_at, task)| Pending {
-                    task: task.clone(),
-                    drawn_at,
-                })
-                .collect(),
-            clock: self.clock,
-            replays: self.replays,
-            new_levels: self.new_levels,
-            inserted: self.inserted,
-            discarded: self.discarded,
-        }
+    fn check(&self, cfg: &PlrConfig, saved: &Saved<'_>) -> Result<(), InvalidValue> {
+        self.check_state(cfg, saved)
     }
 
-    fn check(&self, space: &ArmSpace, saved: &Saved<'_>, b: &PlrBody) -> Result<(), InvalidValue> {
-        self.check_body(space, saved, b)
-    }
-
-    fn set_body(&mut self, b: PlrBody) {
-        self.load_body(b);
+    fn loaded(&mut self, cfg: &PlrConfig) {
+        self.reindex(cfg);
     }
 
     /// Kept categories keep `V`; buffer levels and pending new levels of kept environments
     /// stay; the replay clock and counts carry on.
-    fn carry(&mut self, from: &Self, carry: &Carry<'_>) {
+    fn carry(&mut self, cfg: &PlrConfig, from: &Self, carry: &Carry<'_>) {
         let kept = |t: &Task| {
             carry
                 .old
                 .env_index(&t.env)
                 .is_some_and(|j| carry.keeps_old(j))
         };
-        let mut body = from.body();
-        body.levels.retain(|l| kept(&l.task));
-        body.pending.retain(|p| kept(&p.task));
-        body.values = carry.per_arm(&from.values, self.config.value_prior);
-        body.value_n = carry.per_arm(&from.value_n, 0);
-        self.load_body(body);
+        let mut next = from.clone();
+        next.levels.retain(|l| kept(&l.task));
+        next.pending.retain(|p| kept(&p.task));
+        next.values = carry.per_arm(&from.values, cfg.value_prior);
+        next.value_n = carry.per_arm(&from.value_n, 0);
+        next.reindex(cfg);
+        *self = next;
     }
 
     /// False for new levels when `robust`: robust PLR trains on replays only.
-    fn trains_on(&self, task: &Task) -> bool {
-        !self.config.robust || self.is_replay(task)
+    fn trains_on(&self, cfg: &PlrConfig, task: &Task) -> bool {
+        !cfg.robust || self.is_replay(task)
     }
 }
 
@@ -910,17 +868,17 @@ impl PlrSampler {
 
     /// Replay probability of every buffer slot (sums to 1 when the buffer is not empty).
     pub fn replay_probabilities(&self) -> Vec<f64> {
-        self.rule.replay_probabilities()
+        self.rule.replay_probabilities(&self.config)
     }
 
     /// Probability that the next draw is a replay.
     pub fn replay_rate(&self) -> f64 {
-        self.rule.replay_rate()
+        self.rule.replay_rate(&self.config)
     }
 
     /// The score of an outcome against the category's running success `v`.
     pub fn score_of(&self, v: f32, success: bool) -> f32 {
-        self.rule.score_of(v, success)
+        self.config.score_of(v, success)
     }
 }
 
@@ -981,7 +939,7 @@ mod tests {
         // Full and rho reached: every draw replays; the drawn level's staleness resets.
         let r = s.sample_task();
         assert!(s.is_replay(&r) && s.trains_on(&r));
-        let i = s.rule.slot_of[&r];
+        let i = s.rule.index.slot_of[&r];
         assert_eq!(s.rule.staleness(i), 0.0);
         assert_eq!(s.rule.staleness(1 - i), if i == 0 { 1.0 } else { 3.0 });
         // A replay's score is replaced (alpha 1): r against V 0.4375.

@@ -12,74 +12,81 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ArmSpace, EnvRange, EnvTotals, Located, RIVAL_STATE_SCHEMA_VERSION, Retired, check_config,
-    check_counters, check_schema, config_hash, draw_index, issued_range, parse_state, retire,
+    check_counters, check_len, check_schema, config_hash, draw_index, issued_range, parse_state,
+    retire,
 };
 use crate::error::CurriculumError;
 use crate::{CurriculumSampler, EnvSnapshot, TraceEvent};
 
 /// What makes one rival different from another: its state, how it draws, how an outcome
-/// moves it, how its saved body is checked, and what it reports. Everything else (the arms,
-/// the random stream, counters, the state envelope, snapshots, trace lines, retargeting) is
+/// moves it, how a saved state is checked, and what it reports, each under the rule's
+/// configuration (kept by the sampler and passed in). Everything else (the arms, the random
+/// stream, counters, the state envelope, snapshots, trace lines, retargeting) is
 /// [`RuleSampler`]'s.
+///
+/// A rule is its state and nothing else: what it serialises to is the saved state's `body`,
+/// and a body read back is a rule, checked ([`Rule::check`]) before it is used.
 ///
 /// Determinism is the sampler's contract, so a rule draws randomness only in
 /// [`Rule::pick`] and never in [`Rule::observe`].
-pub trait Rule: Clone + fmt::Debug + Send + Sized {
+pub trait Rule: Clone + fmt::Debug + Send + Serialize + DeserializeOwned {
     /// Name in configs and saved states.
     const KIND: &'static str;
     /// The rule's parameters.
-    type Config: Clone + fmt::Debug + PartialEq + Serialize + DeserializeOwned;
-    /// The rule's part of a saved state (the envelope's `body`).
-    type Body: Serialize + DeserializeOwned;
+    type Config: RuleConfig;
 
-    /// Check `config` once; the error names the first bad field.
-    fn validate(config: &Self::Config) -> Result<(), CurriculumError>;
-    /// The arms of a (valid) config: its harness levels, and whether each scale is an arm.
-    fn arms(config: &Self::Config) -> (&[HarnessLevel], bool);
-    /// The fresh rule over `space`.
-    fn init(config: Self::Config, space: &ArmSpace) -> Self;
-    /// The configuration.
-    fn config(&self) -> &Self::Config;
+    /// The fresh state over `space`.
+    fn init(config: &Self::Config, space: &ArmSpace) -> Self;
     /// The probability of each arm holding the next task (sums to 1): what snapshots show,
     /// and what the default [`Rule::pick`] draws from.
-    fn distribution(&self, space: &ArmSpace) -> Vec<f64>;
+    fn distribution(&self, config: &Self::Config, space: &ArmSpace) -> Vec<f64>;
     /// Choose the next task: an arm (a fresh task of it is drawn) or an exact task (a
     /// replay). Default: an arm from [`Rule::distribution`], kept until
     /// [`Rule::observe`] says it changed.
-    fn pick(&mut self, draw: Draw<'_>) -> Pick {
-        Pick::Arm(draw.weighted(|space| self.distribution(space)))
+    fn pick(&mut self, config: &Self::Config, draw: Draw<'_>) -> Pick {
+        Pick::Arm(draw.weighted(|space| self.distribution(config, space)))
     }
-    /// Take an outcome in, `at` its place in the arms (counters in `clock` already count
-    /// it). Returns whether the distribution may have changed.
-    fn observe(
-        &mut self,
-        space: &ArmSpace,
-        clock: Clock,
-        at: Located,
-        outcome: &EpisodeOutcome,
-    ) -> bool;
+    /// Take an outcome in (the sampler's counters already count it). Returns whether the
+    /// distribution may have changed.
+    fn observe(&mut self, config: &Self::Config, seen: Seen<'_>) -> bool;
     /// Per-environment score and success estimate for snapshots, given the distribution.
-    fn scores(&self, space: &ArmSpace, arm_probs: &[f64]) -> EnvScores;
-    /// The state to save.
-    fn body(&self) -> Self::Body;
-    /// Check a saved body against this rule, `space` and the saved envelope's counters
-    /// (`saved`): its lengths, its estimates' ranges, and that its counts agree with each
-    /// other and with the envelope's; the error names the field.
-    fn check(
-        &self,
-        space: &ArmSpace,
-        saved: &Saved<'_>,
-        body: &Self::Body,
-    ) -> Result<(), InvalidValue>;
-    /// Take a checked body.
-    fn set_body(&mut self, body: Self::Body);
+    fn scores(&self, config: &Self::Config, space: &ArmSpace, arm_probs: &[f64]) -> EnvScores;
+    /// Check a state just read against the configuration, the arms and the saved envelope's
+    /// counters (`saved`): its lengths, its estimates' ranges, and that its counts agree with
+    /// each other and with the envelope's; the error names the field.
+    fn check(&self, config: &Self::Config, saved: &Saved<'_>) -> Result<(), InvalidValue>;
+    /// Rebuild what the state derives and does not save (indexes), once it is checked.
+    /// Default: nothing to rebuild.
+    fn loaded(&mut self, _config: &Self::Config) {}
     /// Take over the state `from` had for the arms and environments that `carry` keeps
     /// (`self` is fresh over the new arms).
-    fn carry(&mut self, from: &Self, carry: &Carry<'_>);
+    fn carry(&mut self, config: &Self::Config, from: &Self, carry: &Carry<'_>);
     /// Whether a trainer should learn from `task`'s episode ([`TaskSampler::trains_on`]).
-    fn trains_on(&self, _task: &Task) -> bool {
+    fn trains_on(&self, _config: &Self::Config, _task: &Task) -> bool {
         true
     }
+}
+
+/// A rule's parameters, checked once, and the arms they ask for.
+pub trait RuleConfig: Clone + fmt::Debug + PartialEq + Send + Serialize + DeserializeOwned {
+    /// Check every field once; the error names the first bad field and what it accepts.
+    fn validate(&self) -> Result<(), CurriculumError>;
+    /// The harness levels of the arms (validated: non-empty, strictly increasing), and
+    /// whether each scale is an arm of its own.
+    fn arms(&self) -> (&[HarnessLevel], bool);
+}
+
+/// An outcome as [`Rule::observe`] takes it in.
+#[derive(Debug, Clone, Copy)]
+pub struct Seen<'a> {
+    /// The arms.
+    pub space: &'a ArmSpace,
+    /// The sampler's counters, this outcome counted.
+    pub clock: Clock,
+    /// Where its task falls in the arms.
+    pub at: Located,
+    /// The outcome.
+    pub outcome: &'a EpisodeOutcome,
 }
 
 /// What [`Rule::pick`] chose.
@@ -119,10 +126,12 @@ pub struct Clock {
     pub updates: u64,
 }
 
-/// The counters of a saved envelope, already checked against each other, that a rule's body
-/// must agree with ([`Rule::check`]).
+/// The counters of a saved envelope, already checked against each other, and the arms, that a
+/// rule's saved state must agree with ([`Rule::check`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Saved<'a> {
+    /// The arms.
+    pub space: &'a ArmSpace,
     /// Tasks drawn.
     pub samples: u64,
     /// Outcomes of known environments.
@@ -132,6 +141,13 @@ pub struct Saved<'a> {
     /// Whether a retarget ever dropped an environment (its arms' counts went with it, so
     /// sums over the arms may fall short of the counters that carried on).
     pub retargeted: bool,
+}
+
+impl Saved<'_> {
+    /// A rule's saved per-arm list (`body.arms`) holds one entry per arm.
+    pub fn check_arms(&self, entries: usize) -> Result<(), InvalidValue> {
+        check_len("body.arms", "one per arm", self.space.len(), entries)
+    }
 }
 
 /// Per-environment statistics of a snapshot.
@@ -388,6 +404,7 @@ impl Core {
 /// seed and resumable bit-identically (see the [module docs](super)).
 #[derive(Debug, Clone)]
 pub struct RuleSampler<R: Rule> {
+    pub(crate) config: R::Config,
     pub(crate) rule: R,
     core: Core,
     /// The distribution of the default [`Rule::pick`] (derived, never saved).
@@ -400,8 +417,8 @@ impl<R: Rule> RuleSampler<R> {
 
     /// A sampler over `envs`, seeded. Errors name a bad config field or environment list.
     pub fn new(envs: &[EnvSpec], config: R::Config, seed: u64) -> Result<Self, CurriculumError> {
-        R::validate(&config)?;
-        let (levels, per_scale) = R::arms(&config);
+        config.validate()?;
+        let (levels, per_scale) = config.arms();
         let space = ArmSpace::new(envs, levels, per_scale)?;
         let n = space.envs().len();
         let core = Core {
@@ -415,7 +432,8 @@ impl<R: Rule> RuleSampler<R> {
             space,
         };
         Ok(Self {
-            rule: R::init(config, &core.space),
+            rule: R::init(&config, &core.space),
+            config,
             core,
             cache: None,
         })
@@ -423,10 +441,10 @@ impl<R: Rule> RuleSampler<R> {
 
     /// The configuration.
     pub fn config(&self) -> &R::Config {
-        self.rule.config()
+        &self.config
     }
 
-    /// The rule and its state.
+    /// The rule's state.
     pub fn rule(&self) -> &R {
         &self.rule
     }
@@ -443,7 +461,7 @@ impl<R: Rule> RuleSampler<R> {
 
     /// The probability of each arm holding the next task (sums to 1).
     pub fn arm_probabilities(&self) -> Vec<f64> {
-        self.rule.distribution(&self.core.space)
+        self.rule.distribution(&self.config, &self.core.space)
     }
 
     /// Draw the next task.
@@ -455,7 +473,7 @@ impl<R: Rule> RuleSampler<R> {
             samples: self.core.samples,
             cache: &mut self.cache,
         };
-        match self.rule.pick(draw) {
+        match self.rule.pick(&self.config, draw) {
             Pick::Arm(a) => self.core.space.draw(a, &mut self.core.rng),
             Pick::Task(t) => t,
         }
@@ -473,11 +491,16 @@ impl<R: Rule> RuleSampler<R> {
     pub fn record(&mut self, outcome: &EpisodeOutcome) -> Result<bool, OutcomeError> {
         self.core.check_outcome(outcome)?;
         let at = self.core.record(outcome);
-        let clock = Clock {
-            samples: self.core.samples,
-            updates: self.core.updates,
+        let seen = Seen {
+            space: &self.core.space,
+            clock: Clock {
+                samples: self.core.samples,
+                updates: self.core.updates,
+            },
+            at,
+            outcome,
         };
-        let changed = self.rule.observe(&self.core.space, clock, at, outcome);
+        let changed = self.rule.observe(&self.config, seen);
         if changed {
             self.cache = None;
         }
@@ -504,7 +527,7 @@ impl<R: Rule> TaskSampler for RuleSampler<R> {
             schema_version: RIVAL_STATE_SCHEMA_VERSION,
             sampler: R::KIND,
             config_hash: &c.config_hash,
-            config: self.rule.config(),
+            config: &self.config,
             envs: c.space.envs(),
             rng: &c.rng,
             samples: c.samples,
@@ -512,34 +535,36 @@ impl<R: Rule> TaskSampler for RuleSampler<R> {
             unknown: c.unknown,
             totals: &c.totals,
             retired: &c.retired,
-            body: &self.rule.body(),
+            body: &self.rule,
         })
         .unwrap_or(serde_json::Value::Null)
     }
 
     fn restore(&mut self, state: &serde_json::Value) -> Result<(), SamplerStateError> {
-        let s: EnvelopeIn<R::Config, R::Body> =
-            self.core.decode(R::KIND, self.rule.config(), state)?;
+        let s: EnvelopeIn<R::Config, R> = self.core.decode(R::KIND, &self.config, state)?;
         let saved = Saved {
+            space: &self.core.space,
             samples: s.samples,
             updates: s.updates,
             totals: &s.totals,
             retargeted: !s.retired.is_empty(),
         };
-        self.rule.check(&self.core.space, &saved, &s.body)?;
+        s.body.check(&self.config, &saved)?;
+        let mut rule = s.body;
+        rule.loaded(&self.config);
+        self.rule = rule;
         self.core.rng = s.rng;
         self.core.samples = s.samples;
         self.core.updates = s.updates;
         self.core.unknown = s.unknown;
         self.core.totals = s.totals;
         self.core.retired = s.retired;
-        self.rule.set_body(s.body);
         self.cache = None;
         Ok(())
     }
 
     fn trains_on(&self, task: &Task) -> bool {
-        self.rule.trains_on(task)
+        self.rule.trains_on(&self.config, task)
     }
 }
 
@@ -550,8 +575,8 @@ impl<R: Rule> CurriculumSampler for RuleSampler<R> {
 
     fn snapshot(&self) -> Vec<EnvSnapshot> {
         let space = &self.core.space;
-        let p = self.rule.distribution(space);
-        let scores = self.rule.scores(space, &p);
+        let p = self.rule.distribution(&self.config, space);
+        let scores = self.rule.scores(&self.config, space, &p);
         space.snapshot(&p, &scores, &self.core.totals)
     }
 
@@ -568,7 +593,7 @@ impl<R: Rule> CurriculumSampler for RuleSampler<R> {
     fn trace_event(&self, step: u64, outcome: &EpisodeOutcome) -> Option<TraceEvent> {
         let space = &self.core.space;
         let e = space.env_index(&outcome.task.env)?;
-        let reach = space.reach(e, &self.rule.distribution(space));
+        let reach = space.reach(e, &self.rule.distribution(&self.config, space));
         Some(TraceEvent::new(
             step,
             outcome,
@@ -580,11 +605,11 @@ impl<R: Rule> CurriculumSampler for RuleSampler<R> {
     /// Kept environments keep their arms' state and totals; the rule's own counters (groups,
     /// intervals, batches, the replay buffer's levels of kept environments) carry on.
     fn retarget(&mut self, envs: &[EnvSpec]) -> Result<(), CurriculumError> {
-        let (levels, per_scale) = R::arms(self.rule.config());
+        let (levels, per_scale) = self.config.arms();
         let space = ArmSpace::new(envs, levels, per_scale)?;
         let carry = Carry::new(&self.core.space, &space);
-        let mut rule = R::init(self.rule.config().clone(), &space);
-        rule.carry(&self.rule, &carry);
+        let mut rule = R::init(&self.config, &space);
+        rule.carry(&self.config, &self.rule, &carry);
         let totals = carry.per_env(&self.core.totals, EnvTotals::default());
         for (j, e) in self.core.space.envs().iter().enumerate() {
             if !carry.keeps_old(j) {

@@ -21,14 +21,15 @@
 //! - `centered`: `|x - p|`, the unnormalised (Dr. GRPO) advantage, mean `2 p (1 - p)`: the
 //!   same ranking of arms on half the scale, so it needs about half the temperature.
 
-use envdist_core::{EpisodeOutcome, HarnessLevel, InvalidValue};
+use envdist_core::{HarnessLevel, InvalidValue};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArmSpace, Carry, Clock, EnvScores, Located, Rule, RuleSampler, Saved, bad, check_arm_sums,
-    check_at_most, check_len, check_levels, check_nonneg, check_rate, check_sum, check_unit,
-    if_played,
+    ArmSpace, Carry, EnvScores, Located, Periods, Rule, RuleConfig, Saved, Seen, bad,
+    check_arm_sums, check_at_most, check_levels, check_nonneg, check_rate, check_sum, check_unit,
+    if_played, period_ends,
 };
+use crate::SecSampler;
 use crate::error::CurriculumError;
 
 /// How an outcome's absolute advantage is derived (see the module docs).
@@ -88,8 +89,34 @@ impl Default for SecConfig {
 }
 
 impl SecConfig {
-    /// Check every field once; the error names the first bad field and what it accepts.
-    pub fn validate(&self) -> Result<(), CurriculumError> {
+    /// An unplayed arm.
+    fn fresh(&self) -> SecArm {
+        SecArm {
+            q: 0.0,
+            p: self.prior,
+            batch_n: 0,
+            batch_abs_adv: 0.0,
+            updates: 0,
+            episodes: 0,
+        }
+    }
+
+    /// The absolute advantage of an outcome `success` on an arm whose estimate is `p`.
+    pub fn abs_advantage(&self, p: f32, success: bool) -> f32 {
+        let x = if success { 1.0 } else { 0.0 };
+        match self.advantage {
+            AdvantageEstimate::Centered => (x - p).abs(),
+            AdvantageEstimate::GroupNormalized => {
+                let g = 1.0 / self.group_size as f32;
+                let p = p.clamp(g, 1.0 - g);
+                (x - p).abs() / (p * (1.0 - p)).sqrt()
+            }
+        }
+    }
+}
+
+impl RuleConfig for SecConfig {
+    fn validate(&self) -> Result<(), CurriculumError> {
         check_levels("harness_levels", &self.harness_levels)?;
         check_rate("alpha", self.alpha, true)?;
         let t = self.temperature;
@@ -105,6 +132,10 @@ impl SecConfig {
         check_rate("estimate_rate", self.estimate_rate, true)?;
         check_rate("prior", self.prior, false)?;
         Ok(())
+    }
+
+    fn arms(&self) -> (&[HarnessLevel], bool) {
+        (&self.harness_levels, self.per_scale)
     }
 }
 
@@ -126,10 +157,11 @@ pub struct SecArm {
     pub episodes: u64,
 }
 
-/// The saved state of [`SecRule`].
+/// The rule of [`SecSampler`], and its saved state: a value `Q` and a success estimate per
+/// arm, `Q` updated per batch.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SecBody {
+pub struct SecRule {
     /// Every arm of the bandit.
     pub arms: Vec<SecArm>,
     /// Outcomes counted in the current batch.
@@ -138,41 +170,13 @@ pub struct SecBody {
     pub batches: u64,
 }
 
-/// The SEC bandit over (environment, harness level, scale).
-pub type SecSampler = RuleSampler<SecRule>;
-
-/// The rule of [`SecSampler`]: a value `Q` and a success estimate per arm, `Q` updated per
-/// batch.
-#[derive(Debug, Clone)]
-pub struct SecRule {
-    pub(crate) config: SecConfig,
-    pub(crate) arms: Vec<SecArm>,
-    batch_count: u32,
-    batches: u64,
-}
-
 impl SecRule {
-    fn fresh(&self) -> SecArm {
-        SecArm {
-            q: 0.0,
-            p: self.config.prior,
-            batch_n: 0,
-            batch_abs_adv: 0.0,
-            updates: 0,
-            episodes: 0,
-        }
-    }
-
-    /// The absolute advantage of an outcome `success` on an arm whose estimate is `p`.
-    pub fn abs_advantage(&self, p: f32, success: bool) -> f32 {
-        let x = if success { 1.0 } else { 0.0 };
-        match self.config.advantage {
-            AdvantageEstimate::Centered => (x - p).abs(),
-            AdvantageEstimate::GroupNormalized => {
-                let g = 1.0 / self.config.group_size as f32;
-                let p = p.clamp(g, 1.0 - g);
-                (x - p).abs() / (p * (1.0 - p)).sqrt()
-            }
+    /// The batch counts, for their checks.
+    fn batches(&self, c: &SecConfig) -> Periods<'static> {
+        Periods {
+            len: (c.batch_episodes, "batch_episodes"),
+            count: (self.batch_count, "batch_count"),
+            done: (self.batches, "batches"),
         }
     }
 }
@@ -180,34 +184,18 @@ impl SecRule {
 impl Rule for SecRule {
     const KIND: &'static str = "sec";
     type Config = SecConfig;
-    type Body = SecBody;
 
-    fn validate(config: &SecConfig) -> Result<(), CurriculumError> {
-        config.validate()
-    }
-
-    fn arms(config: &SecConfig) -> (&[HarnessLevel], bool) {
-        (&config.harness_levels, config.per_scale)
-    }
-
-    fn init(config: SecConfig, space: &ArmSpace) -> Self {
-        let mut rule = Self {
-            config,
-            arms: Vec::new(),
+    fn init(c: &SecConfig, space: &ArmSpace) -> Self {
+        Self {
+            arms: vec![c.fresh(); space.len()],
             batch_count: 0,
             batches: 0,
-        };
-        rule.arms = vec![rule.fresh(); space.len()];
-        rule
-    }
-
-    fn config(&self) -> &SecConfig {
-        &self.config
+        }
     }
 
     /// `softmax(Q / tau)` over the arms.
-    fn distribution(&self, _: &ArmSpace) -> Vec<f64> {
-        let t = self.config.temperature as f64;
+    fn distribution(&self, c: &SecConfig, _: &ArmSpace) -> Vec<f64> {
+        let t = c.temperature as f64;
         let max = self
             .arms
             .iter()
@@ -225,23 +213,22 @@ impl Rule for SecRule {
     /// The outcome's absolute advantage joins its arm's batch and its success the arm's
     /// estimate; the batch's end updates `Q` of every arm drawn in it (and so the
     /// distribution).
-    fn observe(&mut self, _: &ArmSpace, _: Clock, at: Located, outcome: &EpisodeOutcome) -> bool {
-        let Located::Arm(_, a) = at else {
+    fn observe(&mut self, c: &SecConfig, seen: Seen<'_>) -> bool {
+        let Located::Arm(_, a) = seen.at else {
             return false;
         };
-        let adv = self.abs_advantage(self.arms[a].p, outcome.success);
-        let x = if outcome.success { 1.0 } else { 0.0 };
-        let rate = self.config.estimate_rate;
+        let success = seen.outcome.success;
+        let adv = c.abs_advantage(self.arms[a].p, success);
+        let x = if success { 1.0 } else { 0.0 };
         let s = &mut self.arms[a];
         s.batch_n = s.batch_n.saturating_add(1);
         s.batch_abs_adv += adv;
-        s.p += rate * (x - s.p);
+        s.p += c.estimate_rate * (x - s.p);
         s.episodes = s.episodes.saturating_add(1);
-        self.batch_count = self.batch_count.saturating_add(1);
-        if self.batch_count < self.config.batch_episodes {
+        if !period_ends(&mut self.batch_count, &mut self.batches, c.batch_episodes) {
             return false;
         }
-        let al = self.config.alpha;
+        let al = c.alpha;
         for s in self.arms.iter_mut().filter(|s| s.batch_n > 0) {
             let r = s.batch_abs_adv / s.batch_n as f32;
             s.q = al * r + (1.0 - al) * s.q;
@@ -249,41 +236,24 @@ impl Rule for SecRule {
             s.batch_n = 0;
             s.batch_abs_adv = 0.0;
         }
-        self.batch_count = 0;
-        self.batches = self.batches.saturating_add(1);
         true
     }
 
     /// Score: `Q`; success: the estimate `p` of played arms.
-    fn scores(&self, space: &ArmSpace, p: &[f64]) -> EnvScores {
+    fn scores(&self, _: &SecConfig, space: &ArmSpace, p: &[f64]) -> EnvScores {
         let q: Vec<f64> = self.arms.iter().map(|s| s.q as f64).collect();
         let played = if_played(self.arms.iter().map(|s| (s.episodes > 0, s.p)));
         EnvScores::of_arms(space, p, &q, &played)
     }
 
-    fn body(&self) -> SecBody {
-        SecBody {
-            arms: self.arms.clone(),
-            batch_count: self.batch_count,
-            batches: self.batches,
-        }
-    }
-
-    fn check(&self, space: &ArmSpace, saved: &Saved<'_>, b: &SecBody) -> Result<(), InvalidValue> {
-        check_len("body.arms", "one per arm", self.arms.len(), b.arms.len())?;
-        let n = self.config.batch_episodes;
-        if b.batch_count >= n {
-            return Err(InvalidValue::new(
-                "body.batch_count",
-                format!("below batch_episodes ({n})"),
-                b.batch_count,
-            ));
-        }
+    fn check(&self, c: &SecConfig, saved: &Saved<'_>) -> Result<(), InvalidValue> {
+        saved.check_arms(self.arms.len())?;
+        let batches = self.batches(c);
+        batches.check_open()?;
         // The largest absolute advantage an outcome can have (a success against the
         // smallest estimate), with room for the rounding of the running means.
-        let most = self.abs_advantage(0.0, true) * (1.0 + 1e-3);
-        let prior = self.config.prior;
-        for (k, s) in b.arms.iter().enumerate() {
+        let most = c.abs_advantage(0.0, true) * (1.0 + 1e-3);
+        for (k, s) in self.arms.iter().enumerate() {
             let field = |f: &str| format!("body.arms[{k}].{f}");
             check_nonneg(&field("q"), s.q)?;
             check_unit(&field("p"), s.p)?;
@@ -316,81 +286,55 @@ impl Rule for SecRule {
             check_at_most(
                 &field("updates"),
                 s.updates,
-                b.batches,
-                &format!("the batches completed ({})", b.batches),
+                self.batches,
+                &format!("the batches completed ({})", self.batches),
             )?;
-            if s.episodes == 0 && (s.q != 0.0 || s.p != prior || s.updates != 0) {
+            if s.episodes == 0 && (s.q != 0.0 || s.p != c.prior || s.updates != 0) {
                 return Err(InvalidValue::new(
                     format!("body.arms[{k}]"),
-                    format!("q = 0, p = prior ({prior}), updates = 0: the arm was never played"),
+                    format!(
+                        "q = 0, p = prior ({}), updates = 0: the arm was never played",
+                        c.prior
+                    ),
                     format!("q {}, p {}, updates {}", s.q, s.p, s.updates),
                 ));
             }
         }
-        let in_batch = b
+        let in_batch = self
             .arms
             .iter()
             .map(|s| u64::from(s.batch_n))
             .fold(0, u64::saturating_add);
         check_sum(
             "body.batch_count",
-            u64::from(b.batch_count),
+            u64::from(self.batch_count),
             in_batch,
             "the arms' batch_n",
             saved.retargeted,
         )?;
-        check_arm_sums(space, saved, "episodes", |a| b.arms[a].episodes)?;
-        let counted = b
-            .batches
-            .saturating_mul(u64::from(n))
-            .saturating_add(u64::from(b.batch_count));
-        check_at_most(
-            "body.batches",
-            counted,
-            saved.updates,
-            &format!(
-                "the outcomes reported ({}) as batches x batch_episodes + batch_count",
-                saved.updates
-            ),
-        )
-    }
-
-    fn set_body(&mut self, b: SecBody) {
-        self.arms = b.arms;
-        self.batch_count = b.batch_count;
-        self.batches = b.batches;
+        check_arm_sums(saved, "episodes", |a| self.arms[a].episodes)?;
+        batches.check_done(saved)
     }
 
     /// Kept arms keep `Q`, their estimate and their batch; the batch carries on.
-    fn carry(&mut self, from: &Self, carry: &Carry<'_>) {
-        self.arms = carry.per_arm(&from.arms, self.fresh());
+    fn carry(&mut self, c: &SecConfig, from: &Self, carry: &Carry<'_>) {
+        self.arms = carry.per_arm(&from.arms, c.fresh());
         self.batch_count = from.batch_count;
         self.batches = from.batches;
     }
 }
 
 impl SecSampler {
-    /// The state of arm `a`.
-    pub fn arm_state(&self, a: usize) -> Option<&SecArm> {
-        self.rule.arms.get(a)
-    }
-
-    /// Completed bandit updates (batches).
-    pub fn batches(&self) -> u64 {
-        self.rule.batches
-    }
-
     /// The absolute advantage of an outcome `success` on an arm whose estimate is `p`.
     pub fn abs_advantage(&self, p: f32, success: bool) -> f32 {
-        self.rule.abs_advantage(p, success)
+        self.config.abs_advantage(p, success)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{outcome, specs};
-    use envdist_core::EnvId;
+    use crate::test_support::{at_h4, specs};
 
     #[test]
     fn q_follows_td0_on_the_mean_absolute_advantage() {
@@ -403,16 +347,14 @@ mod tests {
             ..Default::default()
         };
         let mut s = SecSampler::new(&specs(1, 1, 2), cfg, 0).unwrap();
-        let id = EnvId::new("fam/v0");
-        let h4 = HarnessLevel::H4;
         assert_eq!(s.arm_probabilities(), vec![0.5, 0.5]);
         // arm 0 wins:  |1 - 0.5| = 0.5,   p0 = 0.55.
         // arm 0 loses: |0 - 0.55| = 0.55, p0 = 0.55 - 0.055 = 0.495.
         // arm 1 loses: |0 - 0.5| = 0.5,   p1 = 0.45.   (batch complete)
-        s.record(&outcome(&id, h4, 1, true)).unwrap();
-        s.record(&outcome(&id, h4, 1, false)).unwrap();
+        s.record(&at_h4(1, true)).unwrap();
+        s.record(&at_h4(1, false)).unwrap();
         assert_eq!(s.rule.arms[0].q, 0.0, "Q moves only at the batch's end");
-        s.record(&outcome(&id, h4, 2, false)).unwrap();
+        s.record(&at_h4(2, false)).unwrap();
         // r0 = (0.5 + 0.55) / 2 = 0.525 -> Q0 = 0.5 x 0.525 + 0.5 x 0 = 0.2625; Q1 = 0.25.
         assert!((s.rule.arms[0].q - 0.2625).abs() < 1e-6 && (s.rule.arms[1].q - 0.25).abs() < 1e-6);
         assert!((s.rule.arms[0].p - 0.495).abs() < 1e-6 && (s.rule.arms[1].p - 0.45).abs() < 1e-6);
@@ -423,56 +365,18 @@ mod tests {
         // then p = 0.5545 -> 0.4455. r1 = (0.55 + 0.495 + 0.4455) / 3 = 0.4968333;
         // Q1 = 0.5 x 0.4968333 + 0.5 x 0.25 = 0.3734167. Arm 0 was not drawn: Q0 stays.
         for _ in 0..3 {
-            s.record(&outcome(&id, h4, 2, true)).unwrap();
+            s.record(&at_h4(2, true)).unwrap();
         }
         let r1: f32 = (0.55 + 0.495 + 0.4455) / 3.0;
         assert!((s.rule.arms[1].q - (0.5 * r1 + 0.125)).abs() < 1e-6);
         assert!((s.rule.arms[0].q - 0.2625).abs() < 1e-6);
-        assert_eq!(s.batches(), 2);
+        assert_eq!(s.rule.batches, 2);
         // The GRPO-normalised advantage: at p = 0.5 a win is 0.5 / 0.5 = 1; at p = 0.55 a
         // loss is 0.55 / sqrt(0.2475); p is clamped to [1/16, 15/16] (max sqrt(15)).
         let mut g = s.clone();
-        g.rule.config.advantage = AdvantageEstimate::GroupNormalized;
+        g.config.advantage = AdvantageEstimate::GroupNormalized;
         assert!((g.abs_advantage(0.5, true) - 1.0).abs() < 1e-6);
         assert!((g.abs_advantage(0.55, false) - 0.55 / 0.2475f32.sqrt()).abs() < 1e-6);
         assert!((g.abs_advantage(0.0, true) - 15f32.sqrt()).abs() < 1e-6);
-    }
-
-    #[test]
-    fn config_errors_name_the_field() {
-        SecConfig::default().validate().unwrap();
-        for (cfg, field) in [
-            (
-                SecConfig {
-                    alpha: 0.0,
-                    ..Default::default()
-                },
-                "alpha",
-            ),
-            (
-                SecConfig {
-                    temperature: 0.0,
-                    ..Default::default()
-                },
-                "temperature",
-            ),
-            (
-                SecConfig {
-                    batch_episodes: 0,
-                    ..Default::default()
-                },
-                "batch_episodes",
-            ),
-            (
-                SecConfig {
-                    group_size: 1,
-                    ..Default::default()
-                },
-                "group_size",
-            ),
-        ] {
-            let e = cfg.validate().unwrap_err().to_string();
-            assert!(e.contains(&format!("`{field}`")), "{field}: {e}");
-        }
     }
 }

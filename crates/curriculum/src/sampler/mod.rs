@@ -343,7 +343,7 @@ mod tests {
         let mut next_specs = specs(3, 2, 5);
         next_specs[0].id = EnvId::new("other/x");
         let next = s.with_envs(&next_specs[..2]).unwrap();
-        assert_eq!(next.env_state(1).unwrap(), &moved, "fam/v1 kept its state");
+        assert_eq!(next.env_state(1).unwrap(), &moved, "fam/e1 kept its state");
         assert_eq!(
             next.env_state(0).unwrap().episodes,
             0,

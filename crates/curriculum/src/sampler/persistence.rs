@@ -318,63 +318,28 @@ impl HdcSampler {
 
 #[cfg(test)]
 mod tests {
-    use envdist_core::{EpisodeOutcome, TaskSampler};
+    use envdist_core::TaskSampler;
 
-    use super::*;
     use crate::config::Mode;
-    use crate::test_support::{sampler, specs};
+    use crate::test_support::{hdc_with, played, sampler, specs};
 
     #[test]
     fn state_round_trips_and_mismatch_is_explained() {
         let mut s = sampler(Mode::Full);
         for _ in 0..10 {
             let t = s.sample_task();
-            s.update(&EpisodeOutcome {
-                task: t,
-                success: true,
-                episode_return: 1.0,
-                steps: 3,
-            })
-            .unwrap();
+            s.update(&played(t, true)).unwrap();
         }
         let json = s.state();
-        let mut other = HdcSampler::new(
-            &specs(3, 2, 5),
-            None,
-            HdcConfig {
-                min_episodes: 3,
-                ..Default::default()
-            },
-            999,
-        )
-        .unwrap();
+        let mut other = hdc_with(&specs(3, 2, 5), 999, |_| {});
         other.restore(&json).unwrap();
         for _ in 0..20 {
             assert_eq!(s.sample_task(), other.sample_task());
         }
-        let mut different = HdcSampler::new(
-            &specs(3, 2, 5),
-            None,
-            HdcConfig {
-                min_episodes: 3,
-                lambda: 0.5,
-                ..Default::default()
-            },
-            0,
-        )
-        .unwrap();
+        let mut different = hdc_with(&specs(3, 2, 5), 0, |c| c.lambda = 0.5);
         let e = different.restore(&json).unwrap_err().to_string();
         assert!(e.contains("lambda: 1.0 -> 0.5"), "{e}");
-        let mut fewer = HdcSampler::new(
-            &specs(2, 2, 5),
-            None,
-            HdcConfig {
-                min_episodes: 3,
-                ..Default::default()
-            },
-            0,
-        )
-        .unwrap();
+        let mut fewer = hdc_with(&specs(2, 2, 5), 0, |_| {});
         let e = fewer.restore(&json).unwrap_err().to_string();
         assert!(e.contains("envs"), "{e}");
     }

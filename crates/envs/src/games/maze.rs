@@ -12,6 +12,14 @@ pub const AGENT: Cell = Cell::obj(Shape::Diamond, Col::Agent, b'A');
 /// Goal cell: solid green.
 pub const GOAL: Cell = Cell::solid(Col::Goal, b'G');
 
+/// The state text of the families with an agent and a goal: `agent at (x,y); goal at (x,y)`.
+pub fn agent_goal_text(agent: Pos, goal: Pos, out: &mut String) {
+    out.push_str(&format!(
+        "agent at ({},{}); goal at ({},{})",
+        agent.0, agent.1, goal.0, goal.1
+    ));
+}
+
 #[derive(Default)]
 pub struct Maze {
     n: usize,
@@ -94,10 +102,7 @@ impl Game for Maze {
         Some((self.agent.0 as i32, self.agent.1 as i32))
     }
     fn state_text(&self, out: &mut String) {
-        out.push_str(&format!(
-            "agent at ({},{}); goal at ({},{})",
-            self.agent.0, self.agent.1, self.goal.0, self.goal.1
-        ));
+        agent_goal_text(self.agent, self.goal, out);
     }
     fn hint(&mut self, out: &mut String) {
         if let Some((_, d)) = bfs(

@@ -3,6 +3,7 @@
 mod buttons;
 mod clock;
 mod collect;
+mod confirm;
 mod count;
 mod dicesum;
 mod hazard;
@@ -65,7 +66,6 @@ const OBS: &[ObsMod] = &[ObsMod::Noise, ObsMod::Occlude];
 
 const MIRROR_ABILITIES: &[&str] = &["mirrored-control"];
 
-/// Every family, pool and held-out.
 /// The moves that keep a cursor at `(x, y)` inside an `n x n` board (lights-out, minesweeper).
 pub(crate) fn cursor_moves((x, y): (usize, usize), n: usize) -> envdist_core::ActionMask {
     use envdist_core::{ActionId, ActionMask};
@@ -103,8 +103,10 @@ pub(crate) fn cursor_toward(
     }
 }
 
+/// Every family: the pool's, then the OOD set's, then the confirmatory set's (each list keeps
+/// its order as families are added after it, so ids and the pool's order never move).
 pub(crate) fn families() -> Vec<Family> {
-    use Split::{Ood, Pool};
+    use Split::{Confirm, Ood, Pool};
     use Turn::{Multi, Single};
     vec![
         Family {
@@ -527,6 +529,54 @@ pub(crate) fn families() -> Vec<Family> {
             abilities: &["count", "subtract", "compare-shape"],
             make: ood::Arith::boxed,
             instruction: "How many more discs than squares are there?",
+            twin: None,
+            themes: 2,
+            obs: OBS,
+        },
+        Family {
+            name: "ice-slide",
+            turn: Multi,
+            split: Confirm,
+            scale: (1, 3),
+            abilities: &["navigate", "slide-stop", "goal-localise"],
+            make: confirm::ice_slide::IceSlide::boxed,
+            instruction: "Slide over the ice and come to rest on the green goal.",
+            twin: None,
+            themes: 2,
+            obs: NAV_OBS,
+        },
+        Family {
+            name: "pipe-rotation",
+            turn: Multi,
+            split: Confirm,
+            scale: (1, 3),
+            abilities: &["cursor-move", "tile-rotate", "pipe-connect"],
+            make: confirm::pipes::Pipes::boxed,
+            instruction: "Turn the pipes until water runs from the blue source to the green drain.",
+            twin: None,
+            themes: 2,
+            obs: OBS,
+        },
+        Family {
+            name: "balance-scale",
+            turn: Single,
+            split: Confirm,
+            scale: (2, 8),
+            abilities: &["weigh", "compare-shape", "add"],
+            make: confirm::balance::Balance::boxed,
+            instruction: "Which pan is heavier? A bar weighs 1, a square 2, a disc 3.",
+            twin: None,
+            themes: 2,
+            obs: OBS,
+        },
+        Family {
+            name: "path-length",
+            turn: Single,
+            split: Confirm,
+            scale: (1, 3),
+            abilities: &["path-trace", "measure-length"],
+            make: confirm::path_length::PathLength::boxed,
+            instruction: "How many steps long is the orange path from the white start to the green end?",
             twin: None,
             themes: 2,
             obs: OBS,

@@ -11,6 +11,12 @@ use crate::render::{Cell, Col, Grid, OBJECT_COL_NAMES, OBJECT_COLS, Shape};
 
 // ---------------------------------------------------------------- frozen-lake
 
+/// The agent standing on ice (frozen-lake, ice-slide).
+pub(super) const AGENT_ON_ICE: Cell = Cell {
+    base: Col::Cyan,
+    ..AGENT
+};
+
 /// `frozen-lake`: cross slippery ice to the goal without falling into a hole. Each move fails
 /// (you stay put) with probability 0.25. Scale 1..=3: sides 6, 7, 8 with 2, 4, 6 holes.
 #[derive(Default)]
@@ -111,23 +117,13 @@ impl Game for Frozen {
             }
         }
         g.set(self.goal.0, self.goal.1, GOAL);
-        g.set(
-            self.agent.0,
-            self.agent.1,
-            Cell {
-                base: Col::Cyan,
-                ..AGENT
-            },
-        );
+        g.set(self.agent.0, self.agent.1, AGENT_ON_ICE);
     }
     fn agent(&self) -> Option<(i32, i32)> {
         Some((self.agent.0 as i32, self.agent.1 as i32))
     }
     fn state_text(&self, out: &mut String) {
-        out.push_str(&format!(
-            "agent at ({},{}); goal at ({},{})",
-            self.agent.0, self.agent.1, self.goal.0, self.goal.1
-        ));
+        super::maze::agent_goal_text(self.agent, self.goal, out);
     }
     fn subgoal(&mut self, out: &mut String) {
         match bfs(

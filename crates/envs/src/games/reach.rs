@@ -85,10 +85,7 @@ impl Game for Reach {
         g.set(self.agent.0, self.agent.1, AGENT);
     }
     fn state_text(&self, out: &mut String) {
-        out.push_str(&format!(
-            "agent at ({},{}); goal at ({},{})",
-            self.agent.0, self.agent.1, self.goal.0, self.goal.1
-        ));
+        super::maze::agent_goal_text(self.agent, self.goal, out);
     }
     fn hint(&mut self, out: &mut String) {
         let n = self.n;

@@ -17,7 +17,9 @@ use envdist_curriculum::{
     BuildOptions, CurriculumSampler, HdcConfig, Mode, SamplerConfig, StatusFile,
 };
 use envdist_envs::{HintStyle, Suite, SuiteConfig};
-use envdist_trainer::{GradientConfig, PolicyModel, RunOptions, TrainConfig, Trainer, UpdateStats};
+use envdist_trainer::{
+    GradientConfig, PolicyModel, RunOptions, RunSpec, Start, TrainConfig, Trainer, UpdateStats,
+};
 use serde::{Deserialize, Serialize};
 
 use super::eval::evaluate;
@@ -266,10 +268,7 @@ pub fn train_arm(
         },
     )?;
     let factory: Arc<dyn EnvFactory> = train_suite.clone();
-    let mut trainer = if resumable {
-        Trainer::resume(&ckpt, factory, cfg.device, sampler.as_mut())
-            .with_context(|| format!("resuming {}", ckpt.display()))?
-    } else {
+    if !resumable {
         for stale in files.stale() {
             let _ = std::fs::remove_dir_all(&stale);
             let _ = std::fs::remove_file(&stale);
@@ -284,12 +283,18 @@ pub fn train_arm(
         if job.plan.online.is_some() {
             envdist_core::io::write_json_atomic(files.online(), &online_state)?;
         }
-        let train = TrainConfig {
+    }
+    let spec = RunSpec {
+        config: TrainConfig {
             total_env_steps: job.plan.rl_env_steps(cfg),
             ..cfg.train_config(stream)
-        };
-        Trainer::from_policy(train, factory, inputs.base)?
+        },
+        start: Start::From(inputs.base),
+        device: cfg.device,
+        resume: resumable,
     };
+    let (mut trainer, _) = Trainer::open(files.run(), spec, factory, sampler.as_mut())
+        .with_context(|| format!("opening the run in {}", ckpt.display()))?;
     let budget = trainer.config().total_env_steps;
     let progress = observer.progress(&format!("{} seed {}", job.label, job.seed), budget);
     progress.set(trainer.env_steps());

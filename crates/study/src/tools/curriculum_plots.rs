@@ -11,7 +11,7 @@ use crate::error::Context;
 use envdist_curriculum::{EnvSnapshot, TraceEvent};
 use serde::{Deserialize, Serialize};
 
-use crate::tools::plot::{Legend, LineChart, Series, line_chart_grid};
+use envdist_plot::{Legend, LineChart, Series, line_chart_grid};
 
 /// Harness level and scale window over episodes for the given envs of one curriculum run, as a
 /// grid: one column per env, levels on the top row, scale windows below. `label` names the

@@ -150,7 +150,7 @@ class EnvdistCurriculumSampler(_Base):
         self.data_source = data_source
         self.success_key = settings.get("success_key", "acc")
         self.success_threshold = float(settings.get("success_threshold", 1.0))
-        rows = getattr(data_source, "dataframe", data_source)
+        rows: Any = getattr(data_source, "dataframe", data_source)
         if hasattr(rows, "column_names") and "extra_info" in rows.column_names:
             # A HF datasets.Dataset (verl's RLHFDataset.dataframe): read one column, not every
             # row (rows may hold images).
@@ -303,6 +303,9 @@ class CurriculumTrainerMixin:
     inside the critic warm-up (``trainer.critic_warmup``) skip the actor update and so report
     nothing."""
 
+    #: The trainer's configuration, set by verl's trainer this is mixed into.
+    config: Any
+
     def _create_dataloader(self, train_dataset, val_dataset, collate_fn, train_sampler):
         custom = _custom_sampler(self.config.data)
         if custom is not None and not isinstance(train_sampler, EnvdistCurriculumSampler):
@@ -380,7 +383,9 @@ class CurriculumTrainerMixin:
 def curriculum_trainer(base: type | None = None) -> type:
     """``base`` (default verl's ``RayPPOTrainer``) with :class:`CurriculumTrainerMixin`."""
     if base is None:
-        from verl.trainer.ppo.ray_trainer import RayPPOTrainer as base
+        from verl.trainer.ppo.ray_trainer import RayPPOTrainer
+
+        base = RayPPOTrainer
     return type("Envdist" + base.__name__, (CurriculumTrainerMixin, base), {})
 
 
