@@ -23,6 +23,23 @@ pub struct EnvsArgs {
     command: EnvsCommand,
 }
 
+/// The episode a command plays: `--env`, `--seed`, `--scale`, `--harness`.
+#[derive(Debug, Args)]
+struct TaskArgs {
+    /// Environment id, `family/variant`.
+    #[arg(long)]
+    env: String,
+    /// Seed of the episode.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// State scale (must lie in the env's declared range; default its smallest).
+    #[arg(long)]
+    scale: Option<u32>,
+    /// Harness level H0..H4 (a reply's words read the same at every level).
+    #[arg(long, default_value = "H0")]
+    harness: HarnessLevel,
+}
+
 #[derive(Debug, Subcommand)]
 enum EnvsCommand {
     /// One record per environment (pool, held-out OOD and confirmatory).
@@ -33,18 +50,8 @@ enum EnvsCommand {
     },
     /// Render one solver episode: PNG frames plus its harness text.
     Render {
-        /// Environment id, `family/variant`.
-        #[arg(long)]
-        env: String,
-        /// Seed of the episode.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// State scale (must lie in the env's declared range).
-        #[arg(long)]
-        scale: Option<u32>,
-        /// Harness level H0..H4.
-        #[arg(long, default_value = "H0")]
-        harness: HarnessLevel,
+        #[command(flatten)]
+        task: TaskArgs,
         /// Output directory.
         #[arg(long)]
         out: PathBuf,
@@ -55,18 +62,8 @@ enum EnvsCommand {
     /// Read a reply the way the env reads it (a single-turn env's answer in words: `3`, `yes`,
     /// `above`, `the green one`; or an action name) and play it as the episode's first action.
     Answer {
-        /// Environment id, `family/variant`.
-        #[arg(long)]
-        env: String,
-        /// Seed of the episode.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// State scale (must lie in the env's declared range; default its smallest).
-        #[arg(long)]
-        scale: Option<u32>,
-        /// Harness level H0..H4 (the words read the same at every level).
-        #[arg(long, default_value = "H4")]
-        harness: HarnessLevel,
+        #[command(flatten)]
+        task: TaskArgs,
         /// Print one JSON object.
         #[arg(long)]
         json: bool,
@@ -106,22 +103,8 @@ enum EnvsCommand {
 pub fn run(args: EnvsArgs) -> anyhow::Result<()> {
     match args.command {
         EnvsCommand::List { json } => list(json),
-        EnvsCommand::Render {
-            env,
-            seed,
-            scale,
-            harness,
-            out,
-            canvas,
-        } => render(&env, seed, scale, harness, &out, canvas),
-        EnvsCommand::Answer {
-            env,
-            seed,
-            scale,
-            harness,
-            json,
-            reply,
-        } => answer(&env, seed, scale, harness, json, &reply),
+        EnvsCommand::Render { task, out, canvas } => render(&task, &out, canvas),
+        EnvsCommand::Answer { task, json, reply } => answer(&task, json, &reply),
         EnvsCommand::Solvers { seeds, json } => solvers(seeds, json),
         EnvsCommand::Bench {
             json,
@@ -250,36 +233,27 @@ fn solvers(seeds: u64, json: bool) -> anyhow::Result<()> {
 }
 
 /// The task of `--env`, `--seed`, `--scale` (default the env's smallest) and `--harness`.
-fn task_of(
-    suite: &Suite,
-    id: &str,
-    seed: u64,
-    scale: Option<u32>,
-    harness: HarnessLevel,
-) -> anyhow::Result<Task> {
-    let env = EnvId::new(id);
+fn task_of(suite: &Suite, args: &TaskArgs) -> anyhow::Result<Task> {
+    let env = EnvId::new(&args.env);
     let spec = suite.spec(&env).with_context(|| {
-        format!("--env: unknown environment {id:?}; see `cargo xtask envs list`")
+        format!(
+            "--env: unknown environment {:?}; see `cargo xtask envs list`",
+            args.env
+        )
     })?;
     Ok(Task {
-        scale: scale.unwrap_or(spec.scale.min),
+        scale: args.scale.unwrap_or(spec.scale.min),
         env,
-        seed,
-        harness,
+        seed: args.seed,
+        harness: args.harness,
     })
 }
 
-fn render(
-    id: &str,
-    seed: u64,
-    scale: Option<u32>,
-    harness: HarnessLevel,
-    out: &std::path::Path,
-    canvas: u32,
-) -> anyhow::Result<()> {
+fn render(args: &TaskArgs, out: &std::path::Path, canvas: u32) -> anyhow::Result<()> {
     let started = Instant::now();
     let suite = Suite::with_canvas(canvas)?;
-    let task = task_of(&suite, id, seed, scale, harness)?;
+    let task = task_of(&suite, args)?;
+    let id = &args.env;
     let r = render_episode(&suite, &task, out).map_err(flag_error)?;
     println!(
         "{id}: {} steps, {}, {} frames in {} ({:.2}s)",
@@ -292,16 +266,9 @@ fn render(
     Ok(())
 }
 
-fn answer(
-    id: &str,
-    seed: u64,
-    scale: Option<u32>,
-    harness: HarnessLevel,
-    json: bool,
-    reply: &str,
-) -> anyhow::Result<()> {
+fn answer(args: &TaskArgs, json: bool, reply: &str) -> anyhow::Result<()> {
     let suite = Suite::default();
-    let task = task_of(&suite, id, seed, scale, harness)?;
+    let task = task_of(&suite, args)?;
     let r = answer_task(&suite, &task, reply).map_err(flag_error)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);

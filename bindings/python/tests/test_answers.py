@@ -1,4 +1,4 @@
-"""Answers in words: every single-turn env (pool and held-out) reads its answer the way a VLM
+"""Answers in words: every single-turn env (pool and held-out sets) reads its answer the way a VLM
 writes it ("3", "yes", "above", "the green one") through the Rust parser, in the Gymnasium env,
 the vector env, the VAGEN-style env and verl's reward; the slot form and the action names still
 read as before."""
@@ -22,7 +22,7 @@ def _answer_in_words(env) -> tuple[int, str]:
 
 def test_the_sweep_covers_the_pool_and_the_held_out_set():
     splits = {envdist.spec(i)["split"] for i in SINGLE_TURN}
-    assert splits == {"pool", "ood"} and len(SINGLE_TURN) > 50
+    assert {"pool", "ood"} <= splits and len(SINGLE_TURN) > 50
 
 
 @pytest.mark.parametrize("env_id", SINGLE_TURN)

@@ -1,6 +1,6 @@
 //! Every single-turn environment reads its answers in words: the solver's answer, written the
 //! ways a vision-language model writes it, parses back to the solver's action, on the pool and
-//! the held-out set, at every scale.
+//! the held-out sets (OOD and confirmatory), at every scale.
 
 use std::collections::BTreeSet;
 
@@ -28,6 +28,10 @@ const FAMILY_WORDS: &[(&str, IsKind)] = &[
     ("clock-direction", |m| matches!(m, Meaning::Direction(_))),
     ("shape-match", |m| matches!(m, Meaning::Shape(_))),
     ("shape-arithmetic", |m| matches!(m, Meaning::Number(_))),
+    ("balance-scale", |m| {
+        matches!(m, Meaning::Direction(_) | Meaning::Claim { .. })
+    }),
+    ("path-length", |m| matches!(m, Meaning::Number(_))),
 ];
 
 /// The ways a reply carries the words `p` of an answer (`instruction` is the question).
@@ -58,6 +62,10 @@ fn the_table_names_every_single_turn_family() {
     assert!(
         suite.ood_specs().iter().any(|s| s.turn == Turn::Single),
         "the held-out set has a single-turn family"
+    );
+    assert!(
+        suite.confirm_specs().iter().any(|s| s.turn == Turn::Single),
+        "the confirmatory set has a single-turn family"
     );
 }
 
@@ -142,6 +150,8 @@ fn wrong_or_unknown_words_are_errors_that_list_the_answers() {
         ("clock-direction/classic", "sideways", "up (answer_0)"),
         ("largest-region/classic", "purple", "`purple` is not one of"),
         ("odd-one-out/classic", "no idea", "top left / item 0"),
+        ("balance-scale/classic", "not balanced", "ambiguous"),
+        ("path-length/classic", "a long way", "a number from 0 to 15"),
     ];
     for (id, reply, says) in cases {
         let spec = suite.spec(&id.into()).unwrap().clone();
@@ -162,9 +172,10 @@ fn wrong_or_unknown_words_are_errors_that_list_the_answers() {
 }
 
 #[test]
-fn twins_read_the_same_words_against_their_own_question() {
+fn words_read_against_each_question() {
     let suite = Suite::with_canvas(16).unwrap();
-    let (yes, no) = (ActionId::answer(1).unwrap(), ActionId::answer(0).unwrap());
+    let slot = |k| ActionId::answer(k).unwrap();
+    let (yes, no) = (slot(1), slot(0));
     let cases = [
         ("reachability/classic", "blocked", no),
         ("reachability/blocked", "blocked", yes),
@@ -172,6 +183,9 @@ fn twins_read_the_same_words_against_their_own_question() {
         ("symmetry/classic", "symmetric", yes),
         ("symmetry/asymmetric", "symmetric", no),
         ("symmetry/asymmetric", "It is not symmetrical.", yes),
+        ("balance-scale/classic", "The left pan is heavier.", slot(0)),
+        ("balance-scale/classic", "right, not balanced", slot(1)),
+        ("balance-scale/classic", "They are equal.", slot(2)),
     ];
     for (id, reply, want) in cases {
         let env = suite.make(&id.into()).unwrap();
@@ -228,6 +242,7 @@ fn the_vocabulary_agrees_with_the_rules_and_the_hints() {
         "relative-position",
         "largest-region",
         "clock-direction",
+        "balance-scale",
     ];
     const HINT_STATES_ANSWER: &[&str] = &[
         "count-objects",
@@ -238,6 +253,8 @@ fn the_vocabulary_agrees_with_the_rules_and_the_hints() {
         "odd-one-out",
         "shape-match",
         "clock-direction",
+        "balance-scale",
+        "path-length",
     ];
     let suite = Suite::with_canvas(16).unwrap();
     for spec in single_turn(&suite) {

@@ -3,7 +3,7 @@
 //! reply, against every single-turn family's vocabulary and a multi-turn env's, reads as an
 //! action or is refused with an error that says what was expected; never a panic, a huge
 //! allocation or a hang. The long run: `ENVDIST_FUZZ_INPUTS=100000 cargo test -p envdist-envs
-//! --test fuzz -- --nocapture` (README.md, "Fuzzing the readers").
+//! --test fuzz -- --nocapture` (docs/fuzzing.md).
 
 use envdist_core::env::EnvFactory;
 use envdist_core::fuzz::{Fuzz, TrackingAllocator};
