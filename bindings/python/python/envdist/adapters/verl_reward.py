@@ -75,10 +75,8 @@ def compute_score(
     curriculum sampler reads as the episode's success (its default ``success_key``)."""
     if data_source is not None:
         _check.string("data_source", data_source, "the row's data source (a str) or None")
-    extra_info = _check.optional_mapping("extra_info", extra_info, "the row's extra_info (a dict) or None")
-    ticket = ground_truth
-    if ticket is None and extra_info is not None:
-        ticket = extra_info.get(TICKET_KEY)
+    extra = _check.optional_mapping("extra_info", extra_info, "the row's extra_info (a dict) or None")
+    ticket = ground_truth if ground_truth is not None else extra.get(TICKET_KEY)
     if ticket is None:
         raise ValueError(
             f"ground_truth: expected the row's ticket id (env|harness|scale|seed, as dataset_rows writes it) or "
