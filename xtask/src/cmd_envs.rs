@@ -1,5 +1,6 @@
-//! `cargo xtask envs`: list the suite, render one solver episode, benchmark stepping (the
-//! work is `envdist_envs::inspect`; this is its command line and its tables).
+//! `cargo xtask envs`: list the suite, render one solver episode, read and play one reply,
+//! benchmark stepping (the work is `envdist_envs::inspect`; this is its command line and its
+//! tables).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -10,7 +11,7 @@ use envdist_core::env::EnvFactory;
 use envdist_core::{EnvId, HarnessLevel, Split, Task};
 use envdist_envs::Suite;
 use envdist_envs::inspect::bench::{self, BenchOptions};
-use envdist_envs::inspect::{InspectError, render_episode, solver_success};
+use envdist_envs::inspect::{InspectError, answer_task, render_episode, solver_success};
 use serde::Serialize;
 
 use crate::progress::bar_unless;
@@ -20,6 +21,23 @@ use crate::progress::bar_unless;
 pub struct EnvsArgs {
     #[command(subcommand)]
     command: EnvsCommand,
+}
+
+/// The episode a command plays: `--env`, `--seed`, `--scale`, `--harness`.
+#[derive(Debug, Args)]
+struct TaskArgs {
+    /// Environment id, `family/variant`.
+    #[arg(long)]
+    env: String,
+    /// Seed of the episode.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// State scale (must lie in the env's declared range; default its smallest).
+    #[arg(long)]
+    scale: Option<u32>,
+    /// Harness level H0..H4 (a reply's words read the same at every level).
+    #[arg(long, default_value = "H0")]
+    harness: HarnessLevel,
 }
 
 #[derive(Debug, Subcommand)]
@@ -32,24 +50,25 @@ enum EnvsCommand {
     },
     /// Render one solver episode: PNG frames plus its harness text.
     Render {
-        /// Environment id, `family/variant`.
-        #[arg(long)]
-        env: String,
-        /// Seed of the episode.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// State scale (must lie in the env's declared range).
-        #[arg(long)]
-        scale: Option<u32>,
-        /// Harness level H0..H4.
-        #[arg(long, default_value = "H0")]
-        harness: HarnessLevel,
+        #[command(flatten)]
+        task: TaskArgs,
         /// Output directory.
         #[arg(long)]
         out: PathBuf,
         /// Canvas side in pixels (16..=128).
         #[arg(long, default_value_t = 64)]
         canvas: u32,
+    },
+    /// Read a reply the way the env reads it (a single-turn env's answer in words: `3`, `yes`,
+    /// `above`, `the green one`; or an action name) and play it as the episode's first action.
+    Answer {
+        #[command(flatten)]
+        task: TaskArgs,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+        /// The reply, as a VLM would write it (`"<answer>three</answer>"`).
+        reply: String,
     },
     /// Solver success rate of every family (classic variant) at its smallest and largest scale.
     Solvers {
@@ -84,14 +103,8 @@ enum EnvsCommand {
 pub fn run(args: EnvsArgs) -> anyhow::Result<()> {
     match args.command {
         EnvsCommand::List { json } => list(json),
-        EnvsCommand::Render {
-            env,
-            seed,
-            scale,
-            harness,
-            out,
-            canvas,
-        } => render(&env, seed, scale, harness, &out, canvas),
+        EnvsCommand::Render { task, out, canvas } => render(&task, &out, canvas),
+        EnvsCommand::Answer { task, json, reply } => answer(&task, json, &reply),
         EnvsCommand::Solvers { seeds, json } => solvers(seeds, json),
         EnvsCommand::Bench {
             json,
@@ -219,26 +232,28 @@ fn solvers(seeds: u64, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn render(
-    id: &str,
-    seed: u64,
-    scale: Option<u32>,
-    harness: HarnessLevel,
-    out: &std::path::Path,
-    canvas: u32,
-) -> anyhow::Result<()> {
+/// The task of `--env`, `--seed`, `--scale` (default the env's smallest) and `--harness`.
+fn task_of(suite: &Suite, args: &TaskArgs) -> anyhow::Result<Task> {
+    let env = EnvId::new(&args.env);
+    let spec = suite.spec(&env).with_context(|| {
+        format!(
+            "--env: unknown environment {:?}; see `cargo xtask envs list`",
+            args.env
+        )
+    })?;
+    Ok(Task {
+        scale: args.scale.unwrap_or(spec.scale.min),
+        env,
+        seed: args.seed,
+        harness: args.harness,
+    })
+}
+
+fn render(args: &TaskArgs, out: &std::path::Path, canvas: u32) -> anyhow::Result<()> {
     let started = Instant::now();
     let suite = Suite::with_canvas(canvas)?;
-    let env = EnvId::new(id);
-    let spec = suite.spec(&env).with_context(|| {
-        format!("--env: unknown environment {id:?}; see `cargo xtask envs list`")
-    })?;
-    let task = Task {
-        scale: scale.unwrap_or(spec.scale.min),
-        env,
-        seed,
-        harness,
-    };
+    let task = task_of(&suite, args)?;
+    let id = &args.env;
     let r = render_episode(&suite, &task, out).map_err(flag_error)?;
     println!(
         "{id}: {} steps, {}, {} frames in {} ({:.2}s)",
@@ -247,6 +262,38 @@ fn render(
         r.frames,
         out.display(),
         started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn answer(args: &TaskArgs, json: bool, reply: &str) -> anyhow::Result<()> {
+    let suite = Suite::default();
+    let task = task_of(&suite, args)?;
+    let r = answer_task(&suite, &task, reply).map_err(flag_error)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+        return Ok(());
+    }
+    println!("{}: {}", r.task, r.instruction);
+    for a in &r.answers {
+        println!("  {:<10} {}", a.action.name(), a.words.join(" / "));
+    }
+    let meaning = if r.meaning.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", r.meaning.join(" / "))
+    };
+    println!(
+        "{reply:?} reads as {}{meaning}: {}{}, reward {} (the solver plays {})",
+        r.action,
+        if r.success { "solved" } else { "not solved" },
+        if r.legal {
+            ""
+        } else {
+            " (not legal here: a no-op)"
+        },
+        r.reward,
+        r.solver.map_or("nothing".to_string(), |a| a.name()),
     );
     Ok(())
 }

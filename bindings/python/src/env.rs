@@ -2,7 +2,9 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use envdist_core::{ActionId, Env as _, EnvSpec, HarnessLevel, NUM_ACTIONS, Rng, Task, Turn};
+use envdist_core::{
+    ActionId, Env as _, EnvSpec, HarnessLevel, NUM_ACTIONS, ParseActionTextError, Rng, Task, Turn,
+};
 use envdist_envs::StepInfo;
 use envdist_envs::SuiteEnv;
 use numpy::{PyArray1, PyArray3, PyArrayMethods};
@@ -109,8 +111,9 @@ pub fn action(index: i64) -> PyResult<ActionId> {
         })
 }
 
-/// Read an action from text the way a VLM writes it (`"left"`, `"<answer>answer_3</answer>"`);
-/// `ValueError` on text that names no action or several.
+/// Read an action from text the way a VLM writes it (`"left"`, `"<answer>answer_3</answer>"`),
+/// by its names alone (an env's `parse_action` also reads its answers in words); `ValueError`
+/// on text that names no action or several.
 #[pyfunction]
 pub fn parse_action(text: &str) -> PyResult<usize> {
     ActionId::parse_text(text)
@@ -254,4 +257,32 @@ impl Env {
     fn oracle_action(&mut self) -> Option<usize> {
         self.slot().env.oracle_action().map(ActionId::index)
     }
+
+    /// The action `text` names in this env's current state: a single-turn env reads its
+    /// answers in words (`3`, `yes`, `left`, `red`), every env the action names; `ValueError`
+    /// naming the env's answers otherwise.
+    fn parse_action(&mut self, text: &str) -> PyResult<usize> {
+        parse_in(&self.slot().env, text)
+            .map(ActionId::index)
+            .map_err(value_error)
+    }
+
+    /// What each answer action means now: `(action index, [its words, canonical first])`.
+    fn answers(&mut self) -> Vec<(usize, Vec<String>)> {
+        answer_words(&self.slot().env)
+    }
+}
+
+/// The action `text` names in `env`'s current state ([`envdist_core::AnswerVocabulary::parse`]).
+pub fn parse_in(env: &SuiteEnv, text: &str) -> Result<ActionId, ParseActionTextError> {
+    env.answer_vocabulary().parse(text)
+}
+
+/// What `env`'s answer actions mean now, by action index: each meaning's canonical phrase.
+fn answer_words(env: &SuiteEnv) -> Vec<(usize, Vec<String>)> {
+    env.answer_vocabulary()
+        .answers()
+        .iter()
+        .map(|(a, ms)| (a.index(), ms.iter().map(|m| m.phrase()).collect()))
+        .collect()
 }

@@ -9,12 +9,12 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use envdist_core::Env as _;
+use envdist_core::{ActionId, Env as _};
 use numpy::{PyReadonlyArray1, PyReadwriteArray1, PyReadwriteArray4, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 
-use crate::env::{Slot, action, check_started};
+use crate::env::{Slot, action, check_started, parse_in};
 use crate::errors::value_error;
 use crate::suite;
 
@@ -271,5 +271,28 @@ impl VectorEnv {
     /// Side of the square frames in pixels.
     fn canvas(&mut self) -> usize {
         self.inner().canvas
+    }
+
+    /// The actions `texts[i]` name, each read in env `i`'s current state (its answers in
+    /// words, as `Env.parse_action`); `ValueError` naming the first that names none.
+    fn parse_actions(&mut self, texts: Vec<String>) -> PyResult<Vec<usize>> {
+        let slots = &self.inner().slots;
+        if texts.len() != slots.len() {
+            return Err(value_error(format!(
+                "actions: expected {} action texts (one per env), found {}",
+                slots.len(),
+                texts.len()
+            )));
+        }
+        slots
+            .iter()
+            .zip(&texts)
+            .enumerate()
+            .map(|(i, (slot, text))| {
+                parse_in(&slot.env, text)
+                    .map(ActionId::index)
+                    .map_err(|e| value_error(format!("actions[{i}]: {e}")))
+            })
+            .collect()
     }
 }

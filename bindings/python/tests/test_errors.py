@@ -8,7 +8,8 @@ no panic.
 
 The trainers' adapters (``envdist.adapters.syllabus`` and ``.verl``) take the trainers' own
 objects (Syllabus task spaces, verl configs and batches) and are driven by the integration
-tests instead; ``envdist.adapters.vagen`` is swept with the rest."""
+tests instead; ``envdist.adapters.vagen`` and ``.verl_reward`` (verl's reward function, which
+needs no trainer package) are swept with the rest."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ MODULES = [
     "envdist.vector",
     "envdist.wrappers",
     "envdist.adapters.vagen",
+    "envdist.adapters.verl_reward",
 ]
 
 #: Words of serde, pyo3 or Rust's types that must never reach a user (Rust's integer types in
@@ -134,6 +136,8 @@ VALID: dict[str, dict] = {
     "envdist.wrappers.make": {"env_id": "maze/classic"},
     "envdist.wrappers.make_vec": {"env_ids": "maze/classic", "num_envs": 2},
     "envdist.adapters.vagen.VagenEnv": {"env_id": "maze/classic"},
+    "envdist.adapters.verl_reward.compute_score": {"solution_str": "3", "ground_truth": "count-objects/classic|H4|5|0"},
+    "envdist.adapters.verl_reward.score_reply": {"ticket": "count-objects/classic|H4|5|0", "reply": "3"},
 }
 
 #: Instances whose methods are swept, each made ready to step.
@@ -159,6 +163,7 @@ METHOD_VALID = {
     "harness_text": lambda obj: {"i": 0} if hasattr(obj, "num_envs") else {},
     "observation": lambda obj: {"obs": obj.env.reset(seed=0)[0]},
     "parse": lambda obj: {"ticket": "maze/classic|H4|3|0"},
+    "parse_action": lambda obj: {"text": "left"},
 }
 
 #: Public names that are not entries to sweep, and why.

@@ -1,7 +1,8 @@
 //! One shared, named, discrete action space for every environment.
 //!
 //! Multi-turn environments use the moves, `interact` and `wait`; single-turn environments
-//! answer with `answer_0` .. `answer_15` (their rules text says what each answer means).
+//! answer with `answer_0` .. `answer_15` (their rules text says what each answer means, and
+//! their [`crate::AnswerVocabulary`] says it to the text parser: `3`, `yes`, `left`, `red`).
 //! Sharing one space lets one policy head serve the whole pool, and the text names let an
 //! LLM agent play: every action parses back from its name.
 
@@ -42,7 +43,8 @@ impl ActionId {
 
     /// The answer action `answer_k`, if `k < NUM_ANSWERS`.
     pub fn answer(k: usize) -> Option<Self> {
-        (k < NUM_ANSWERS).then_some(Self(6 + k as u8))
+        // Lazily: `6 + k as u8` overflows for k >= 250 (`answer 255` in a reply).
+        (k < NUM_ANSWERS).then(|| Self(6 + k as u8))
     }
 
     /// This action's index in `0..NUM_ACTIONS`.
@@ -123,16 +125,33 @@ impl FromStr for ActionId {
     }
 }
 
-/// Error reading an action out of free text ([`ActionId::parse_text`]).
+/// What [`ActionId::parse_text`] accepts, as its errors say it.
+pub const ACTION_NAMES_EXPECTED: &str = "one of up, down, left, right, interact, wait, \
+     answer_0..answer_15 (e.g. `left`, `answer_3`, `<answer>left</answer>`)";
+
+/// Error reading an action out of free text ([`ActionId::parse_text`], or an environment's
+/// [`crate::AnswerVocabulary::parse`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "cannot read an action from {text:?}: {reason}; expected one of up, down, left, right, interact, wait, answer_0..answer_15 (e.g. `left`, `answer_3`, `<answer>left</answer>`)"
-)]
+#[error("cannot read an action from {text:?}: {reason}; expected {expected}")]
 pub struct ParseActionTextError {
     /// The text (cut to 120 characters).
     pub text: String,
-    /// What was wrong: no action named, or several different ones.
+    /// What was wrong: no action named, several different ones, an answer the environment
+    /// does not have.
     pub reason: String,
+    /// What the reader accepts: [`ACTION_NAMES_EXPECTED`], or the environment's answers.
+    pub expected: String,
+}
+
+impl ParseActionTextError {
+    /// The error for `text` (kept to its first 120 characters).
+    pub fn new(text: &str, reason: impl Into<String>, expected: impl Into<String>) -> Self {
+        Self {
+            text: text.chars().take(120).collect(),
+            reason: reason.into(),
+            expected: expected.into(),
+        }
+    }
 }
 
 /// The action a single word names, if any (`north` = `up`, ...).
@@ -153,7 +172,7 @@ fn word_action(word: &str) -> Option<ActionId> {
 
 /// The text inside the last `<tag>...</tag>` for the tags VLM prompts use, or after the last
 /// `action:` / `answer:` marker.
-fn focus(lower: &str) -> Option<&str> {
+pub(crate) fn focus(lower: &str) -> Option<&str> {
     for tag in ["answer", "action"] {
         let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
         if let Some(end) = lower.rfind(&close)
@@ -174,6 +193,15 @@ fn focus(lower: &str) -> Option<&str> {
         .map(|i| &lower[i..])
 }
 
+/// The words of lower-cased text: runs of ASCII letters, digits and `_` (`answer_3` is one
+/// word, `up-right` two).
+pub(crate) fn words(lower: &str) -> Vec<&str> {
+    lower
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
 impl ActionId {
     /// Read an action out of text the way a VLM writes it. In order: the canonical names and
     /// aliases ([`FromStr`]); else the inside of the last `<answer>..</answer>` or
@@ -188,10 +216,7 @@ impl ActionId {
         }
         let lower = text.to_lowercase();
         let part = focus(&lower).unwrap_or(&lower);
-        let words: Vec<&str> = part
-            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .filter(|w| !w.is_empty())
-            .collect();
+        let words = words(part);
         let mut found: Vec<ActionId> = Vec::new();
         let mut bad_answer = None;
         for (i, w) in words.iter().enumerate() {
@@ -218,10 +243,7 @@ impl ActionId {
                 found.push(a);
             }
         }
-        let err = |reason: String| ParseActionTextError {
-            text: text.chars().take(120).collect(),
-            reason,
-        };
+        let err = |reason: String| ParseActionTextError::new(text, reason, ACTION_NAMES_EXPECTED);
         match found.as_slice() {
             [a] => Ok(*a),
             [] => Err(err(
@@ -352,6 +374,8 @@ mod tests {
             .to_string();
         assert!(e.contains("several") && e.contains("left, right"), "{e}");
         let e = ActionId::parse_text("answer 16").unwrap_err().to_string();
+        assert!(e.contains("out of range"), "{e}");
+        let e = ActionId::parse_text("answer 255").unwrap_err().to_string();
         assert!(e.contains("out of range"), "{e}");
         let long = "x".repeat(500);
         let e = ActionId::parse_text(&long).unwrap_err();

@@ -5,6 +5,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::action::{ActionId, ActionMask};
+use crate::answer::AnswerVocabulary;
 use crate::error::InvalidValue;
 use crate::harness::{HarnessLevel, HarnessText};
 use crate::image::Rgb8Image;
@@ -242,6 +243,13 @@ pub trait Env: Send {
     /// The built-in solver's action in the current state, if the env has one.
     fn oracle_action(&mut self) -> Option<ActionId> {
         None
+    }
+    /// What the answer actions mean in the current state (`answer_3` is the count 3, `yes`,
+    /// the green candidate), for reading a reply written in words
+    /// ([`AnswerVocabulary::parse`]). Empty (the default) where actions mean only their names.
+    /// Never shown to the policy: it is how text is read, not what the env observes.
+    fn answer_vocabulary(&self) -> AnswerVocabulary {
+        AnswerVocabulary::default()
     }
 }
 

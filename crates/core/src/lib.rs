@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod action;
+pub mod answer;
 pub mod data;
 pub mod env;
 pub mod error;
@@ -44,8 +45,10 @@ pub mod rng;
 pub mod serde_words;
 
 pub use action::{
-    ActionId, ActionMask, NUM_ACTIONS, NUM_ANSWERS, ParseActionError, ParseActionTextError,
+    ACTION_NAMES_EXPECTED, ActionId, ActionMask, NUM_ACTIONS, NUM_ANSWERS, ParseActionError,
+    ParseActionTextError,
 };
+pub use answer::{AnswerVocabulary, Direction, Meaning};
 pub use data::{
     AbilityProfile, AbilityTransition, CONFLICT_COSINE, CosineAgreement, GRADIENT_SCHEMA_VERSION,
     GradientSet, MetaAbility, PROFILE_SCHEMA_VERSION, PairSummary, ProfileSet,

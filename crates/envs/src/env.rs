@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use envdist_core::{
-    ActionId, ActionMask, Env, EnvSpec, HarnessChannel, HarnessLevel, HarnessSchedule, HarnessText,
-    Observation, Rgb8Image, Rng, Step, Task, Turn,
+    ActionId, ActionMask, AnswerVocabulary, Env, EnvSpec, HarnessChannel, HarnessLevel,
+    HarnessSchedule, HarnessText, Observation, Rgb8Image, Rng, Step, Task, Turn,
 };
 
 use crate::render::{Grid, HintStyle, Renderer, Theme};
@@ -54,6 +54,10 @@ pub(crate) trait Game: Send {
     fn subgoal(&mut self, out: &mut String);
     /// Rules channel (legend of the text observation included).
     fn rules(&self, out: &mut String);
+    /// What the answer actions mean now, in the words the instruction and the rules use
+    /// (single-turn families; multi-turn moves mean only their names). Read-only: declaring a
+    /// vocabulary draws nothing and changes no observation.
+    fn answers(&self, _out: &mut AnswerVocabulary) {}
     /// Step limit at `scale`.
     fn horizon(&self, scale: u32) -> u32;
 }
@@ -451,5 +455,13 @@ impl Env for SuiteEnv {
             }
         };
         Some(if self.variant.mirror { mirror(a) } else { a })
+    }
+
+    /// The game's answers. Mirrored controls swap the moves, never an answer slot, so the
+    /// vocabulary needs no mapping.
+    fn answer_vocabulary(&self) -> AnswerVocabulary {
+        let mut v = AnswerVocabulary::default();
+        self.game.answers(&mut v);
+        v
     }
 }

@@ -114,3 +114,42 @@ fn bench_json_has_the_documented_keys() {
     assert!(v["vectorized_steps_per_s"].as_f64().unwrap() > 0.0);
     assert!(v["threads"].as_u64().unwrap() >= 1);
 }
+
+#[test]
+fn answer_reads_a_reply_in_words_and_names_the_answers_when_it_cannot() {
+    let play = |reply: &str| {
+        xtask(&[
+            "envs",
+            "answer",
+            "--env",
+            "reachability/classic",
+            "--seed",
+            "2",
+            "--json",
+            reply,
+        ])
+    };
+    let solver = {
+        let out = play("answer_0");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["solver"].as_str().unwrap().to_string()
+    };
+    let words = if solver == "answer_1" { "yes" } else { "no" };
+    let out = play(&format!("<answer>{words}</answer>"));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["action"], solver.as_str());
+    assert_eq!(v["success"], true);
+    assert_eq!(v["meaning"][0], words);
+    let bad = play("perhaps");
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("yes / reachable") && err.contains("perhaps"),
+        "{err}"
+    );
+}

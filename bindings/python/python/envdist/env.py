@@ -41,7 +41,9 @@ MAX_CANVAS: int = _envdist.MAX_CANVAS
 def parse_action(text: str) -> int:
     """The action index a text names, read the way a VLM writes it: ``"left"``,
     ``"Action: move left"``, ``"<answer>answer_3</answer>"``, ``"3"``. ``ValueError`` when
-    the text names no action or several different ones."""
+    the text names no action or several different ones. By the action names alone: an env's
+    :meth:`EnvdistEnv.parse_action` (what ``step(text)`` uses) also reads a single-turn env's
+    answers in words (``"yes"``, ``"three"``, ``"above"``, ``"the green one"``)."""
     _check.string("text", text, "an action text (a str such as 'left' or '<answer>answer_3</answer>')")
     try:
         return _envdist.parse_action(text)
@@ -121,8 +123,9 @@ class EnvdistEnv(gym.Env):
 
     Observation: ``{"image": uint8 HxWx3, "instruction": the task statement, "text": the
     harness channels present at this level, joined (empty at H4)}``. Actions: an index of the
-    shared space (``Discrete(22)``) or a text (``"left"``, ``"answer_3"``, read the way a VLM
-    writes it; ``ValueError`` on text naming no action). ``info``: ``success``, ``abilities``
+    shared space (``Discrete(22)``) or a text (``"left"``, ``"answer_3"``, and a single-turn
+    env's answers in words, ``"3"``, ``"yes"``, ``"above"``: read the way a VLM writes it by
+    :meth:`parse_action`; ``ValueError`` on text naming no action). ``info``: ``success``, ``abilities``
     (atomic ability tags of the step), ``harness``, ``scale``, ``seed``, ``env_id``,
     ``action_mask`` (legal actions; every action once the episode is over, so that it is never
     empty), ``illegal_action`` (whether the action just played was not legal: a no-op that cost
@@ -208,7 +211,7 @@ class EnvdistEnv(gym.Env):
         return self._observation(image, text), self._info(legal, False, [], text, False)
 
     def step(self, action):
-        a = action_index(action)
+        a = self.parse_action(action) if isinstance(action, str) else action_index(action)
         if self._image is None:
             raise ResetNeeded(f"{self.env_id}: {RESET_NEEDED}")
         if self._ended is not None and not self._warned_after_end:
@@ -249,6 +252,27 @@ class EnvdistEnv(gym.Env):
     def oracle_action(self) -> int | None:
         """The built-in solver's action now (``None`` once the episode is over)."""
         return self._env.oracle_action()
+
+    def parse_action(self, text: str) -> int:
+        """The action index ``text`` names in this env's current state: what ``step(text)``
+        plays. A single-turn env reads its answers in the words its question uses (a count
+        ``"3"`` or ``"three"``, ``"yes"``/``"no"``, ``"above"``, ``"up-right"``, a colour, a shape,
+        ``"top left"``, ``"candidate 2"``; see :meth:`answers`), inside ``<answer></answer>``,
+        after ``Answer:`` or alone; the slot form (``"answer_3"``) and the other action names
+        read as :func:`parse_action` reads them. ``ValueError`` (naming the env's answers) when
+        the text names none, several, or an answer the question does not have."""
+        _check.string("text", text, "an action text (a str such as 'yes', 'left' or '<answer>3</answer>')")
+        try:
+            return self._env.parse_action(text)
+        except ValueError as e:
+            raise ValueError(f"text: {e}") from None
+
+    def answers(self) -> dict[str, list[str]]:
+        """What each answer action means in the current state, by action name: its words, the
+        canonical first (``{"answer_1": ["yes", "reachable", ...], "answer_0": ["no", ...]}``);
+        empty for a multi-turn env. Not part of the observation: what the parser reads, for a
+        prompt or a log."""
+        return {ACTION_NAMES[i]: words for i, words in self._env.answers()}
 
     def _observation(self, image: np.ndarray, text: dict[str, str | None] | None = None) -> dict:
         return {

@@ -24,7 +24,6 @@ from .env import (
     illegal_message,
     join_channels,
     mask_array,
-    parse_action,
     text_space,
 )
 
@@ -51,10 +50,11 @@ class EnvdistVectorEnv(VectorEnv):
     ``SyncVectorEnv`` over ``envdist.make`` envs, so both play the same episodes. ``info``:
     ``success``, ``action_mask`` (legal actions; every action for a sub-env whose episode just
     ended, since its next action is ignored, so a mask is never empty) and ``illegal_action``,
-    each with its ``_``-prefixed mask. Actions: an int array, or a sequence of action texts.
-    ``illegal_action`` (``"noop"``, ``"warn"``, ``"raise"``) works as in the single env. A
-    ``step`` before the first ``reset`` raises :class:`envdist.ResetNeeded` (a ``RuntimeError``,
-    and Gymnasium's ``ResetNeeded``), as in the single env.
+    each with its ``_``-prefixed mask. Actions: an int array, or a sequence of action texts
+    (each read in its env's state as ``EnvdistEnv.parse_action`` reads it: a single-turn env's
+    answers in words). ``illegal_action`` (``"noop"``, ``"warn"``, ``"raise"``) works as in the
+    single env. A ``step`` before the first ``reset`` raises :class:`envdist.ResetNeeded` (a
+    ``RuntimeError``, and Gymnasium's ``ResetNeeded``), as in the single env.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": ["rgb_array"]}
@@ -221,13 +221,8 @@ class EnvdistVectorEnv(VectorEnv):
 
     def _actions(self, actions) -> np.ndarray:
         if isinstance(actions, (list, tuple)) and actions and all(isinstance(a, str) for a in actions):
-            parsed = []
-            for i, a in enumerate(actions):
-                try:
-                    parsed.append(parse_action(a))
-                except ValueError as e:
-                    raise ValueError(f"actions[{i}]: {str(e).removeprefix('text: ')}") from None
-            actions = parsed
+            # Each text is read in its own env's state: a single-turn env's answers in words.
+            actions = self._vec.parse_actions(list(actions))
         if isinstance(actions, str):
             raise TypeError(f"actions: expected {self.num_envs} action indices or texts (one per env), found one str")
         try:

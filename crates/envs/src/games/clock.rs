@@ -1,6 +1,6 @@
 //! `clock-direction` (single-turn): which way does the arrow point?
 
-use envdist_core::{ActionId, ActionMask, Rng};
+use envdist_core::{ActionId, ActionMask, AnswerVocabulary, Direction, Meaning, Rng};
 
 use super::single::{answer_action, judge};
 use crate::env::{Game, Status};
@@ -104,5 +104,11 @@ impl Game for Clock {
     }
     fn horizon(&self, _: u32) -> u32 {
         1
+    }
+    fn answers(&self, out: &mut AnswerVocabulary) {
+        for k in 0..self.dirs {
+            let d = Direction::CLOCKWISE[k * (8 / self.dirs)];
+            out.push(answer_action(k), [Meaning::Direction(d)]);
+        }
     }
 }

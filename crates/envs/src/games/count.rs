@@ -2,8 +2,9 @@
 //! Scale = number of objects, 3..=12. Rule 0 counts red; rule 1 (the `count-blue` twin)
 //! counts blue: the same image asks for another answer.
 
-use envdist_core::{ActionId, ActionMask, Rng};
+use envdist_core::{ActionId, ActionMask, AnswerVocabulary, Rng};
 
+use super::single::numbers;
 use super::util::{Pos, random_cells};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
@@ -118,5 +119,8 @@ impl Game for Count {
     }
     fn horizon(&self, _scale: u32) -> u32 {
         1
+    }
+    fn answers(&self, out: &mut AnswerVocabulary) {
+        numbers(out);
     }
 }

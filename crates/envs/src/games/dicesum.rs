@@ -1,8 +1,8 @@
 //! `dice-sum` (single-turn): how many pips do the dice show in all?
 
-use envdist_core::{ActionId, ActionMask, Rng};
+use envdist_core::{ActionId, ActionMask, AnswerVocabulary, Rng};
 
-use super::single::{answer_action, judge};
+use super::single::{answer_action, judge, numbers};
 use super::util::random_cells;
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
@@ -78,5 +78,8 @@ impl Game for DiceSum {
     }
     fn horizon(&self, _: u32) -> u32 {
         1
+    }
+    fn answers(&self, out: &mut AnswerVocabulary) {
+        numbers(out);
     }
 }

@@ -1,6 +1,6 @@
 //! `odd-one-out` (single-turn): which item differs from the others in colour or shape?
 
-use envdist_core::{ActionId, ActionMask, Rng};
+use envdist_core::{ActionId, ActionMask, AnswerVocabulary, Meaning, Rng};
 
 use super::single::{SHAPE_CH, SHAPE_NAMES, SHAPES, answer_action, judge};
 use crate::env::{Game, Status};
@@ -97,5 +97,26 @@ impl Game for OddOneOut {
     }
     fn horizon(&self, _: u32) -> u32 {
         1
+    }
+    fn answers(&self, out: &mut AnswerVocabulary) {
+        // An item is its place on the 3x3 board, its number, and its looks: the odd item's
+        // colour (or shape) names it alone; the shared one names every other item.
+        for (i, it) in self.items.iter().enumerate() {
+            let cell = Meaning::Cell {
+                row: (i / 3) as u8,
+                col: (i % 3) as u8,
+                rows: 3,
+                cols: 3,
+            };
+            out.push(
+                answer_action(i),
+                [
+                    cell,
+                    Meaning::Item(i as u32),
+                    Meaning::Colour(OBJECT_COL_NAMES[it.3]),
+                    Meaning::Shape(SHAPE_NAMES[it.2]),
+                ],
+            );
+        }
     }
 }

@@ -1,9 +1,10 @@
 //! Held-out families (never in the pool): their abilities overlap the pool's only partly,
 //! as unseen benchmarks do.
 
-use envdist_core::{ActionId, ActionMask, Rng};
+use envdist_core::{ActionId, ActionMask, AnswerVocabulary, Rng};
 
 use super::maze::{AGENT, GOAL};
+use super::single::numbers;
 use super::util::{Pos, bfs, flood, move_mask, random_cells, step_pos};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, OBJECT_COL_NAMES, OBJECT_COLS, Shape};
@@ -581,5 +582,8 @@ impl Game for Arith {
     }
     fn horizon(&self, _: u32) -> u32 {
         1
+    }
+    fn answers(&self, out: &mut AnswerVocabulary) {
+        numbers(out);
     }
 }

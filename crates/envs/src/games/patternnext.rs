@@ -1,6 +1,6 @@
 //! `pattern-next` (single-turn): which colour continues the cycle?
 
-use envdist_core::{ActionId, ActionMask, Rng};
+use envdist_core::{ActionId, ActionMask, AnswerVocabulary, Meaning, Rng};
 
 use super::single::{answer_action, judge};
 use crate::env::{Game, Status};
@@ -99,5 +99,16 @@ impl Game for PatternNext {
     }
     fn horizon(&self, _: u32) -> u32 {
         1
+    }
+    fn answers(&self, out: &mut AnswerVocabulary) {
+        for (k, c) in self.cands.iter().enumerate() {
+            out.push(
+                answer_action(k),
+                [
+                    Meaning::Colour(OBJECT_COL_NAMES[*c]),
+                    Meaning::Item(k as u32),
+                ],
+            );
+        }
     }
 }

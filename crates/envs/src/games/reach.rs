@@ -2,9 +2,10 @@
 //! gives a side of `2*scale + 3`. Rule 0 asks "reachable?" (answer_1 = yes); rule 1 (the
 //! `blocked` twin) asks "blocked?" (answer_1 = yes): the same image, the inverted answer.
 
-use envdist_core::{ActionId, ActionMask, Rng};
+use envdist_core::{ActionId, ActionMask, AnswerVocabulary, Rng};
 
 use super::maze::{AGENT, GOAL};
+use super::single::yes_no;
 use super::util::{Pos, bfs, flood, random_cells};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Grid};
@@ -113,5 +114,18 @@ impl Game for Reach {
     }
     fn horizon(&self, _scale: u32) -> u32 {
         1
+    }
+    fn answers(&self, out: &mut AnswerVocabulary) {
+        // The same adjectives answer both twins: `blocked` is a no to "reachable?" and a yes
+        // to "blocked off?".
+        let (open, shut): (&[&str], &[&str]) = (
+            &["reachable", "connected"],
+            &["unreachable", "blocked", "disconnected"],
+        );
+        if self.rule == 0 {
+            yes_no(out, open, shut);
+        } else {
+            yes_no(out, shut, open);
+        }
     }
 }

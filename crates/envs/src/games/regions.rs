@@ -1,6 +1,6 @@
 //! `largest-region` (single-turn): which colour's region is largest (or smallest)?
 
-use envdist_core::{ActionId, ActionMask, Rng};
+use envdist_core::{ActionId, ActionMask, AnswerVocabulary, Meaning, Rng};
 
 use super::single::{answer_action, judge};
 use super::util::random_cells;
@@ -114,5 +114,10 @@ impl Game for Regions {
     }
     fn horizon(&self, _: u32) -> u32 {
         1
+    }
+    fn answers(&self, out: &mut AnswerVocabulary) {
+        for (k, name) in OBJECT_COL_NAMES.iter().take(self.k).enumerate() {
+            out.push(answer_action(k), [Meaning::Colour(name)]);
+        }
     }
 }

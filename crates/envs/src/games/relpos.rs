@@ -1,6 +1,6 @@
 //! `relative-position` (single-turn): where is one object relative to another?
 
-use envdist_core::{ActionId, ActionMask, Rng};
+use envdist_core::{ActionId, ActionMask, AnswerVocabulary, Direction, Meaning, Rng};
 
 use super::single::{answer_action, judge};
 use super::util::random_cells;
@@ -135,5 +135,19 @@ impl Game for RelPos {
     }
     fn horizon(&self, _: u32) -> u32 {
         1
+    }
+    fn answers(&self, out: &mut AnswerVocabulary) {
+        // Both twins ask where one object is relative to the other: the rules' order.
+        for (k, d) in [
+            Direction::Left,
+            Direction::Right,
+            Direction::Up,
+            Direction::Down,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            out.push(answer_action(k), [Meaning::Direction(d)]);
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! `shape-match` (single-turn): which candidate has the reference shape?
 
-use envdist_core::{ActionId, ActionMask, Rng};
+use envdist_core::{ActionId, ActionMask, AnswerVocabulary, Meaning, Rng};
 
 use super::single::{SHAPE_CH, SHAPE_NAMES, SHAPES, answer_action, judge};
 use crate::env::{Game, Status};
@@ -95,5 +95,14 @@ impl Game for ShapeMatch {
     }
     fn horizon(&self, _: u32) -> u32 {
         1
+    }
+    fn answers(&self, out: &mut AnswerVocabulary) {
+        // Candidates' shapes are distinct; their colours are random and do not matter.
+        for (k, (s, _)) in self.cands.iter().enumerate() {
+            out.push(
+                answer_action(k),
+                [Meaning::Shape(SHAPE_NAMES[*s]), Meaning::Item(k as u32)],
+            );
+        }
     }
 }

@@ -1,8 +1,8 @@
 //! `symmetry` (single-turn): is the pattern mirror-symmetric?
 
-use envdist_core::{ActionId, ActionMask, Rng};
+use envdist_core::{ActionId, ActionMask, AnswerVocabulary, Rng};
 
-use super::single::{answer_action, judge};
+use super::single::{answer_action, judge, yes_no};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid};
 
@@ -102,5 +102,16 @@ impl Game for Symmetry {
     }
     fn horizon(&self, _: u32) -> u32 {
         1
+    }
+    fn answers(&self, out: &mut AnswerVocabulary) {
+        let (sym, asym): (&[&str], &[&str]) = (
+            &["symmetric", "symmetrical"],
+            &["asymmetric", "asymmetrical"],
+        );
+        if self.rule == 0 {
+            yes_no(out, sym, asym);
+        } else {
+            yes_no(out, asym, sym);
+        }
     }
 }

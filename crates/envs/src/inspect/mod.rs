@@ -1,17 +1,20 @@
-//! Looking at the suite from outside, as `cargo xtask envs solvers|render|bench` does: how
-//! often each family's solver wins ([`solver_success`]), one solver episode written out as
-//! frames and text ([`render_episode`]), and how fast the suite steps ([`bench`]).
+//! Looking at the suite from outside, as `cargo xtask envs solvers|render|answer|bench` does:
+//! how often each family's solver wins ([`solver_success`]), one solver episode written out as
+//! frames and text ([`render_episode`]), one reply read and played as the env reads it
+//! ([`answer_task`]), and how fast the suite steps ([`bench`]).
 //!
 //! Like the rest of the crate it draws and prints nothing: long loops report through a
 //! callback, and the caller formats the records.
 
+mod answer;
 pub mod bench;
 mod episode;
 mod solvers;
 
 use envdist_core::env::UnknownEnv;
-use envdist_core::{FileError, InvalidValue};
+use envdist_core::{FileError, InvalidValue, ParseActionTextError};
 
+pub use answer::{AnswerWords, AnsweredReply, answer_task};
 pub use episode::{
     EPISODE_SCHEMA_VERSION, EpisodeFile, EpisodeStep, RenderSummary, contact_sheet,
     episode_markdown, render_episode,
@@ -29,6 +32,9 @@ pub enum InspectError {
     /// A value out of range (`scale` outside the environment's range, zero `seeds`/`steps`).
     #[error(transparent)]
     Invalid(#[from] InvalidValue),
+    /// A reply names no action of the environment (the error lists its answers).
+    #[error(transparent)]
+    Reply(#[from] ParseActionTextError),
     /// A frame could not be written.
     #[error(transparent)]
     Png(#[from] PngError),

@@ -22,7 +22,9 @@ class VagenEnv:
 
     ``reset(seed)`` returns ``(obs, info)`` and ``step(action_str)`` returns ``(obs, reward,
     done, info)``; ``obs`` is ``{"obs_str": prompt text with an <image> placeholder,
-    "multi_modal_data": {"<image>": [HxWx3 uint8 array]}}``. Text that names no action is not
+    "multi_modal_data": {"<image>": [HxWx3 uint8 array]}}``. ``action_str`` is read in the
+    env's state (``EnvdistEnv.parse_action``): a single-turn env's answers in words (``"yes"``,
+    ``"3"``, ``"above"``), the action names everywhere. Text that names no action is not
     an exception here (a policy writes garbage while it learns): the state stays, the reward
     is ``invalid_action_penalty``, ``info["action_is_valid"]`` is False and ``info["error"]``
     says why; such turns count toward the horizon. ``info`` also has ``success``,
@@ -74,7 +76,8 @@ class VagenEnv:
         if self._done:
             raise RuntimeError("step after the episode ended: call reset() first")
         try:
-            action = envdist.parse_action(action_str)
+            # Read in this env's state: a single-turn env's answers in words ("yes", "3").
+            action = self.env.parse_action(action_str)
         except (ValueError, TypeError) as e:
             self._turns += 1
             info = self.env._info(0, success=False, abilities=[])

@@ -39,6 +39,11 @@ The sampler is ``Stateful`` in torchdata's sense (``state_dict``/``load_state_di
 checkpoint (``StatefulDataLoader.state_dict()`` saved in ``global_step_N/data.pt``) carries the
 curriculum state and resume restores it instead of replaying draws.
 
+The reward: ``custom_reward_function.path`` set to ``envdist/adapters/verl_reward.py`` (its
+``compute_score``, also importable from here) replays a row's ticket and plays the reply, read by
+the env's own parser (a single-turn env's answer in words: ``"3"``, ``"yes"``, ``"above"``); its
+``acc`` is the success ``update`` reads by default.
+
 Robust PLR: ``train_mask(batch)`` gives, per sample, whether its episode should train
 (recorded when its row was served); the :func:`curriculum_trainer` subclass applies it.
 """
@@ -66,9 +71,9 @@ except ImportError:  # verl >= 0.8.0 dropped the curriculum sampler interface
         ) from e
     VERL_CALLS_UPDATE = False
 
+from envdist.adapters.verl_reward import TICKET_KEY, compute_score
 from envdist.curriculum import Curriculum, TaskSampler, Ticket
 
-TICKET_KEY = "envdist_ticket"
 
 
 def _get(cfg: Any, key: str, default: Any = None) -> Any:
@@ -416,6 +421,7 @@ __all__ = [
     "EnvdistCurriculumSampler",
     "TICKET_KEY",
     "VERL_CALLS_UPDATE",
+    "compute_score",
     "create_rl_sampler",
     "curriculum_trainer",
     "dataset_rows",

@@ -3,7 +3,7 @@
 //! balanced. Scale = objects on both pans together, 2..=8; the three verdicts are equally
 //! likely at every scale.
 
-use envdist_core::{ActionId, ActionMask, Rng};
+use envdist_core::{ActionId, ActionMask, AnswerVocabulary, Direction, Meaning, Rng};
 
 use super::super::single::{answer_action, judge};
 use super::super::util::{Pos, count_of, random_cells};
@@ -140,5 +140,20 @@ impl Game for Balance {
     }
     fn horizon(&self, _: u32) -> u32 {
         1
+    }
+    fn answers(&self, out: &mut AnswerVocabulary) {
+        // "Which pan is heavier?": a side, or that neither is (`balanced`, `equal`; `not
+        // balanced` fits both sides, so it narrows a side down and names none alone).
+        let even = |holds| {
+            [
+                Meaning::claim("balanced", holds),
+                Meaning::claim("equal", holds),
+            ]
+        };
+        for (k, side) in [Direction::Left, Direction::Right].into_iter().enumerate() {
+            out.push(answer_action(k), [Meaning::Direction(side)]);
+            out.push(answer_action(k), even(false));
+        }
+        out.push(answer_action(2), even(true));
     }
 }

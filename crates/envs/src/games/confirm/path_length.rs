@@ -2,9 +2,9 @@
 //! to the green end? Short side branches lead nowhere and do not count. Scale 1..=3: boards
 //! 5x5, 6x6, 7x7 with paths of 3..=6, 6..=10, 9..=15 steps and 1, 2, 3 side branches.
 
-use envdist_core::{ActionId, ActionMask, Rng};
+use envdist_core::{ActionId, ActionMask, AnswerVocabulary, Rng};
 
-use super::super::single::{answer_action, judge};
+use super::super::single::{answer_action, judge, numbers};
 use super::super::util::{Pos, bfs, step_pos};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
@@ -201,5 +201,8 @@ impl Game for PathLength {
     }
     fn horizon(&self, _: u32) -> u32 {
         1
+    }
+    fn answers(&self, out: &mut AnswerVocabulary) {
+        numbers(out);
     }
 }
