@@ -12,12 +12,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
-const SIBLINGS: [&str; 5] = [
+const SIBLINGS: [&str; 6] = [
     "envdist-envs",
     "envdist-profiling",
     "envdist-selection",
     "envdist-curriculum",
     "envdist-trainer",
+    "envdist-world",
 ];
 const COMPOSITION_ROOTS: [&str; 4] = [
     "xtask",
@@ -108,7 +109,7 @@ impl Graph {
 }
 
 #[test]
-fn workspace_has_the_ten_members() {
+fn workspace_has_the_eleven_members() {
     let g = Graph::load();
     let mut names: Vec<&str> = g.members.iter().map(|id| g.names[id].as_str()).collect();
     names.sort_unstable();
