@@ -43,7 +43,8 @@ pub struct WorldConfig {
     /// Share of its family's abilities a twin inverts (at least one; the family's task is
     /// always inverted). Default 0.5: "an opposed direction on some".
     pub twin_inverted_share: f32,
-    /// Scales run `1..=scale_max`. Default 4: enough for HDC's two windows per level.
+    /// Scales run `1..=scale_max`. Default 5: HDC's two windows per level of three and two
+    /// scales, and a middle scale (3) half-way, as evaluation's middle is.
     pub scale_max: u32,
 
     /// Share of an environment's skill carried by its annotated abilities: transfer along
@@ -61,17 +62,31 @@ pub struct WorldConfig {
     /// cancel the original's. Default 0.5 (the premise of the conflict term: multimodal rule
     /// variants are polarised).
     pub conflict: f32,
-    /// Logit every environment loses per unit of logit learnt on the others (a learner of
-    /// finite capacity; a linear kernel alone cannot make a fine-tune cost unrelated tasks
-    /// on average). Default 0 (off).
+    /// Logit an environment loses, at most, to training that does not do its work (other
+    /// families' episodes, less the share of its abilities they require): a finite learner
+    /// drifts away from what it does not use (a linear kernel alone cannot make a fine-tune
+    /// cost unrelated tasks on average). Default 0 (off).
     pub interference: f32,
+    /// Unrelated episodes (each weighted by the share of the environment's work it did not
+    /// do) after which an environment has lost 63% of `interference`: drift is bounded, as a KL
+    /// penalty to the base bounds it (the record's arms trained 30 probes' worth of steps and
+    /// ended 0.06-0.30 nats from the base). Default 800, one probe (the episodes one
+    /// environment gets in a default arm of `xtask world-map`).
+    pub interference_episodes: f32,
+    /// Episodes on an environment's family (itself included) after which its drift is down to
+    /// 37% (`exp(-episodes / protection_episodes)`).
+    /// Default 80, a tenth of `interference_episodes`: training optimises what it plays, so
+    /// practice restores what drift takes far faster than unrelated training erodes it (in the
+    /// record an arm's trained environments gained more, +8.6 to +12.3, than a probe alone,
+    /// +7.5, on as many steps each).
+    pub protection_episodes: f32,
     /// Logit gained per episode at success `p`: `learning_rate * p * (1 - p)` along the
     /// environment's skill vector (the expected policy-gradient step of a binary reward, so
     /// returns diminish near 0 and 1 success). Default 0.01.
     pub learning_rate: f32,
     /// Episodes of practice on one environment after which a step on it is worth half the
     /// first: each step is divided by `1 + played / saturation` (diminishing returns of
-    /// repeating one environment, on top of the `p (1 - p)` of success near 1). Default 600,
+    /// repeating one environment, on top of the `p (1 - p)` of success near 1). Default 800,
     /// the episodes each environment of a default selection gets (`xtask world-map`'s
     /// budget over its `k`): its last episode teaches half what its first did.
     pub saturation: f32,
@@ -84,6 +99,10 @@ pub struct WorldConfig {
     pub variant_spread: f32,
     /// Logit lost from the smallest to the largest scale. Default 1.0.
     pub scale_difficulty: f32,
+    /// Shape of that loss: at a fraction `f` of the way from the smallest scale to the
+    /// largest, `scale_difficulty * f^scale_curve` is lost. Default 1 (linear); below 1 the
+    /// first steps up in scale cost most.
+    pub scale_curve: f32,
     /// Logit the full harness (H0) adds over bare pixels (H4), linear in the level. Default
     /// 0.5.
     pub scaffold: f32,
@@ -102,6 +121,11 @@ pub struct WorldConfig {
     /// environment at 50% success (lower success: noisier, as a policy gradient's variance
     /// goes with `p (1 - p)` and its mean with `p (1 - p)` too). Default 0.5.
     pub gradient_noise: f32,
+    /// Share of an observed gradient's signal that is the exact gradient; the rest is a fixed
+    /// direction of the environment's own (the same in every draw: reliable, yet unrelated
+    /// to transfer), as a real network's gradient holds directions that move nothing else a
+    /// selection cares about. Default 1: the premise of the conflict term.
+    pub gradient_relevance: f32,
     /// Episodes an observed gradient is taken from; an environment that none of them solves
     /// (or all of them) gives an exactly zero row, as a real estimator with a mean baseline
     /// does. Default 128 (the study's `gradients.rollouts_per_env`).
@@ -119,47 +143,56 @@ impl Default for WorldConfig {
             ability_skew: 1.0,
             twin_fraction: 0.5,
             twin_inverted_share: 0.5,
-            scale_max: 4,
+            scale_max: 5,
             transfer: 0.5,
             family_share: 0.2,
             trunk: 0.0,
             conflict: 0.5,
             interference: 0.0,
+            interference_episodes: 800.0,
+            protection_episodes: 80.0,
             learning_rate: 0.01,
-            saturation: 600.0,
+            saturation: 800.0,
             base_logit: -1.0,
             family_spread: 1.5,
             variant_spread: 0.5,
             scale_difficulty: 1.0,
+            scale_curve: 1.0,
             scaffold: 0.5,
             h4_scarcity: 0.0,
             carry_over: 0.8,
             annotator_noise: 0.1,
             gradient_noise: 0.5,
+            gradient_relevance: 1.0,
             gradient_episodes: 128,
         }
     }
 }
 
 /// The knobs a sweep may set by name (`transfer=0.3`), with their values as `f32`.
-pub const KNOBS: [&str; 17] = [
+pub const KNOBS: [&str; 22] = [
     "transfer",
     "family_share",
     "trunk",
     "conflict",
     "interference",
+    "interference_episodes",
+    "protection_episodes",
     "learning_rate",
     "saturation",
     "base_logit",
     "family_spread",
     "variant_spread",
     "scale_difficulty",
+    "scale_curve",
     "scaffold",
     "h4_scarcity",
     "carry_over",
     "annotator_noise",
     "gradient_noise",
+    "gradient_relevance",
     "twin_fraction",
+    "ability_skew",
 ];
 
 impl WorldConfig {
@@ -171,18 +204,23 @@ impl WorldConfig {
             "trunk" => &mut self.trunk,
             "conflict" => &mut self.conflict,
             "interference" => &mut self.interference,
+            "interference_episodes" => &mut self.interference_episodes,
+            "protection_episodes" => &mut self.protection_episodes,
             "learning_rate" => &mut self.learning_rate,
             "saturation" => &mut self.saturation,
             "base_logit" => &mut self.base_logit,
             "family_spread" => &mut self.family_spread,
             "variant_spread" => &mut self.variant_spread,
             "scale_difficulty" => &mut self.scale_difficulty,
+            "scale_curve" => &mut self.scale_curve,
             "scaffold" => &mut self.scaffold,
             "h4_scarcity" => &mut self.h4_scarcity,
             "carry_over" => &mut self.carry_over,
             "annotator_noise" => &mut self.annotator_noise,
             "gradient_noise" => &mut self.gradient_noise,
+            "gradient_relevance" => &mut self.gradient_relevance,
             "twin_fraction" => &mut self.twin_fraction,
+            "ability_skew" => &mut self.ability_skew,
             _ => {
                 return Err(InvalidValue::new(
                     "knob",
@@ -292,6 +330,7 @@ impl Validate for WorldConfig {
             ("trunk", self.trunk),
             ("conflict", self.conflict),
             ("carry_over", self.carry_over),
+            ("gradient_relevance", self.gradient_relevance),
         ] {
             unit(name, v)?;
         }
@@ -309,12 +348,19 @@ impl Validate for WorldConfig {
             non_negative(name, v)?;
         }
         finite("base_logit", self.base_logit)?;
-        if !(self.saturation > 0.0) {
-            return Err(InvalidValue::new(
-                "saturation",
-                "a positive number of episodes (use a huge one for no saturation)",
-                self.saturation,
-            ));
+        for (name, v) in [
+            ("saturation", self.saturation),
+            ("interference_episodes", self.interference_episodes),
+            ("protection_episodes", self.protection_episodes),
+            ("scale_curve", self.scale_curve),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(InvalidValue::new(
+                    name,
+                    "a finite positive number (a huge one to switch the effect off)",
+                    v,
+                ));
+            }
         }
         if !(0.0..=10.0).contains(&self.annotator_noise) {
             return Err(InvalidValue::new(

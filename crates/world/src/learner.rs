@@ -1,7 +1,12 @@
 //! The learner: parameters the environments' skill vectors read, moved by training.
 //!
 //! Success of environment `e` at a level and scale is `sigmoid(offset + skill_e · theta -
-//! interference * (learning spent elsewhere) + scaffold skill below H4)`. One episode at
+//! drift_e + scaffold skill below H4)`, where `drift_e = interference * (1 - exp(-U /
+//! interference_episodes)) * exp(-P / protection_episodes)`: `U` sums, over the episodes
+//! played, the share of `e`'s work each did not do ([`World::overlap`]: none within its
+//! family, the share of `e`'s abilities it does not require elsewhere), and `P` counts the
+//! episodes played on `e`'s family. Drift takes what training does not use; practising an
+//! environment or its family keeps it (training optimises what it plays). One episode at
 //! success `p` moves `theta` by `learning_rate * p (1 - p)` along `skill_e`: the expected step
 //! of a policy gradient on a binary reward, whatever the episode's outcome. So learning is a
 //! function of the tasks played, not of the success draws, and the only randomness of a
@@ -19,9 +24,9 @@ use crate::world::World;
 pub struct Learner {
     theta: Vec<f32>,
     scaffold: Vec<f32>,
-    own: Vec<f32>,
     played: Vec<f32>,
-    total: f32,
+    unrelated: Vec<f32>,
+    practised: Vec<f32>,
 }
 
 /// One part of a practice mixture ([`Learner::practise`]): an environment at a level, with
@@ -59,9 +64,9 @@ impl Learner {
         Self {
             theta: vec![0.0; world.dim()],
             scaffold: vec![0.0; world.len()],
-            own: vec![0.0; world.len()],
             played: vec![0.0; world.len()],
-            total: 0.0,
+            unrelated: vec![0.0; world.len()],
+            practised: vec![0.0; world.len()],
         }
     }
 
@@ -96,8 +101,10 @@ impl Learner {
         } else {
             self.scaffold[e]
         };
-        world.offset(e, level, scale) + skill - c.interference * (self.total - self.own[e])
-            + scaffolded
+        let drift = c.interference
+            * (1.0 - (-self.unrelated[e] / c.interference_episodes).exp())
+            * (-self.practised[e] / c.protection_episodes).exp();
+        world.offset(e, level, scale) + skill - drift + scaffolded
     }
 
     /// Probability that environment `e` is solved at `level` and `scale`.
@@ -181,9 +188,14 @@ impl Learner {
             self.theta[i] += carry * step * w;
         }
         self.scaffold[e] += (1.0 - carry) * step;
-        self.own[e] += step;
         self.played[e] += episodes;
-        self.total += step;
+        for t in 0..world.len() {
+            let w = world.overlap(e, t);
+            self.unrelated[t] += episodes * (1.0 - w);
+            if world.same_family(e, t) {
+                self.practised[t] += episodes;
+            }
+        }
     }
 
     /// Play `task` once: draw its success from `rng`, learn from it when `trains`. Refuses a

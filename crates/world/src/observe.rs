@@ -15,6 +15,7 @@ use crate::world::World;
 
 const ANNOTATOR_STREAM: u64 = 0x414e_4e4f;
 const GRADIENT_STREAM: u64 = 0x4752_4144;
+const IRRELEVANT_STREAM: u64 = 0x4952_5245;
 
 /// The profiles an annotator with the world's `annotator_noise` writes: each true ability
 /// missed with probability `noise`, each other ability invented with probability `noise *
@@ -76,6 +77,30 @@ fn observe_row(
         * (c.gradient_episodes as f32 / episodes as f32).sqrt()
         / (world.dim() as f32).sqrt();
     let mut row = learner.gradient(world, e);
+    if c.gradient_relevance < 1.0 {
+        // The environment's own fixed direction, scaled to the exact gradient's norm: drawn
+        // from a stream of the world and its id alone, so every draw of the gradients holds
+        // the same one.
+        let norm = row.iter().map(|v| v * v).sum::<f32>().sqrt();
+        let mut fixed = Rng::derive(
+            world.seed() ^ IRRELEVANT_STREAM,
+            world.specs()[e].id.stable_hash(),
+        );
+        let dir: Vec<f32> = (0..row.len()).map(|_| fixed.normal()).collect();
+        let dir_norm = dir
+            .iter()
+            .map(|v| v * v)
+            .sum::<f32>()
+            .sqrt()
+            .max(f32::MIN_POSITIVE);
+        let (a, b) = (
+            c.gradient_relevance.sqrt(),
+            (1.0 - c.gradient_relevance).sqrt(),
+        );
+        for (v, d) in row.iter_mut().zip(&dir) {
+            *v = a * *v + b * norm * d / dir_norm;
+        }
+    }
     for v in row.iter_mut() {
         *v += scale * rng.normal();
     }
@@ -194,19 +219,28 @@ impl Probe {
     /// The true transfer of a fine-tune on each of `sources` to every environment: one row
     /// per source, H4 success after minus before, in points.
     pub fn transfer(&self, world: &World, base: &Learner, sources: &[usize]) -> Vec<Vec<f32>> {
-        let before = base.successes(world);
-        sources
-            .iter()
-            .map(|&s| {
-                let after = self.run(world, base, s).successes(world);
-                after
-                    .iter()
-                    .zip(&before)
-                    .map(|(a, b)| 100.0 * (a - b))
-                    .collect()
-            })
-            .collect()
+        transfers(sources, &base.successes(world), |s| {
+            self.run(world, base, s).successes(world)
+        })
     }
+}
+
+/// One row per source: `after(source)` minus `before`, in points.
+fn transfers(
+    sources: &[usize],
+    before: &[f32],
+    mut after: impl FnMut(usize) -> Vec<f32>,
+) -> Vec<Vec<f32>> {
+    sources
+        .iter()
+        .map(|&s| {
+            after(s)
+                .iter()
+                .zip(before)
+                .map(|(a, b)| 100.0 * (a - b))
+                .collect()
+        })
+        .collect()
 }
 
 /// Success rates as measured on `instances` evaluation episodes each (binomial draws), in
@@ -231,21 +265,13 @@ pub fn measured_transfer(
 ) -> Vec<Vec<f32>> {
     let mut rng = Rng::derive(seed, 0x4d45_4153);
     let before = measured(&base.successes(world), instances, &mut rng);
-    sources
-        .iter()
-        .map(|&s| {
-            let after = measured(
-                &probe.run(world, base, s).successes(world),
-                instances,
-                &mut rng,
-            );
-            after
-                .iter()
-                .zip(&before)
-                .map(|(a, b)| 100.0 * (a - b))
-                .collect()
-        })
-        .collect()
+    transfers(sources, &before, |s| {
+        measured(
+            &probe.run(world, base, s).successes(world),
+            instances,
+            &mut rng,
+        )
+    })
 }
 
 #[cfg(test)]

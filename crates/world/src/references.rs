@@ -20,9 +20,10 @@ use crate::world::World;
 pub struct OracleSearch {
     /// Enumerate every subset when there are at most this many. Default 20,000.
     pub exact_limit: u64,
-    /// Random subsets tried before the local search. Default 32.
+    /// Random subsets tried before the local search. Default 16.
     pub random_draws: u32,
-    /// Subset evaluations at most (the search stops there). Default 3,000.
+    /// Subset evaluations at most (the search stops there). Default 1,500: a greedy build
+    /// and about two passes of swaps at the default map's size.
     pub max_evaluations: u32,
     /// Rounds of the deterministic practice per evaluation. Default 16.
     pub steps: u32,
@@ -32,8 +33,8 @@ impl Default for OracleSearch {
     fn default() -> Self {
         Self {
             exact_limit: 20_000,
-            random_draws: 32,
-            max_evaluations: 3_000,
+            random_draws: 16,
+            max_evaluations: 1_500,
             steps: 16,
         }
     }
@@ -86,6 +87,7 @@ fn binomial(n: u64, k: u64) -> u64 {
 
 struct Search<'a> {
     world: &'a World,
+    k: usize,
     base: &'a Learner,
     episodes: f32,
     steps: u32,
@@ -97,6 +99,10 @@ impl Search<'_> {
     fn value(&mut self, subset: &[usize]) -> f32 {
         self.evaluations += 1;
         let v = subset_value(self.world, self.base, subset, self.episodes, self.steps);
+        // The greedy build values smaller sets on its way: they are not candidates.
+        if subset.len() != self.k {
+            return v;
+        }
         let mut sorted = subset.to_vec();
         sorted.sort_unstable();
         if v > self.best.1 || (v == self.best.1 && sorted < self.best.0) {
@@ -122,6 +128,7 @@ pub fn oracle(
     let k = k.clamp(1, n);
     let mut s = Search {
         world,
+        k,
         base,
         episodes,
         steps: search.steps,
@@ -131,7 +138,7 @@ pub fn oracle(
     if binomial(n as u64, k as u64) <= search.exact_limit {
         let mut idx: Vec<usize> = (0..k).collect();
         loop {
-            s.value(&idx.clone());
+            s.value(&idx);
             // The next combination in lexicographic order.
             let Some(i) = (0..k).rev().find(|&i| idx[i] < n - k + i) else {
                 break;
@@ -155,7 +162,7 @@ pub fn oracle(
     let mut all: Vec<usize> = (0..n).collect();
     for _ in 0..search.random_draws {
         rng.shuffle(&mut all);
-        s.value(&all[..k].to_vec());
+        s.value(&all[..k]);
     }
     // Greedy build: add the environment whose set scores best, k times.
     let mut built: Vec<usize> = Vec::with_capacity(k);

@@ -53,6 +53,7 @@ pub struct World {
     specs: Vec<EnvSpec>,
     ability_names: Vec<String>,
     index: HashMap<EnvId, usize>,
+    overlap: Vec<f32>,
     dim: usize,
 }
 
@@ -163,6 +164,23 @@ impl World {
             .enumerate()
             .map(|(i, s)| (s.id.clone(), i))
             .collect();
+        // How much of `e`'s work training on `s` does: all of it within a family, else the
+        // share of `e`'s abilities `s` requires.
+        let mut overlap = vec![0.0f32; n * n];
+        for s in 0..n {
+            for e in 0..n {
+                overlap[s * n + e] = if envs[s].family == envs[e].family {
+                    1.0
+                } else {
+                    let shared = envs[e]
+                        .abilities
+                        .iter()
+                        .filter(|(a, _)| envs[s].abilities.iter().any(|(b, _)| a == b))
+                        .count();
+                    shared as f32 / envs[e].abilities.len().max(1) as f32
+                };
+            }
+        }
         Self {
             config: c.clone(),
             seed,
@@ -171,6 +189,7 @@ impl World {
             specs,
             ability_names,
             index,
+            overlap,
             dim: layout.dim(),
         }
     }
@@ -254,6 +273,13 @@ impl World {
         sum
     }
 
+    /// How much of environment `e`'s work an episode of `s` does, in [0, 1]: 1 within a
+    /// family (itself included), else the share of `e`'s abilities `s` also requires. The
+    /// rest of the episode is, for `e`, unrelated training: what makes it drift.
+    pub fn overlap(&self, s: usize, e: usize) -> f32 {
+        self.overlap[s * self.envs.len() + e]
+    }
+
     /// Whether `i` and `j` belong to the same family.
     pub fn same_family(&self, i: usize, j: usize) -> bool {
         self.envs[i].family == self.envs[j].family
@@ -263,7 +289,7 @@ impl World {
     pub fn twins(&self, i: usize, j: usize) -> bool {
         self.same_family(i, j) && self.envs[i].inverted != self.envs[j].inverted && {
             let nv = self.config.variants;
-            i % nv == 0 || j % nv == 0
+            i.is_multiple_of(nv) || j.is_multiple_of(nv)
         }
     }
 
@@ -285,7 +311,7 @@ impl World {
         let frac = (scale.saturating_sub(1) as f32 / span).min(1.0);
         self.envs[e].base_logit + c.scaffold * (4.0 - h) / 4.0
             - c.h4_scarcity * h / 4.0
-            - c.scale_difficulty * frac
+            - c.scale_difficulty * frac.powf(c.scale_curve)
     }
 
     /// The scales evaluation plays: the smallest, the middle and the largest (as the study's

@@ -1,9 +1,11 @@
 //! What other commands use of the study's machinery without running the paper's study:
 //! the conflict-estimates study (`xtask conflict-estimates`), profiling of the pool or of a
 //! trajectory log into a cached directory (`xtask profile`), the chart kit (plotters with an
-//! embedded font) and the curriculum-trace charts (`xtask curriculum simulate`).
+//! embedded font), the curriculum-trace charts (`xtask curriculum simulate`) and the
+//! skill-world map (`xtask world-map`).
 
 pub mod conflict;
 pub mod curriculum_plots;
 pub mod plot;
 pub mod profile;
+pub mod world_map;
