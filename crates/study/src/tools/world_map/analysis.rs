@@ -6,32 +6,36 @@
 use serde::{Deserialize, Serialize};
 
 use super::PlaneMap;
-use super::arms::{
-    AES, AES_HDC, AES_NO_CONFLICT, ALL_POOL, ArmScores, BASE, LOOKAHEAD, ORACLE, RANDOM_K,
-    RANDOM_K_HDC, RANDOM_K_HDC_STUDY,
-};
+use super::arms::{ArmScores, LOOKAHEAD, ORACLE, names, study_gates};
 use super::measure::Descriptors;
 use crate::model::Interval;
 use crate::stats::{Replicates, bootstrap};
 use envdist_core::Rng;
 use envdist_world::WorldConfig;
 
-/// The differences the map reports: (name, arm, minus arm).
-pub const DIFFERENCES: [(&str, &str, &str); 9] = [
-    ("aes − random-k", AES, RANDOM_K),
-    ("aes − all-pool", AES, ALL_POOL),
-    ("aes − aes-no-conflict", AES, AES_NO_CONFLICT),
-    ("random-k+hdc − random-k", RANDOM_K_HDC, RANDOM_K),
-    (
-        "random-k+hdc-study-gates − random-k",
-        RANDOM_K_HDC_STUDY,
-        RANDOM_K,
-    ),
-    ("aes+hdc − aes", AES_HDC, AES),
-    ("oracle − random-k", ORACLE, RANDOM_K),
-    ("lookahead − random-k", LOOKAHEAD, RANDOM_K),
-    ("coverage-only − random-k", "coverage-only", RANDOM_K),
-];
+/// The differences the map reports: (name `a − b`, arm `a`, arm `b`).
+pub fn differences_table() -> Vec<(String, String, String)> {
+    let n = names();
+    let gates = study_gates();
+    [
+        (n.aes, n.random_k),
+        (n.aes, n.all_pool),
+        (n.aes, n.no_conflict),
+        (n.random_k_hdc, n.random_k),
+        (gates.as_str(), n.random_k),
+        (n.aes_hdc, n.aes),
+        (ORACLE, n.random_k),
+        (LOOKAHEAD, n.random_k),
+        (envdist_study_coverage(), n.random_k),
+    ]
+    .iter()
+    .map(|(a, b)| (format!("{a} − {b}"), a.to_string(), b.to_string()))
+    .collect()
+}
+
+fn envdist_study_coverage() -> &'static str {
+    crate::model::EnvSource::CoverageOnly.name()
+}
 
 /// The interval of the mean of `values` (one per seed), seeds resampled.
 pub fn seed_interval(values: &[f64], replicates: u32, seed: u64) -> Interval {
@@ -56,7 +60,7 @@ pub fn paired(worlds: &[ArmScores], a: &str, b: &str, replicates: u32, seed: u64
 /// One cell's metrics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CellMetrics {
-    /// Each of [`DIFFERENCES`] that ran, by name, in points.
+    /// Each of [`differences_table`] that ran, by name, in points.
     pub differences: Vec<(String, Interval)>,
     /// AES's share of the oracle's gain over the base: `mean(aes − base) / mean(oracle −
     /// base)`, seeds resampled (`None` where the oracle gains less than a tenth of a point).
@@ -96,17 +100,18 @@ fn mean_of(worlds: &[ArmScores], f: impl Fn(&Descriptors) -> Option<f32>) -> Opt
 
 /// The metrics of one cell's worlds.
 pub fn metrics(worlds: &[ArmScores], replicates: u32, seed: u64) -> CellMetrics {
-    let differences = DIFFERENCES
-        .iter()
+    let n = names();
+    let differences = differences_table()
+        .into_iter()
         .filter(|(_, a, b)| {
             worlds
                 .iter()
                 .all(|w| w.score(a).is_some() && w.score(b).is_some())
         })
-        .map(|(name, a, b)| (name.to_string(), paired(worlds, a, b, replicates, seed)))
+        .map(|(name, a, b)| (name, paired(worlds, &a, &b, replicates, seed)))
         .collect();
     let gain = |arm: &str| differences_of(worlds, arm);
-    let (aes, oracle) = (gain(AES), gain(ORACLE));
+    let (aes, oracle) = (gain(n.aes), gain(ORACLE));
     let oracle_gain = oracle.iter().sum::<f64>() / oracle.len().max(1) as f64;
     let aes_share_of_oracle = (aes.len() == oracle.len() && oracle_gain > 0.1).then(|| {
         bootstrap(worlds.len(), &[], replicates, seed, |s, _| {
@@ -114,30 +119,32 @@ pub fn metrics(worlds: &[ArmScores], replicates: u32, seed: u64) -> CellMetrics 
             sum(&aes) / sum(&oracle)
         })
     });
-    let mut names: Vec<&String> = worlds
+    let mut arms: Vec<&String> = worlds
         .first()
         .map(|w| w.scores.keys().collect())
         .unwrap_or_default();
-    names.sort();
-    let scores = names
+    arms.sort();
+    let scores = arms
         .iter()
-        .map(|n| {
+        .map(|a| {
             let v: Vec<f64> = worlds
                 .iter()
-                .filter_map(|w| w.score(n))
+                .filter_map(|w| w.score(a))
                 .map(f64::from)
                 .collect();
-            (n.to_string(), v.iter().sum::<f64>() / v.len().max(1) as f64)
+            (a.to_string(), v.iter().sum::<f64>() / v.len().max(1) as f64)
         })
         .collect();
-    let best_rival = names
+    let (random, gates) = (format!("{}+", n.random_k), study_gates());
+    let best_rival = arms
         .iter()
-        .filter(|n| {
-            n.starts_with("random-k+")
-                && n.as_str() != RANDOM_K_HDC
-                && n.as_str() != RANDOM_K_HDC_STUDY
+        .filter(|a| a.starts_with(&random) && a.as_str() != n.random_k_hdc && a.as_str() != gates)
+        .map(|a| {
+            (
+                a.to_string(),
+                paired(worlds, a, n.random_k, replicates, seed),
+            )
         })
-        .map(|n| (n.to_string(), paired(worlds, n, RANDOM_K, replicates, seed)))
         .max_by(|a, b| a.1.estimate.total_cmp(&b.1.estimate));
     CellMetrics {
         differences,
@@ -153,7 +160,7 @@ pub fn metrics(worlds: &[ArmScores], replicates: u32, seed: u64) -> CellMetrics 
 }
 
 fn differences_of(worlds: &[ArmScores], arm: &str) -> Vec<f64> {
-    differences(worlds, arm, BASE)
+    differences(worlds, arm, names().base)
 }
 
 /// Whether a difference reaches its goal somewhere along an axis.
@@ -173,7 +180,7 @@ pub enum ThresholdStatus {
 pub struct Threshold {
     /// The plane.
     pub plane: String,
-    /// The difference (one of [`DIFFERENCES`]).
+    /// The difference (one of [`differences_table`]).
     pub difference: String,
     /// Its goal, points.
     pub goal: f64,
@@ -355,7 +362,8 @@ pub fn thresholds(
             continue;
         };
         let (nx, ny) = (pm.plane.x.values.len(), pm.plane.y.values.len());
-        let Some((_, a, b)) = DIFFERENCES.iter().find(|d| d.0 == difference) else {
+        let table = differences_table();
+        let Some((_, a, b)) = table.iter().find(|d| d.0 == difference) else {
             continue;
         };
         let (along, other) = if along_x {

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::WorldMapConfig;
 use super::measure::{self, Descriptors};
 use crate::error::{Context, Result};
+use crate::model::{Arm, ClaimId, EnvSource, Ordering};
 use crate::presets::{study_hdc, study_selection};
 use crate::stages::arms::uniform_h4;
 use crate::stages::selections::{problem, study_aes_config};
@@ -77,42 +78,70 @@ impl WorldArm {
         }
     }
 
-    /// The arms every cell runs.
+    /// The arms every cell runs: the study's arms the record's claims compare (by their cards,
+    /// [`RECORD_CLAIMS`]), coverage alone, and the two references.
     pub fn main() -> Vec<WorldArm> {
-        use Order::*;
-        use Pick::*;
-        vec![
-            Self::new(ALL_POOL, All, Uniform),
-            Self::new(RANDOM_K, Random, Uniform),
-            Self::new(AES, Aes, Uniform),
-            Self::new(AES_NO_CONFLICT, AesNoConflict, Uniform),
-            Self::new("coverage-only", CoverageOnly, Uniform),
-            Self::new(ORACLE, Oracle, Uniform),
-            Self::new(LOOKAHEAD, Lookahead, Uniform),
-            Self::new(AES_HDC, Aes, Hdc(Mode::Full)),
-            Self::new(RANDOM_K_HDC, Random, Hdc(Mode::Full)),
-        ]
+        let mut out: Vec<WorldArm> = Vec::new();
+        for arm in record_arms() {
+            if let Some(a) = Self::of_card(arm) {
+                out.push(a);
+            }
+        }
+        out.push(Self::new(
+            EnvSource::CoverageOnly.name(),
+            Pick::CoverageOnly,
+            Order::Uniform,
+        ));
+        out.push(Self::new(ORACLE, Pick::Oracle, Order::Uniform));
+        out.push(Self::new(LOOKAHEAD, Pick::Lookahead, Order::Uniform));
+        out
     }
 
-    /// The arms a plane with rivals adds: HDC's two halves and every rival sampler, on the
-    /// random selection (so they differ from `random-k` by their ordering alone).
+    /// The study's arm `arm` as the map runs it: its card's environments and ordering (`None`
+    /// for what the world cannot run: measured-transfer conflict, the control pool, online
+    /// re-selection, other hints).
+    fn of_card(arm: Arm) -> Option<WorldArm> {
+        let r = arm.recipe()?;
+        if r.online || r.other_hints {
+            return None;
+        }
+        let pick = match r.envs {
+            EnvSource::Pool => Pick::All,
+            EnvSource::RandomK => Pick::Random,
+            EnvSource::Aes => Pick::Aes,
+            EnvSource::AesNoConflict => Pick::AesNoConflict,
+            EnvSource::CoverageOnly => Pick::CoverageOnly,
+            _ => return None,
+        };
+        let order = match r.ordering {
+            Ordering::UniformH4 => Order::Uniform,
+            Ordering::Hdc(mode) => Order::Hdc(mode),
+            Ordering::Rival(kind) => Order::Rival(kind),
+        };
+        Some(Self::new(arm.name(), pick, order))
+    }
+
+    /// The arms a plane with rivals adds on the random selection (so they differ from
+    /// random-k by their ordering alone): HDC with the study's own gates, HDC's two halves,
+    /// and every rival sampler.
     pub fn rivals() -> Vec<WorldArm> {
+        let random = names().random_k;
         let mut out = vec![
-            Self::new(RANDOM_K_HDC_STUDY, Pick::Random, Order::HdcStudyGates),
+            Self::new(&study_gates(), Pick::Random, Order::HdcStudyGates),
             Self::new(
-                "random-k+harness-only",
+                &format!("{random}+harness-only"),
                 Pick::Random,
                 Order::Hdc(Mode::HarnessOnly),
             ),
             Self::new(
-                "random-k+scale-only",
+                &format!("{random}+scale-only"),
                 Pick::Random,
                 Order::Hdc(Mode::ScaleOnly),
             ),
         ];
         for kind in SamplerConfig::KINDS.iter().filter(|k| **k != "hdc") {
             out.push(WorldArm {
-                name: format!("random-k+{}", kind.replace('_', "-")),
+                name: format!("{random}+{}", kind.replace('_', "-")),
                 pick: Pick::Random,
                 order: Order::Rival(kind),
             });
@@ -146,26 +175,80 @@ pub fn world_hdc(scale: f32) -> HdcConfig {
     }
 }
 
-/// The base: no training.
-pub const BASE: &str = "base";
-/// Every environment, no curriculum.
-pub const ALL_POOL: &str = "all-pool";
-/// A random selection, no curriculum.
-pub const RANDOM_K: &str = "random-k";
-/// AES, no curriculum.
-pub const AES: &str = "aes";
-/// AES without its conflict term.
-pub const AES_NO_CONFLICT: &str = "aes-no-conflict";
+/// The record's claims the map puts to the world: every study arm they compare runs on it
+/// (the base aside), by its card, under the card's name.
+pub const RECORD_CLAIMS: [ClaimId; 8] = [
+    ClaimId::AesOverRandomK,
+    ClaimId::AesOverAllPool,
+    ClaimId::ConflictMatters,
+    ClaimId::HdcHelpsAes,
+    ClaimId::HdcHelpsRandomK,
+    ClaimId::AesHdcOverRandomKHdc,
+    ClaimId::RandomKOverBase,
+    ClaimId::AllPoolOverBase,
+];
+
+/// The study arms of [`RECORD_CLAIMS`], in order of first mention, the base left out.
+pub fn record_arms() -> Vec<Arm> {
+    let mut out: Vec<Arm> = Vec::new();
+    for (a, b) in RECORD_CLAIMS.iter().filter_map(|c| c.statement().1) {
+        for arm in [a, b] {
+            if !arm.is_base() && !out.contains(&arm) {
+                out.push(arm);
+            }
+        }
+    }
+    out
+}
+
+/// The study arms the map's own code compares, read off the cards through the claims that
+/// compare them (the cards alone spell an arm's name).
+#[derive(Debug, Clone, Copy)]
+pub struct Names {
+    /// The base.
+    pub base: &'static str,
+    /// Every environment, no curriculum.
+    pub all_pool: &'static str,
+    /// A random selection, no curriculum.
+    pub random_k: &'static str,
+    /// AES, no curriculum.
+    pub aes: &'static str,
+    /// AES without its conflict term.
+    pub no_conflict: &'static str,
+    /// AES with HDC.
+    pub aes_hdc: &'static str,
+    /// A random selection with HDC.
+    pub random_k_hdc: &'static str,
+}
+
+/// [`Names`].
+pub fn names() -> Names {
+    let pair = |c: ClaimId| {
+        c.statement()
+            .1
+            .map_or(("", ""), |(a, b)| (a.name(), b.name()))
+    };
+    let (aes, random_k) = pair(ClaimId::AesOverRandomK);
+    Names {
+        base: Arm::base().name(),
+        all_pool: pair(ClaimId::AesOverAllPool).1,
+        random_k,
+        aes,
+        no_conflict: pair(ClaimId::ConflictMatters).1,
+        aes_hdc: pair(ClaimId::HdcHelpsAes).0,
+        random_k_hdc: pair(ClaimId::HdcHelpsRandomK).0,
+    }
+}
+
 /// The oracle subset.
 pub const ORACLE: &str = "oracle";
 /// The lookahead pick.
 pub const LOOKAHEAD: &str = "lookahead";
-/// AES with HDC.
-pub const AES_HDC: &str = "aes+hdc";
-/// A random selection with HDC.
-pub const RANDOM_K_HDC: &str = "random-k+hdc";
+
 /// A random selection with HDC at the study's own gates.
-pub const RANDOM_K_HDC_STUDY: &str = "random-k+hdc-study-gates";
+pub fn study_gates() -> String {
+    format!("{}-study-gates", names().random_k_hdc)
+}
 
 /// An arm's gain over the base by where it trained (points; `None` where a part is empty),
 /// as the record splits its arms.
@@ -179,8 +262,11 @@ pub struct GainSplit {
     pub other_families: Option<f32>,
 }
 
-/// The arms whose gains are split by where they trained.
-pub const SPLIT_ARMS: [&str; 3] = [ALL_POOL, RANDOM_K, AES];
+/// The arms whose gains are split by where they trained (as the record splits them).
+pub fn split_arms() -> [&'static str; 3] {
+    let n = names();
+    [n.all_pool, n.random_k, n.aes]
+}
 
 fn split(world: &World, base: &[f32], after: &[f32], envs: &[usize]) -> GainSplit {
     let families: Vec<usize> = envs.iter().map(|&e| world.envs()[e].family).collect();
@@ -210,7 +296,7 @@ pub struct ArmScores {
     pub seed: u64,
     /// Every arm's whole-pool H4 success after training (points; `base` before any).
     pub scores: BTreeMap<String, f32>,
-    /// The gains of [`SPLIT_ARMS`] by where they trained.
+    /// The gains of [`split_arms`] by where they trained.
     pub splits: BTreeMap<String, GainSplit>,
     /// What the world looked like to an experimenter, and what its selections did.
     pub world: Descriptors,
@@ -401,7 +487,8 @@ pub(super) fn run_world(
     let grads = observe_gradients(&world, &base, seed);
     let picks = Picks::make(cfg, &world, &base, &profiles, &grads, seed)?;
     let mut scores = BTreeMap::new();
-    scores.insert(BASE.to_string(), 100.0 * base.score(&world));
+    let n = names();
+    scores.insert(n.base.to_string(), 100.0 * base.score(&world));
     let mut arms = WorldArm::main();
     if rivals {
         arms.extend(WorldArm::rivals());
@@ -411,10 +498,10 @@ pub(super) fn run_world(
     let before = base.successes(&world);
     for arm in &arms {
         let (learner, below) = train(&world, &base, arm, picks.of(arm.pick), cfg, seed)?;
-        if arm.name == RANDOM_K_HDC {
+        if arm.name == n.random_k_hdc {
             below_h4 = Some(below);
         }
-        if SPLIT_ARMS.contains(&arm.name.as_str()) {
+        if split_arms().contains(&arm.name.as_str()) {
             let after = learner.successes(&world);
             splits.insert(
                 arm.name.clone(),

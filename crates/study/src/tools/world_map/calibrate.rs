@@ -28,10 +28,10 @@ use serde::{Deserialize, Serialize};
 
 use super::WorldMapConfig;
 use super::analysis::{paired, seed_interval};
-use super::arms::{ArmScores, RANDOM_K_HDC, WorldArm, train};
+use super::arms::{ArmScores, RECORD_CLAIMS, WorldArm, names, record_arms, train};
 use super::measure::{self, Descriptors};
 use crate::error::{Context, Result};
-use crate::model::{Arm, ClaimId, EnvSource, Interval, Results};
+use crate::model::{EnvSource, Interval, Results};
 use crate::observer::Observer;
 
 /// Cross-family pairs of the record whose profiles share a task ability transfer about a
@@ -101,21 +101,21 @@ fn need<T>(v: Option<T>, field: &str) -> Result<T> {
     v.with_context(|| format!("the record has no {field}"))
 }
 
-/// The comparisons of the record the world predicts: (name, the world's arms `a − b`).
-pub const COMPARISONS: [(&str, &str, &str); 12] = [
-    ("all-pool − base", "all-pool", "base"),
-    ("random-k − base", "random-k", "base"),
-    ("aes − base", "aes", "base"),
-    ("aes-no-conflict − base", "aes-no-conflict", "base"),
-    ("aes+hdc − base", "aes+hdc", "base"),
-    ("random-k+hdc − base", "random-k+hdc", "base"),
-    ("aes − random-k", "aes", "random-k"),
-    ("aes − all-pool", "aes", "all-pool"),
-    ("aes − aes-no-conflict", "aes", "aes-no-conflict"),
-    ("aes+hdc − aes", "aes+hdc", "aes"),
-    ("random-k+hdc − random-k", "random-k+hdc", "random-k"),
-    ("aes+hdc − random-k+hdc", "aes+hdc", "random-k+hdc"),
-];
+/// The comparisons of the record the world predicts: (name `a − b`, arm `a`, arm `b`): every
+/// arm of [`RECORD_CLAIMS`] over the base, then each claim's pair.
+pub fn comparisons() -> Vec<(String, String, String)> {
+    let base = names().base;
+    let over_base = record_arms().into_iter().map(|a| (a.name(), base));
+    let claims = RECORD_CLAIMS
+        .iter()
+        .filter_map(|c| c.statement().1)
+        .filter(|(_, b)| !b.is_base())
+        .map(|(a, b)| (a.name(), b.name()));
+    over_base
+        .chain(claims)
+        .map(|(a, b)| (format!("{a} − {b}"), a.to_string(), b.to_string()))
+        .collect()
+}
 
 impl Targets {
     /// The targets in `record` (a study's `results.json`), named `source`, with the pool's
@@ -131,7 +131,7 @@ impl Targets {
             Ok(need(v, f)?.estimate as f32)
         };
 
-        let base = need(a.arms.iter().find(|s| s.arm == Arm::Base), "base arm")?;
+        let base = need(a.arms.iter().find(|s| s.arm.is_base()), "base arm")?;
         let base_by_scale = base.by_scale.iter().map(|s| s.id.estimate as f32).collect();
         let pool = record.envs.pool.len().max(1) as f64;
         let st = record
@@ -161,14 +161,10 @@ impl Targets {
                 .count();
             Some(common as f32 / first.len().max(1) as f32)
         };
+        let split = super::arms::split_arms();
         let mut splits = Vec::new();
-        for arm in [Arm::AllPool, Arm::RandomK, Arm::Aes] {
-            let Some(t) = a
-                .arms
-                .iter()
-                .find(|s| s.arm == arm)
-                .and_then(|s| s.transfer.as_ref())
-            else {
+        for s in a.arms.iter().filter(|s| split.contains(&s.arm.name())) {
+            let Some(t) = s.transfer.as_ref() else {
                 continue;
             };
             for (part, v) in [
@@ -177,38 +173,30 @@ impl Targets {
                 ("other_families", t.other_families),
             ] {
                 if let Some(v) = v {
-                    splits.push((arm.name().to_string(), part.to_string(), v));
+                    splits.push((s.arm.name().to_string(), part.to_string(), v));
                 }
             }
         }
+        let base_name = names().base;
         let mut comparisons = Vec::new();
-        for (name, arm) in [
-            ("all-pool − base", Arm::AllPool),
-            ("random-k − base", Arm::RandomK),
-            ("aes − base", Arm::Aes),
-            ("aes-no-conflict − base", Arm::AesNoConflict),
-            ("aes+hdc − base", Arm::AesHdc),
-            ("random-k+hdc − base", Arm::RandomKHdc),
-        ] {
-            if let Some(d) = a
-                .arms
-                .iter()
-                .find(|s| s.arm == arm)
-                .and_then(|s| s.delta_id)
-            {
-                comparisons.push((name.to_string(), d));
-            }
-        }
-        for (name, id) in [
-            ("aes − random-k", ClaimId::AesOverRandomK),
-            ("aes − all-pool", ClaimId::AesOverAllPool),
-            ("aes − aes-no-conflict", ClaimId::ConflictMatters),
-            ("aes+hdc − aes", ClaimId::HdcHelpsAes),
-            ("random-k+hdc − random-k", ClaimId::HdcHelpsRandomK),
-            ("aes+hdc − random-k+hdc", ClaimId::AesHdcOverRandomKHdc),
-        ] {
-            if let Some(c) = a.claims.iter().find(|c| c.id == id) {
-                comparisons.push((name.to_string(), c.difference));
+        for (name, arm, minus) in super::calibrate::comparisons() {
+            let found = if minus == base_name {
+                a.arms
+                    .iter()
+                    .find(|s| s.arm.name() == arm)
+                    .and_then(|s| s.delta_id)
+            } else {
+                a.claims
+                    .iter()
+                    .find(|c| {
+                        c.id.statement()
+                            .1
+                            .is_some_and(|(x, y)| x.name() == arm && y.name() == minus)
+                    })
+                    .map(|c| c.difference)
+            };
+            if let Some(d) = found {
+                comparisons.push((name, d));
             }
         }
         Ok(Self {
@@ -242,8 +230,10 @@ impl Targets {
                 / record.facts.pool_envs.max(1) as f32,
             gradient_cosines: need(record.facts.gradients.clone(), "facts.gradients")?,
             hdc_below_h4: need(
-                p.hdc_reach.iter().find(|(a, _)| *a == Arm::RandomKHdc),
-                "hdc_reach of random-k+hdc",
+                p.hdc_reach
+                    .iter()
+                    .find(|(a, _)| a.name() == names().random_k_hdc),
+                "hdc_reach of the random selection with HDC",
             )?
             .1
             .below_h4 as f32,
@@ -475,8 +465,8 @@ fn hdc_below(cfg: &WorldMapConfig, world: &WorldConfig, scale: f32) -> Result<f3
     };
     let arm = WorldArm::main()
         .into_iter()
-        .find(|a| a.name == RANDOM_K_HDC)
-        .context("the random-k+hdc arm")?;
+        .find(|a| a.name == names().random_k_hdc)
+        .context("the random selection with HDC")?;
     let shares = (0..cfg.calibration_seeds as u64)
         .into_par_iter()
         .map(|i| {
@@ -756,7 +746,7 @@ pub fn compare(
             world: seed_interval(&v, b, seed),
         });
     }
-    for (name, a, bname) in COMPARISONS {
+    for (name, a, minus) in comparisons() {
         let Some(record) = targets.comparisons.iter().find(|c| c.0 == name) else {
             continue;
         };
@@ -764,7 +754,7 @@ pub fn compare(
             what: format!("{name}, points"),
             fitted: false,
             record: record.1,
-            world: paired(&testbed, a, bname, b, seed),
+            world: paired(&testbed, &a, &minus, b, seed),
         });
     }
     Calibration {

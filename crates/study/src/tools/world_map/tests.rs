@@ -5,7 +5,7 @@
 use envdist_core::Validate;
 use envdist_world::{Learner, World, WorldConfig};
 
-use super::arms::{self, AES, ORACLE, RANDOM_K, WorldArm};
+use super::arms::{self, ORACLE, WorldArm, names};
 use super::{Axis, Plane, WorldMapConfig};
 use crate::observer::Silent;
 
@@ -71,7 +71,7 @@ fn without_transfer_and_with_alike_envs_aes_and_random_k_are_equal_in_expectatio
     let diffs: Vec<f64> = (0..12u64)
         .map(|s| {
             let w = arms::run_world(&cfg, &checked, 100 + s, false).unwrap();
-            (w.score(AES).unwrap() - w.score(RANDOM_K).unwrap()) as f64
+            (w.score(names().aes).unwrap() - w.score(names().random_k).unwrap()) as f64
         })
         .collect();
     let (m, se) = mean_and_se(&diffs);
@@ -88,7 +88,7 @@ fn without_transfer_and_with_alike_envs_aes_and_random_k_are_equal_in_expectatio
     let checked = on.checked().unwrap();
     let moved = (0..12u64).any(|s| {
         let w = arms::run_world(&cfg, &checked, 100 + s, false).unwrap();
-        (w.score(AES).unwrap() - w.score(RANDOM_K).unwrap()).abs() > 0.5
+        (w.score(names().aes).unwrap() - w.score(names().random_k).unwrap()).abs() > 0.5
     });
     assert!(
         moved,
@@ -100,10 +100,11 @@ fn without_transfer_and_with_alike_envs_aes_and_random_k_are_equal_in_expectatio
 fn no_selection_beats_the_oracle_by_more_than_a_runs_noise() {
     let cfg = small(tiny_world());
     let checked = cfg.world.clone().checked().unwrap();
-    let selections: Vec<&str> = vec![
-        RANDOM_K,
-        AES,
-        "aes-no-conflict",
+    let n = names();
+    let selections = [
+        n.random_k,
+        n.aes,
+        n.no_conflict,
         "coverage-only",
         "lookahead",
     ];
