@@ -17,6 +17,7 @@ mod cmd_experiment;
 mod cmd_profile;
 mod cmd_select;
 mod cmd_train;
+mod cmd_world_map;
 #[cfg(test)]
 mod fuzz_tests;
 mod progress;
@@ -54,6 +55,9 @@ enum Command {
     /// smaller projections, truncated episodes) against the full estimate: cost, rank
     /// agreement of pairwise cosines, recall of conflicting pairs, AES selection overlap.
     ConflictEstimates(cmd_conflict::ConflictArgs),
+    /// AES and HDC on skill worlds where their premises hold by construction: a map of where
+    /// they pay, calibrated to the cpu record (results.json, REPORT.md, heat maps).
+    WorldMap(cmd_world_map::WorldMapArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -93,6 +97,7 @@ fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Gradients(a) => cmd_train::run_gradients(a),
         Command::BenchTrain(a) => cmd_bench_train::run(a),
         Command::ConflictEstimates(a) => cmd_conflict::run(a),
+        Command::WorldMap(a) => cmd_world_map::run(a),
     }
 }
 

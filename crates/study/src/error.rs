@@ -33,6 +33,9 @@ pub enum StudyError {
     /// The trainer failed.
     #[error(transparent)]
     Trainer(#[from] envdist_trainer::TrainerError),
+    /// A skill world refused (a configuration, a task a sampler drew).
+    #[error(transparent)]
+    World(#[from] envdist_world::WorldError),
     /// An environment id the suite does not know.
     #[error(transparent)]
     UnknownEnv(#[from] envdist_core::env::UnknownEnv),

@@ -12,13 +12,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
-const SIBLINGS: [&str; 6] = [
+const SIBLINGS: [&str; 7] = [
     "envdist-envs",
     "envdist-profiling",
     "envdist-selection",
     "envdist-curriculum",
     "envdist-plot",
     "envdist-trainer",
+    "envdist-world",
 ];
 const COMPOSITION_ROOTS: [&str; 4] = [
     "xtask",

@@ -280,6 +280,7 @@ fn every_library_crate_has_a_doc_header() {
         "selection",
         "curriculum",
         "trainer",
+        "world",
         "study",
     ] {
         let lib = std::fs::read_to_string(repo_root().join(format!("crates/{krate}/src/lib.rs")))
