@@ -82,6 +82,11 @@ pub const BENCH_ENVS: [&str; 6] = [
     "symmetry/classic",
 ];
 
+/// The ability tags of the observation variants (noise, occlusion, an egocentric crop): what
+/// a variant adds to its family's abilities without changing the task.
+pub const OBSERVATION_ABILITIES: [&str; 3] =
+    ["noise-robust", "occlusion-robust", "egocentric-view"];
+
 /// Smallest supported canvas side.
 pub const MIN_CANVAS: u32 = 16;
 /// Largest supported canvas side.
@@ -268,9 +273,9 @@ impl Suite {
             }
             for obs in f.obs {
                 let (name, tag) = match obs {
-                    ObsMod::Noise => ("noise", "noise-robust"),
-                    ObsMod::Occlude => ("occluded", "occlusion-robust"),
-                    ObsMod::Ego => ("egocentric", "egocentric-view"),
+                    ObsMod::Noise => ("noise", OBSERVATION_ABILITIES[0]),
+                    ObsMod::Occlude => ("occluded", OBSERVATION_ABILITIES[1]),
+                    ObsMod::Ego => ("egocentric", OBSERVATION_ABILITIES[2]),
                     ObsMod::Plain => continue,
                 };
                 let cfg = VariantCfg {

@@ -334,8 +334,12 @@ pub fn run_experiment_with(
     results.total_seconds = t0.elapsed().as_secs_f64();
     results.compute_seconds = s.compute_seconds;
     results.analysis = crate::analysis::analyse(&results);
-    results.preconditions =
-        crate::preconditions::analyse(&results, results.analysis.as_ref(), response.as_ref());
+    results.preconditions = crate::preconditions::analyse(
+        &results,
+        results.analysis.as_ref(),
+        response.as_ref(),
+        Some(&profile_set),
+    );
     if let (Some(a), Some(p)) = (results.analysis.as_mut(), results.preconditions.as_ref()) {
         crate::analysis::apply_testability(a, &p.testable);
     }

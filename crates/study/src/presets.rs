@@ -16,10 +16,12 @@ use crate::config::{
 use crate::model::{Arm, ClaimId};
 use crate::protocol::Split;
 
-/// Training seeds of the `cpu` presets: three seeds of seven trained arms at the budget below,
-/// with the precondition probes, were sized for the 45 minutes of the `cpu` preset on two
-/// cores (docs/experiments/README.md gives each record's time and machine).
-const CPU_SEEDS: u32 = 3;
+/// Training seeds of the `cpu` presets: four seeds of the nine trained arms at the budget below,
+/// with the precondition probes, fit the 60 minutes of the `cpu` preset on two cores of the
+/// slower host (an AMD EPYC; an Intel Xeon takes about two thirds of it). The primary claims
+/// want more (each record's `variance` says how many, from its bootstrap's own variance):
+/// docs/experiments/PROTOCOL.md.
+const CPU_SEEDS: u32 = 4;
 
 /// The values of `preset`.
 pub fn values(preset: Preset) -> ExperimentConfig {

@@ -85,6 +85,18 @@ pub struct ProbeEstimate {
     pub max: Option<f64>,
 }
 
+/// Cross-family transfer by what a pair's profiles share and whether it shares a palette.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SharedTransfer {
+    /// `a task ability`, `only an observation ability`, `nothing`, or `family` (a probe's own
+    /// family, for scale).
+    pub shared: String,
+    /// Source and target draw with the same palette.
+    pub same_look: bool,
+    /// Mean transfer over the pairs, points (`None` without pairs).
+    pub transfer: Option<ProbeEstimate>,
+}
+
 /// HDC's regime: where bare-pixel reward is scarce and the scaffold unlocks what bare
 /// training cannot. Measured on the arms' evaluation instances and the harness probes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -195,6 +207,10 @@ pub struct Preconditions {
     /// was not computed from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transfer_vs_response: Option<ProbeEstimate>,
+    /// A probe's transfer to other pool environments by what their profiles share and their
+    /// look (empty without profiles).
+    #[serde(default)]
+    pub transfer_by_sharing: Vec<SharedTransfer>,
     /// Which mechanisms this testbed can test, by the measurements above.
     pub testable: Vec<Testability>,
 }

@@ -222,6 +222,32 @@ pub fn section(i: &Inputs<'_>) -> Option<Section> {
         ]);
     }
     s.table(table);
+    if !p.transfer_by_sharing.is_empty() {
+        s.text(
+            "**What pairs share.** A probe's transfer to the other pool environments by what the \
+             two profiles share (a task ability; only an observation variant's ability, noise, \
+             occlusion or an egocentric crop; nothing; or the family itself, for scale) and \
+             whether they draw with the same palette, points:",
+        );
+        let mut shared = Table::new(["shared", "same look", "other look"]);
+        for what in [
+            "a task ability",
+            "only an observation ability",
+            "nothing",
+            "family",
+        ] {
+            let cell = |same: bool| {
+                p.transfer_by_sharing
+                    .iter()
+                    .find(|x| x.shared == what && x.same_look == same)
+                    .map_or("–".into(), |x| {
+                        format!("{} ({})", est(&x.transfer, true), over(&x.transfer))
+                    })
+            };
+            shared.row([what.to_string(), cell(true), cell(false)]);
+        }
+        s.table(shared);
+    }
     Some(s)
 }
 

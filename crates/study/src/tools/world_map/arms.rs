@@ -6,19 +6,18 @@
 
 use std::collections::BTreeMap;
 
-use envdist_core::{Checked, EnvId, GradientSet, ProfileSet, Rng};
+use envdist_core::{EnvId, GradientSet, ProfileSet, Rng};
 use envdist_curriculum::{HdcConfig, Mode, SamplerConfig};
 use envdist_selection::{
     Baseline, Problem, Relaxation, SelectConfig, Selection, TieBreak, baseline, select,
 };
 use envdist_world::{
-    Learner, Probe, ProbeLevels, World, WorldConfig, annotate, lookahead_pick, measured_transfer,
-    observe_gradients, oracle,
+    Learner, Probe, ProbeLevels, World, lookahead_pick, measured_transfer, oracle,
 };
 use serde::{Deserialize, Serialize};
 
 use super::WorldMapConfig;
-use super::measure::{self, Descriptors};
+use super::measure::Descriptors;
 use crate::error::{Context, Result};
 use crate::model::{Arm, ClaimId, EnvSource, Ordering};
 use crate::presets::{study_hdc, study_selection};
@@ -268,7 +267,7 @@ pub fn split_arms() -> [&'static str; 3] {
     [n.all_pool, n.random_k, n.aes]
 }
 
-fn split(world: &World, base: &[f32], after: &[f32], envs: &[usize]) -> GainSplit {
+pub(super) fn split(world: &World, base: &[f32], after: &[f32], envs: &[usize]) -> GainSplit {
     let families: Vec<usize> = envs.iter().map(|&e| world.envs()[e].family).collect();
     let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
     for e in 0..world.len() {
@@ -365,7 +364,7 @@ pub(super) fn aes_selections(
 }
 
 impl Picks {
-    fn make(
+    pub(super) fn make(
         cfg: &WorldMapConfig,
         world: &World,
         base: &Learner,
@@ -422,7 +421,7 @@ impl Picks {
         Ok(picks)
     }
 
-    fn of(&self, pick: Pick) -> &[usize] {
+    pub(super) fn of(&self, pick: Pick) -> &[usize] {
         match pick {
             Pick::All => &self.all,
             Pick::Random => &self.random,
@@ -472,51 +471,4 @@ pub(super) fn train(
         .train(world, sampler.as_mut(), cfg.budget, training_seed(seed))
         .with_context(|| format!("arm {}", arm.name))?;
     Ok((learner, run.below_h4 as f32 / run.episodes.max(1) as f32))
-}
-
-/// One world of a cell: every arm's score and the world's descriptors.
-pub(super) fn run_world(
-    cfg: &WorldMapConfig,
-    world_cfg: &Checked<WorldConfig>,
-    seed: u64,
-    rivals: bool,
-) -> Result<ArmScores> {
-    let world = World::generate(world_cfg, seed);
-    let base = Learner::base(&world);
-    let profiles = annotate(&world, seed);
-    let grads = observe_gradients(&world, &base, seed);
-    let picks = Picks::make(cfg, &world, &base, &profiles, &grads, seed)?;
-    let mut scores = BTreeMap::new();
-    let n = names();
-    scores.insert(n.base.to_string(), 100.0 * base.score(&world));
-    let mut arms = WorldArm::main();
-    if rivals {
-        arms.extend(WorldArm::rivals());
-    }
-    let mut below_h4 = None;
-    let mut splits = BTreeMap::new();
-    let before = base.successes(&world);
-    for arm in &arms {
-        let (learner, below) = train(&world, &base, arm, picks.of(arm.pick), cfg, seed)?;
-        if arm.name == n.random_k_hdc {
-            below_h4 = Some(below);
-        }
-        if split_arms().contains(&arm.name.as_str()) {
-            let after = learner.successes(&world);
-            splits.insert(
-                arm.name.clone(),
-                split(&world, &before, &after, picks.of(arm.pick)),
-            );
-        }
-        scores.insert(arm.name.clone(), 100.0 * learner.score(&world));
-    }
-    let mut descriptors = measure::describe(cfg, &world, &base, &profiles, &grads, seed)?;
-    descriptors.hdc_below_h4 = below_h4;
-    descriptors.oracle_exact = picks.oracle_exact;
-    Ok(ArmScores {
-        seed,
-        scores,
-        splits,
-        world: descriptors,
-    })
 }

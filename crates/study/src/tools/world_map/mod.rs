@@ -19,6 +19,7 @@ mod measure;
 mod report;
 #[cfg(test)]
 mod tests;
+mod world;
 
 use std::path::Path;
 use std::time::Instant;
@@ -398,7 +399,7 @@ pub fn run(
         .into_par_iter()
         .map(|(j, s)| {
             let (_, _, world, rivals) = &jobs[j];
-            let out = arms::run_world(cfg, world, cfg.seed + s, *rivals);
+            let out = world::run_world(cfg, world, cfg.seed + s, *rivals);
             bar.inc(1);
             out
         })

@@ -70,7 +70,7 @@ fn without_transfer_and_with_alike_envs_aes_and_random_k_are_equal_in_expectatio
     let checked = world.checked().unwrap();
     let diffs: Vec<f64> = (0..12u64)
         .map(|s| {
-            let w = arms::run_world(&cfg, &checked, 100 + s, false).unwrap();
+            let w = super::world::run_world(&cfg, &checked, 100 + s, false).unwrap();
             (w.score(names().aes).unwrap() - w.score(names().random_k).unwrap()) as f64
         })
         .collect();
@@ -87,7 +87,7 @@ fn without_transfer_and_with_alike_envs_aes_and_random_k_are_equal_in_expectatio
     };
     let checked = on.checked().unwrap();
     let moved = (0..12u64).any(|s| {
-        let w = arms::run_world(&cfg, &checked, 100 + s, false).unwrap();
+        let w = super::world::run_world(&cfg, &checked, 100 + s, false).unwrap();
         (w.score(names().aes).unwrap() - w.score(names().random_k).unwrap()).abs() > 0.5
     });
     assert!(
@@ -110,7 +110,7 @@ fn no_selection_beats_the_oracle_by_more_than_a_runs_noise() {
     ];
     for s in 0..4u64 {
         let seed = 300 + s;
-        let run = arms::run_world(&cfg, &checked, seed, false).unwrap();
+        let run = super::world::run_world(&cfg, &checked, seed, false).unwrap();
         assert!(run.world.oracle_exact, "8 choose 3 is enumerated");
         // The oracle's pick trained under other training seeds: a run's own noise.
         let world = World::generate(&checked, seed);

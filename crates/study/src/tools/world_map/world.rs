@@ -1,0 +1,59 @@
+//! One world of a cell: every arm trained on it, and the world measured the way the record
+//! measures a pool.
+
+use std::collections::BTreeMap;
+
+use envdist_core::Checked;
+use envdist_world::{Learner, World, WorldConfig, annotate, observe_gradients};
+
+use super::WorldMapConfig;
+use super::arms::{ArmScores, Picks, WorldArm, names, split, split_arms, train};
+use super::measure;
+use crate::error::Result;
+
+/// One world of a cell: every arm's score and the world's descriptors.
+pub(super) fn run_world(
+    cfg: &WorldMapConfig,
+    world_cfg: &Checked<WorldConfig>,
+    seed: u64,
+    rivals: bool,
+) -> Result<ArmScores> {
+    let world = World::generate(world_cfg, seed);
+    let base = Learner::base(&world);
+    let profiles = annotate(&world, seed);
+    let grads = observe_gradients(&world, &base, seed);
+    let picks = Picks::make(cfg, &world, &base, &profiles, &grads, seed)?;
+    let mut scores = BTreeMap::new();
+    let n = names();
+    scores.insert(n.base.to_string(), 100.0 * base.score(&world));
+    let mut arms = WorldArm::main();
+    if rivals {
+        arms.extend(WorldArm::rivals());
+    }
+    let mut below_h4 = None;
+    let mut splits = BTreeMap::new();
+    let before = base.successes(&world);
+    for arm in &arms {
+        let (learner, below) = train(&world, &base, arm, picks.of(arm.pick), cfg, seed)?;
+        if arm.name == n.random_k_hdc {
+            below_h4 = Some(below);
+        }
+        if split_arms().contains(&arm.name.as_str()) {
+            let after = learner.successes(&world);
+            splits.insert(
+                arm.name.clone(),
+                split(&world, &before, &after, picks.of(arm.pick)),
+            );
+        }
+        scores.insert(arm.name.clone(), 100.0 * learner.score(&world));
+    }
+    let mut descriptors = measure::describe(cfg, &world, &base, &profiles, &grads, seed)?;
+    descriptors.hdc_below_h4 = below_h4;
+    descriptors.oracle_exact = picks.oracle_exact;
+    Ok(ArmScores {
+        seed,
+        scores,
+        splits,
+        world: descriptors,
+    })
+}
