@@ -6,8 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::PlaneMap;
-use super::arms::{ArmScores, LOOKAHEAD, ORACLE, names, study_gates};
+use super::arms::{LOOKAHEAD, ORACLE, names, study_gates};
 use super::measure::Descriptors;
+use super::world::ArmScores;
 use crate::model::Interval;
 use crate::stats::{Replicates, bootstrap};
 use envdist_core::Rng;

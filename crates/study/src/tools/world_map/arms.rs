@@ -4,8 +4,6 @@
 //! samplers (the study's uniform H4 sampler, HDC as the study sizes it, the rivals at their
 //! defaults), every arm from the same base and with the same training seed.
 
-use std::collections::BTreeMap;
-
 use envdist_core::{EnvId, GradientSet, ProfileSet, Rng};
 use envdist_curriculum::{HdcConfig, Mode, SamplerConfig};
 use envdist_selection::{
@@ -17,7 +15,6 @@ use envdist_world::{
 use serde::{Deserialize, Serialize};
 
 use super::WorldMapConfig;
-use super::measure::Descriptors;
 use crate::error::{Context, Result};
 use crate::model::{Arm, ClaimId, EnvSource, Ordering};
 use crate::presets::{study_hdc, study_selection};
@@ -285,26 +282,6 @@ pub(super) fn split(world: &World, base: &[f32], after: &[f32], envs: &[usize]) 
         trained: mean(&a),
         same_family: mean(&b),
         other_families: mean(&c),
-    }
-}
-
-/// One world's outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ArmScores {
-    /// The world's seed.
-    pub seed: u64,
-    /// Every arm's whole-pool H4 success after training (points; `base` before any).
-    pub scores: BTreeMap<String, f32>,
-    /// The gains of [`split_arms`] by where they trained.
-    pub splits: BTreeMap<String, GainSplit>,
-    /// What the world looked like to an experimenter, and what its selections did.
-    pub world: Descriptors,
-}
-
-impl ArmScores {
-    /// The score of `arm`, if it ran.
-    pub fn score(&self, arm: &str) -> Option<f32> {
-        self.scores.get(arm).copied()
     }
 }
 

@@ -30,9 +30,10 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 pub use analysis::{CellMetrics, Threshold, ThresholdStatus};
-pub use arms::{ArmScores, WorldArm};
+pub use arms::WorldArm;
 pub use calibrate::{Calibration, Targets};
 pub use measure::Descriptors;
+pub use world::ArmScores;
 
 use crate::error::{Context, Result};
 use crate::observer::Observer;

@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 
 use envdist_core::Checked;
 use envdist_world::{Learner, World, WorldConfig, annotate, observe_gradients};
+use serde::{Deserialize, Serialize};
 
 use super::WorldMapConfig;
-use super::arms::{ArmScores, Picks, WorldArm, names, split, split_arms, train};
-use super::measure;
+use super::arms::{GainSplit, Picks, WorldArm, names, split, split_arms, train};
+use super::measure::{self, Descriptors};
 use crate::error::Result;
 
 /// One world of a cell: every arm's score and the world's descriptors.
@@ -56,4 +57,24 @@ pub(super) fn run_world(
         splits,
         world: descriptors,
     })
+}
+
+/// One world's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArmScores {
+    /// The world's seed.
+    pub seed: u64,
+    /// Every arm's whole-pool H4 success after training (points; `base` before any).
+    pub scores: BTreeMap<String, f32>,
+    /// The gains of [`split_arms`] by where they trained.
+    pub splits: BTreeMap<String, GainSplit>,
+    /// What the world looked like to an experimenter, and what its selections did.
+    pub world: Descriptors,
+}
+
+impl ArmScores {
+    /// The score of `arm`, if it ran.
+    pub fn score(&self, arm: &str) -> Option<f32> {
+        self.scores.get(arm).copied()
+    }
 }

@@ -30,8 +30,9 @@ mod targets;
 
 use super::WorldMapConfig;
 use super::analysis::{paired, seed_interval};
-use super::arms::{ArmScores, WorldArm, names, train};
+use super::arms::{WorldArm, names, train};
 use super::measure::{self, Descriptors};
+use super::world::ArmScores;
 use crate::error::{Context, Result};
 use crate::model::Interval;
 use crate::observer::Observer;
