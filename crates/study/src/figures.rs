@@ -16,12 +16,22 @@ use crate::observer::Observer;
 use crate::tools::curriculum_plots::curriculum_trace_grid;
 use envdist_plot::{Heatmap, Legend, LineChart, Series, heatmap, line_chart};
 
-/// Training success rate over env steps, seed 0 of each trained arm (rolling mean of 5 updates).
+/// The run's first training seed (0 in development, the confirmatory base in a record): the
+/// one seed the single-seed figures show.
+fn first_seed(results: &Results) -> u32 {
+    results.config.seed_indices().start
+}
+
+/// Training success rate over env steps, the first training seed of each trained arm (rolling
+/// mean of 5 updates).
 pub fn learning_curves(path: &Path, results: &Results) -> crate::Result<()> {
     let series = learning_curve_series(results);
     crate::ensure!(!series.is_empty(), "no learning curve to plot");
     let chart = LineChart {
-        title: "Training success (sampled actions, the arm's own tasks; seed 0)".into(),
+        title: format!(
+            "Training success (sampled actions, the arm's own tasks; seed {})",
+            first_seed(results)
+        ),
         x_label: "environment steps".into(),
         y_label: "episode success rate".into(),
         series,
@@ -37,7 +47,11 @@ pub fn learning_curve_series(results: &Results) -> Vec<Series> {
     // The arms whose cards say so (the paper's main arms and three rivals): more lines
     // would not be readable.
     for arm in Arm::ALL.into_iter().filter(|a| a.plotted()) {
-        let Some(run) = results.arm_runs(arm).into_iter().find(|r| r.seed == 0) else {
+        let Some(run) = results
+            .arm_runs(arm)
+            .into_iter()
+            .find(|r| r.seed == first_seed(results))
+        else {
             continue;
         };
         if run.curve.is_empty() {
@@ -246,7 +260,9 @@ pub fn draw_all(
         for s in &results.selections {
             // AES, its ablation and the first random draw: one figure each.
             use crate::model::EnvSource as E;
-            if matches!(s.name.source, E::Aes | E::AesNoConflict | E::RandomK) && s.name.seed == 0 {
+            if matches!(s.name.source, E::Aes | E::AesNoConflict | E::RandomK)
+                && s.name.seed == first_seed(results)
+            {
                 let name = s.name.to_string();
                 let file = format!("coverage_{}.png", name.replace('/', "-"));
                 attempt(&format!("Ability coverage: {name}"), &file, &|p| {
@@ -256,7 +272,7 @@ pub fn draw_all(
         }
     }
     let trace_path = layout
-        .arm_files(Stage::Arm(crate::model::FLAGSHIP, 0))
+        .arm_files(Stage::Arm(crate::model::FLAGSHIP, first_seed(results)))
         .curriculum_trace();
     if let Ok(trace) =
         envdist_core::io::read_jsonl::<envdist_curriculum::TraceEvent>(&trace_path, None)
@@ -264,8 +280,9 @@ pub fn draw_all(
         let suite = envdist_envs::Suite::default();
         attempt(
             &format!(
-                "Curriculum trace ({}, seed 0)",
-                crate::model::FLAGSHIP.name()
+                "Curriculum trace ({}, seed {})",
+                crate::model::FLAGSHIP.name(),
+                first_seed(results)
             ),
             "curriculum_trace.png",
             &|p| curriculum_trace(p, &trace, &suite, 3),
