@@ -5,7 +5,7 @@
 use envdist_core::{ActionId, ActionMask, Rng};
 
 use super::maze::AGENT;
-use super::util::{Pos, bfs, move_mask, random_cells, step_pos};
+use super::util::{Pos, first_move, move_mask, random_cells, step_pos};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, OBJECT_COL_NAMES, OBJECT_COLS, Shape};
 
@@ -13,7 +13,7 @@ const N: usize = 7;
 
 #[derive(Default)]
 pub struct Buttons {
-    rule: u8,
+    pub(super) rule: u8,
     agent: Pos,
     /// Button cells; button i has colour OBJECT_COLS[i].
     buttons: Vec<Pos>,
@@ -23,12 +23,6 @@ pub struct Buttons {
 }
 
 impl Buttons {
-    pub fn boxed(rule: u8) -> Box<dyn Game> {
-        Box::new(Self {
-            rule,
-            ..Self::default()
-        })
-    }
     fn inside(p: Pos) -> bool {
         p.0 > 0 && p.1 > 1 && p.0 < N - 1 && p.1 < N - 1
     }
@@ -94,9 +88,7 @@ impl Game for Buttons {
             return ActionId::INTERACT;
         }
         let goal = self.buttons[next];
-        bfs(N, N, self.agent, Self::inside, |q| q == goal)
-            .map(|r| r.0)
-            .unwrap_or(ActionId::WAIT)
+        first_move(N, N, self.agent, Self::inside, |q| q == goal)
     }
     fn draw(&self, g: &mut Grid) {
         g.reset(N, N, Cell::WALL);

@@ -36,9 +36,6 @@ const DIR8_NAMES: [&str; 8] = [
 ];
 
 impl Clock {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     fn vector(&self) -> (i32, i32) {
         DIR8[self.dir * (8 / self.dirs)]
     }

@@ -5,7 +5,7 @@
 use envdist_core::{ActionId, ActionMask, Rng};
 
 use super::maze::AGENT;
-use super::util::{Pos, bfs, count_of, flood, move_mask, random_cells, step_pos};
+use super::util::{Pos, bfs, count_of, first_move, flood, move_mask, random_cells, step_pos};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
 
@@ -14,7 +14,7 @@ const BLUE: Cell = Cell::obj(Shape::Full, Col::Blue, b'b');
 
 #[derive(Default)]
 pub struct Collect {
-    rule: u8,
+    pub(super) rule: u8,
     n: usize,
     agent: Pos,
     /// Item cells and whether each is red.
@@ -22,12 +22,6 @@ pub struct Collect {
 }
 
 impl Collect {
-    pub fn boxed(rule: u8) -> Box<dyn Game> {
-        Box::new(Self {
-            rule,
-            ..Self::default()
-        })
-    }
     fn is_target(&self, red: bool) -> bool {
         red == (self.rule == 0)
     }
@@ -115,7 +109,7 @@ impl Game for Collect {
         move_mask(self.agent, self.n, self.n, |q| self.inside(q))
     }
     fn oracle(&mut self) -> ActionId {
-        bfs(
+        first_move(
             self.n,
             self.n,
             self.agent,
@@ -125,8 +119,6 @@ impl Game for Collect {
                     .is_some_and(|i| self.is_target(self.items[i].1))
             },
         )
-        .map(|r| r.0)
-        .unwrap_or(ActionId::WAIT)
     }
     fn draw(&self, g: &mut Grid) {
         g.reset(self.n, self.n, Cell::WALL);

@@ -13,18 +13,12 @@ const SHAPES: [Shape; 3] = [Shape::Full, Shape::Circle, Shape::Diamond];
 
 #[derive(Default)]
 pub struct Count {
-    rule: u8,
+    pub(super) rule: u8,
     side: usize,
     objs: Vec<(Pos, bool, Shape)>,
 }
 
 impl Count {
-    pub fn boxed(rule: u8) -> Box<dyn Game> {
-        Box::new(Self {
-            rule,
-            ..Self::default()
-        })
-    }
     fn target_red(&self) -> bool {
         self.rule == 0
     }

@@ -15,9 +15,6 @@ pub struct DiceSum {
 }
 
 impl DiceSum {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     fn sum(&self) -> usize {
         self.dice.iter().map(|d| d.1 as usize).sum()
     }

@@ -4,7 +4,7 @@
 use envdist_core::{ActionId, ActionMask, Rng};
 
 use super::maze::{AGENT, GOAL};
-use super::util::{Pos, bfs, move_mask, step_pos};
+use super::util::{Pos, first_move, move_mask, step_pos, won_at_goal};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid};
 
@@ -20,9 +20,6 @@ pub struct Hazard {
 }
 
 impl Hazard {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     fn inside(&self, p: Pos) -> bool {
         p.0 > 0 && p.1 > 0 && p.0 < W - 1 && p.1 < self.h - 1
     }
@@ -62,26 +59,19 @@ impl Game for Hazard {
         } else if move_mask(self.agent, W, self.h, |q| self.lava[q.1 * W + q.0]).count() > 0 {
             tags.push("hazard-recognise");
         }
-        if self.agent == self.goal {
-            tags.push("goal-localise");
-            Status::Won
-        } else {
-            Status::Running
-        }
+        won_at_goal(self.agent, self.goal, tags)
     }
     fn legal(&self) -> ActionMask {
         move_mask(self.agent, W, self.h, |q| self.inside(q))
     }
     fn oracle(&mut self) -> ActionId {
-        bfs(
+        first_move(
             W,
             self.h,
             self.agent,
             |q| self.inside(q) && !self.is_lava(q),
             |q| q == self.goal,
         )
-        .map(|r| r.0)
-        .unwrap_or(ActionId::WAIT)
     }
     fn draw(&self, g: &mut Grid) {
         g.reset(W, self.h, Cell::WALL);

@@ -4,7 +4,7 @@
 use envdist_core::{ActionId, ActionMask, Rng};
 
 use super::maze::{AGENT, GOAL};
-use super::util::{Pos, bfs, move_mask, random_cells, step_pos};
+use super::util::{Pos, bfs, move_mask, random_cells, step_pos, won_at_goal};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
 
@@ -22,9 +22,6 @@ pub struct KeyDoor {
 }
 
 impl KeyDoor {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     fn wall(&self, p: Pos) -> bool {
         p.0 == 0
             || p.1 == 0
@@ -93,12 +90,7 @@ impl Game for KeyDoor {
             tags.push("pick-up");
             tags.push("subgoal-order");
         }
-        if self.agent == self.goal {
-            tags.push("goal-localise");
-            Status::Won
-        } else {
-            Status::Running
-        }
+        won_at_goal(self.agent, self.goal, tags)
     }
     fn legal(&self) -> ActionMask {
         move_mask(self.agent, self.w, H, |q| self.passable(q))

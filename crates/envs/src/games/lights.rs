@@ -11,7 +11,7 @@ use crate::render::{Cell, Col, Grid, Shape};
 
 #[derive(Default)]
 pub struct Lights {
-    rule: u8,
+    pub(super) rule: u8,
     n: usize,
     /// Bit i = cell i lit.
     lit: u32,
@@ -95,12 +95,6 @@ fn solve(n: usize, rule: u8, pattern: u32) -> Option<u32> {
 }
 
 impl Lights {
-    pub fn boxed(rule: u8) -> Box<dyn Game> {
-        Box::new(Self {
-            rule,
-            ..Self::default()
-        })
-    }
     fn idx(&self) -> usize {
         self.cursor.1 * self.n + self.cursor.0
     }

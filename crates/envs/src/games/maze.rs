@@ -3,7 +3,7 @@
 
 use envdist_core::{ActionId, ActionMask, Rng};
 
-use super::util::{Pos, bfs, carve_maze, move_mask, step_pos};
+use super::util::{Pos, bfs, carve_maze, first_move, move_mask, step_pos, won_at_goal};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
 
@@ -29,9 +29,6 @@ pub struct Maze {
 }
 
 impl Maze {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     fn open(&self, p: Pos) -> bool {
         !self.walls[p.1 * self.n + p.0]
     }
@@ -67,26 +64,19 @@ impl Game for Maze {
         } else {
             tags.push("junction-choice");
         }
-        if self.agent == self.goal {
-            tags.push("goal-localise");
-            Status::Won
-        } else {
-            Status::Running
-        }
+        won_at_goal(self.agent, self.goal, tags)
     }
     fn legal(&self) -> ActionMask {
         move_mask(self.agent, self.n, self.n, |q| self.open(q))
     }
     fn oracle(&mut self) -> ActionId {
-        bfs(
+        first_move(
             self.n,
             self.n,
             self.agent,
             |q| self.open(q),
             |q| q == self.goal,
         )
-        .map(|r| r.0)
-        .unwrap_or(ActionId::WAIT)
     }
     fn draw(&self, g: &mut Grid) {
         g.reset(self.n, self.n, Cell::FLOOR);

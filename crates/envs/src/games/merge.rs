@@ -17,9 +17,6 @@ pub struct Merge {
 }
 
 impl Merge {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     /// Slide `a`; returns the new board and the merges made.
     fn slide(&self, a: ActionId) -> (Vec<u8>, u32) {
         let n = self.n;

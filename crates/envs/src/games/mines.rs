@@ -19,9 +19,6 @@ pub struct Mines {
 }
 
 impl Mines {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     fn nbrs(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
         let n = self.n as i32;
         let (x, y) = ((i % self.n) as i32, (i / self.n) as i32);

@@ -33,6 +33,23 @@ use envdist_core::{Split, Turn};
 
 use crate::env::{Game, ObsMod};
 
+/// A family without rule variants: a default game, whose `reset` draws every instance.
+fn plain<G: Game + Default + 'static>(_rule: u8) -> Box<dyn Game> {
+    Box::<G>::default()
+}
+
+/// A family whose twin changes a rule: a default game told its rule (`0` the family's own,
+/// `1` the twin's), as a `Family::make`.
+macro_rules! ruled {
+    ($game:ty) => {
+        |rule| {
+            let mut game = <$game>::default();
+            game.rule = rule;
+            Box::new(game) as Box<dyn Game>
+        }
+    };
+}
+
 /// The conflicting twin of a family's classic variant.
 pub(crate) struct Twin {
     /// Variant name of the twin.
@@ -121,7 +138,7 @@ pub(crate) fn families() -> Vec<Family> {
                 "junction-choice",
                 "goal-localise",
             ],
-            make: maze::Maze::boxed,
+            make: plain::<maze::Maze>,
             instruction: "Reach the green goal.",
             twin: Some(Twin {
                 variant: "mirrored",
@@ -144,7 +161,7 @@ pub(crate) fn families() -> Vec<Family> {
                 "collect",
                 "distractor-avoid",
             ],
-            make: collect::Collect::boxed,
+            make: ruled!(collect::Collect),
             instruction: "Collect every red square; never touch a blue one.",
             twin: Some(Twin {
                 variant: "avoid-red",
@@ -167,7 +184,7 @@ pub(crate) fn families() -> Vec<Family> {
                 "subgoal-order",
                 "goal-localise",
             ],
-            make: keydoor::KeyDoor::boxed,
+            make: plain::<keydoor::KeyDoor>,
             instruction: "Open the locked doors with their keys and reach the green goal.",
             twin: Some(Twin {
                 variant: "mirrored",
@@ -184,7 +201,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 4),
             abilities: &["navigate", "hazard-recognise", "gap-find", "goal-localise"],
-            make: hazard::Hazard::boxed,
+            make: plain::<hazard::Hazard>,
             instruction: "Cross the lava rows through their gaps to the green goal.",
             twin: Some(Twin {
                 variant: "mirrored",
@@ -201,7 +218,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 4),
             abilities: &["navigate", "route-plan", "pick-up", "place", "match-colour"],
-            make: pickplace::PickPlace::boxed,
+            make: plain::<pickplace::PickPlace>,
             instruction: "Put every block on the pad of its colour.",
             twin: None,
             themes: 5,
@@ -213,7 +230,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (2, 4),
             abilities: &["navigate", "press-button", "sequence", "remember-code"],
-            make: buttons::Buttons::boxed,
+            make: ruled!(buttons::Buttons),
             instruction: "Press the buttons in the order of the code strip.",
             twin: Some(Twin {
                 variant: "reversed",
@@ -230,7 +247,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (4, 8),
             abilities: &["trace-path", "colour-match"],
-            make: paint::Paint::boxed,
+            make: plain::<paint::Paint>,
             instruction: "Paint the whole dotted path without leaving it.",
             twin: Some(Twin {
                 variant: "mirrored",
@@ -247,7 +264,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 4),
             abilities: &["chase", "self-avoid", "growth-plan"],
-            make: snake::Snake::boxed,
+            make: plain::<snake::Snake>,
             instruction: "Eat the red food without crashing.",
             twin: None,
             themes: 5,
@@ -259,7 +276,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 3),
             abilities: &["push", "push-plan", "box-on-target"],
-            make: sokoban::Sokoban::boxed,
+            make: plain::<sokoban::Sokoban>,
             instruction: "Push every box onto a target.",
             twin: Some(Twin {
                 variant: "mirrored",
@@ -276,7 +293,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 3),
             abilities: &["permute", "tile-locate", "plan-ahead"],
-            make: sliding::Sliding::boxed,
+            make: plain::<sliding::Sliding>,
             instruction: "Slide the tiles into colour order.",
             twin: None,
             themes: 5,
@@ -288,7 +305,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 3),
             abilities: &["toggle", "parity-reason", "cursor-move"],
-            make: lights::Lights::boxed,
+            make: ruled!(lights::Lights),
             instruction: "Switch every light off.",
             twin: Some(Twin {
                 variant: "neighbours-only",
@@ -305,7 +322,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 4),
             abilities: &["count-value", "merge", "corner-strategy"],
-            make: merge::Merge::boxed,
+            make: plain::<merge::Merge>,
             instruction: "Merge tiles until the goal tile appears.",
             twin: None,
             themes: 4,
@@ -317,7 +334,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 3),
             abilities: &["reveal", "number-read", "deduce-safe", "cursor-move"],
-            make: mines::Mines::boxed,
+            make: plain::<mines::Mines>,
             instruction: "Reveal every safe cell.",
             twin: None,
             themes: 4,
@@ -329,7 +346,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 3),
             abilities: &["turn-take", "block-threat", "win-detect"],
-            make: tictactoe::TicTacToe::boxed,
+            make: ruled!(tictactoe::TicTacToe),
             instruction: "Do not lose at tic-tac-toe.",
             twin: Some(Twin {
                 variant: "misere",
@@ -346,7 +363,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (3, 12),
             abilities: &["count", "colour-filter"],
-            make: count::Count::boxed,
+            make: ruled!(count::Count),
             instruction: "How many red objects are there?",
             twin: Some(Twin {
                 variant: "count-blue",
@@ -363,7 +380,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 4),
             abilities: &["path-trace", "connectivity"],
-            make: reach::Reach::boxed,
+            make: ruled!(reach::Reach),
             instruction: "Can the white agent reach the green goal?",
             twin: Some(Twin {
                 variant: "blocked",
@@ -380,7 +397,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (4, 9),
             abilities: &["compare-colour", "compare-shape"],
-            make: oddoneout::OddOneOut::boxed,
+            make: plain::<oddoneout::OddOneOut>,
             instruction: "Which item is the odd one out?",
             twin: None,
             themes: 4,
@@ -392,7 +409,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (2, 6),
             abilities: &["left-right", "above-below"],
-            make: relpos::RelPos::boxed,
+            make: ruled!(relpos::RelPos),
             instruction: "Where is the red object relative to the blue one?",
             twin: Some(Twin {
                 variant: "mirrored",
@@ -409,7 +426,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 3),
             abilities: &["sequence-induce", "colour-cycle"],
-            make: patternnext::PatternNext::boxed,
+            make: plain::<patternnext::PatternNext>,
             instruction: "Which colour comes next?",
             twin: None,
             themes: 4,
@@ -421,7 +438,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 3),
             abilities: &["symmetry-detect", "compare-colour"],
-            make: symmetry::Symmetry::boxed,
+            make: ruled!(symmetry::Symmetry),
             instruction: "Is the pattern mirror-symmetric?",
             twin: Some(Twin {
                 variant: "asymmetric",
@@ -438,7 +455,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 3),
             abilities: &["pip-count", "add"],
-            make: dicesum::DiceSum::boxed,
+            make: plain::<dicesum::DiceSum>,
             instruction: "What is the sum of the dice?",
             twin: None,
             themes: 4,
@@ -450,7 +467,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 3),
             abilities: &["region-fill", "compare-size"],
-            make: regions::Regions::boxed,
+            make: ruled!(regions::Regions),
             instruction: "Which colour covers the largest area?",
             twin: Some(Twin {
                 variant: "smallest",
@@ -467,7 +484,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (1, 2),
             abilities: &["angle-read", "orientation"],
-            make: clock::Clock::boxed,
+            make: plain::<clock::Clock>,
             instruction: "Which way does the arrow point?",
             twin: None,
             themes: 4,
@@ -479,7 +496,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Pool,
             scale: (2, 6),
             abilities: &["match-shape", "compare-shape"],
-            make: shapematch::ShapeMatch::boxed,
+            make: plain::<shapematch::ShapeMatch>,
             instruction: "Which candidate has the reference shape?",
             twin: None,
             themes: 4,
@@ -491,7 +508,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Ood,
             scale: (1, 3),
             abilities: &["navigate", "slip-adapt", "hole-avoid", "goal-localise"],
-            make: ood::Frozen::boxed,
+            make: plain::<ood::Frozen>,
             instruction: "Cross the ice to the green goal without falling in.",
             twin: None,
             themes: 2,
@@ -503,7 +520,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Ood,
             scale: (1, 2),
             abilities: &["gravity-drop", "turn-take", "block-threat", "line-build"],
-            make: ood::Connect3::boxed,
+            make: plain::<ood::Connect3>,
             instruction: "Do not lose at connect-three.",
             twin: None,
             themes: 2,
@@ -515,7 +532,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Ood,
             scale: (2, 6),
             abilities: &["memory-recall", "card-match"],
-            make: ood::Memory::boxed,
+            make: plain::<ood::Memory>,
             instruction: "Match every pair of cards.",
             twin: None,
             themes: 2,
@@ -527,7 +544,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Ood,
             scale: (3, 9),
             abilities: &["count", "subtract", "compare-shape"],
-            make: ood::Arith::boxed,
+            make: plain::<ood::Arith>,
             instruction: "How many more discs than squares are there?",
             twin: None,
             themes: 2,
@@ -539,7 +556,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Confirm,
             scale: (1, 3),
             abilities: &["navigate", "slide-stop", "goal-localise"],
-            make: confirm::ice_slide::IceSlide::boxed,
+            make: plain::<confirm::ice_slide::IceSlide>,
             instruction: "Slide over the ice and come to rest on the green goal.",
             twin: None,
             themes: 2,
@@ -551,7 +568,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Confirm,
             scale: (1, 3),
             abilities: &["cursor-move", "tile-rotate", "pipe-connect"],
-            make: confirm::pipes::Pipes::boxed,
+            make: plain::<confirm::pipes::Pipes>,
             instruction: "Turn the pipes until water runs from the blue source to the green drain.",
             twin: None,
             themes: 2,
@@ -563,7 +580,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Confirm,
             scale: (2, 8),
             abilities: &["weigh", "compare-shape", "add"],
-            make: confirm::balance::Balance::boxed,
+            make: plain::<confirm::balance::Balance>,
             instruction: "Which pan is heavier? A bar weighs 1, a square 2, a disc 3.",
             twin: None,
             themes: 2,
@@ -575,7 +592,7 @@ pub(crate) fn families() -> Vec<Family> {
             split: Confirm,
             scale: (1, 3),
             abilities: &["path-trace", "measure-length"],
-            make: confirm::path_length::PathLength::boxed,
+            make: plain::<confirm::path_length::PathLength>,
             instruction: "How many steps long is the orange path from the white start to the green end?",
             twin: None,
             themes: 2,

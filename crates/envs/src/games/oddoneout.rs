@@ -15,12 +15,6 @@ pub struct OddOneOut {
     by_colour: bool,
 }
 
-impl OddOneOut {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
-}
-
 impl Game for OddOneOut {
     fn reset(&mut self, rng: &mut Rng, scale: u32) {
         let n = scale as usize;

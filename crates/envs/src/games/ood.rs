@@ -5,7 +5,7 @@ use envdist_core::{ActionId, ActionMask, AnswerVocabulary, Rng};
 
 use super::maze::{AGENT, GOAL};
 use super::single::numbers;
-use super::util::{Pos, bfs, flood, move_mask, random_cells, step_pos};
+use super::util::{Pos, bfs, first_move, flood, move_mask, random_cells, step_pos};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, OBJECT_COL_NAMES, OBJECT_COLS, Shape};
 
@@ -28,9 +28,6 @@ pub struct Frozen {
 }
 
 impl Frozen {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     fn inside(&self, p: Pos) -> bool {
         p.0 > 0 && p.1 > 0 && p.0 < self.n - 1 && p.1 < self.n - 1
     }
@@ -90,15 +87,13 @@ impl Game for Frozen {
         move_mask(self.agent, self.n, self.n, |q| self.inside(q))
     }
     fn oracle(&mut self) -> ActionId {
-        bfs(
+        first_move(
             self.n,
             self.n,
             self.agent,
             |q| self.safe(q),
             |q| q == self.goal,
         )
-        .map(|r| r.0)
-        .unwrap_or(ActionId::WAIT)
     }
     fn draw(&self, g: &mut Grid) {
         g.reset(self.n, self.n, Cell::WALL);
@@ -208,9 +203,6 @@ fn negamax(b: &[u8; 16], p: u8, depth: u32) -> i32 {
 }
 
 impl Connect3 {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     fn status(&self) -> Status {
         if c3_line(&self.b, 1) {
             Status::Won
@@ -347,9 +339,6 @@ pub struct Memory {
 }
 
 impl Memory {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     fn pick(&self) -> usize {
         let hidden = |i: &usize| !self.up[*i] && !self.turned.contains(i);
         if let Some(&first) = self.turned.first() {
@@ -516,9 +505,6 @@ pub struct Arith {
 }
 
 impl Arith {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     fn counts(&self) -> (usize, usize) {
         let discs = self.objs.iter().filter(|o| o.1).count();
         (discs, self.objs.len() - discs)

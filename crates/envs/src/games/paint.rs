@@ -4,7 +4,7 @@
 use envdist_core::{ActionId, ActionMask, Rng};
 
 use super::maze::AGENT;
-use super::util::{Pos, bfs, count_of, move_mask, step_pos};
+use super::util::{Pos, count_of, first_move, move_mask, step_pos};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
 
@@ -17,9 +17,6 @@ pub struct Paint {
 }
 
 impl Paint {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     fn inside(&self, p: Pos) -> bool {
         p.0 > 0 && p.1 > 0 && p.0 < self.n - 1 && p.1 < self.n - 1
     }
@@ -94,15 +91,13 @@ impl Game for Paint {
     }
     fn oracle(&mut self) -> ActionId {
         let target = self.path.get(self.painted).copied().unwrap_or(self.agent);
-        bfs(
+        first_move(
             self.n,
             self.n,
             self.agent,
             |q| self.on_path(q).is_some(),
             |q| q == target,
         )
-        .map(|r| r.0)
-        .unwrap_or(ActionId::WAIT)
     }
     fn draw(&self, g: &mut Grid) {
         g.reset(self.n, self.n, Cell::WALL);

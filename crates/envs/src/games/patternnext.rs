@@ -16,12 +16,6 @@ pub struct PatternNext {
     period: usize,
 }
 
-impl PatternNext {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
-}
-
 impl Game for PatternNext {
     fn reset(&mut self, rng: &mut Rng, scale: u32) {
         self.period = scale as usize + 1;

@@ -4,7 +4,7 @@
 use envdist_core::{ActionId, ActionMask, Rng};
 
 use super::maze::AGENT;
-use super::util::{Pos, bfs, move_mask, random_cells, step_pos};
+use super::util::{Pos, first_move, move_mask, random_cells, step_pos};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Grid, OBJECT_COL_NAMES, OBJECT_COLS, Shape};
 
@@ -19,9 +19,6 @@ pub struct PickPlace {
 }
 
 impl PickPlace {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     fn inside(p: Pos) -> bool {
         p.0 > 0 && p.1 > 0 && p.0 < N - 1 && p.1 < N - 1
     }
@@ -92,9 +89,7 @@ impl Game for PickPlace {
             Some(i) => self.items[i].1 == q,
             None => self.block_at(q).is_some(),
         };
-        bfs(N, N, self.agent, Self::inside, target)
-            .map(|r| r.0)
-            .unwrap_or(ActionId::WAIT)
+        first_move(N, N, self.agent, Self::inside, target)
     }
     fn draw(&self, g: &mut Grid) {
         g.reset(N, N, Cell::WALL);

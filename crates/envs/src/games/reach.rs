@@ -12,7 +12,7 @@ use crate::render::{Cell, Grid};
 
 #[derive(Default)]
 pub struct Reach {
-    rule: u8,
+    pub(super) rule: u8,
     n: usize,
     walls: Vec<bool>,
     agent: Pos,
@@ -21,12 +21,6 @@ pub struct Reach {
 }
 
 impl Reach {
-    pub fn boxed(rule: u8) -> Box<dyn Game> {
-        Box::new(Self {
-            rule,
-            ..Self::default()
-        })
-    }
     fn answer(&self) -> usize {
         (self.reachable == (self.rule == 0)) as usize
     }

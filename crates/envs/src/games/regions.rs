@@ -13,7 +13,7 @@ use crate::render::{Cell, Grid, OBJECT_COL_NAMES, OBJECT_COLS, Shape};
 /// smallest region.
 #[derive(Default)]
 pub struct Regions {
-    rule: u8,
+    pub(super) rule: u8,
     n: usize,
     k: usize,
     owner: Vec<usize>,
@@ -21,12 +21,6 @@ pub struct Regions {
 }
 
 impl Regions {
-    pub fn boxed(rule: u8) -> Box<dyn Game> {
-        Box::new(Self {
-            rule,
-            ..Self::default()
-        })
-    }
     fn answer(&self) -> usize {
         let it = self.sizes.iter().enumerate();
         if self.rule == 0 {

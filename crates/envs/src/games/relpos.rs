@@ -12,19 +12,13 @@ use crate::render::{Cell, Col, Grid, Shape};
 /// Scale = objects, 2..=6. Rule 1 (the `mirrored` twin) asks where blue is relative to red.
 #[derive(Default)]
 pub struct RelPos {
-    rule: u8,
+    pub(super) rule: u8,
     red: (usize, usize),
     blue: (usize, usize),
     grey: Vec<(usize, usize)>,
 }
 
 impl RelPos {
-    pub fn boxed(rule: u8) -> Box<dyn Game> {
-        Box::new(Self {
-            rule,
-            ..Self::default()
-        })
-    }
     fn answer(&self) -> usize {
         let (a, b) = if self.rule == 0 {
             (self.red, self.blue)

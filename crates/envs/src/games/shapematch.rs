@@ -15,12 +15,6 @@ pub struct ShapeMatch {
     answer: usize,
 }
 
-impl ShapeMatch {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
-}
-
 impl Game for ShapeMatch {
     fn reset(&mut self, rng: &mut Rng, scale: u32) {
         let k = scale as usize;

@@ -46,9 +46,6 @@ fn pack(t: &[u8]) -> u64 {
 }
 
 impl Sliding {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     fn gap(t: &[u8]) -> usize {
         t.iter().position(|v| *v == 0).unwrap_or(0)
     }

@@ -31,9 +31,6 @@ fn opposite(a: ActionId) -> ActionId {
 }
 
 impl Snake {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     fn inside(&self, p: Pos) -> bool {
         p.0 > 0 && p.1 > 0 && p.0 < self.n - 1 && p.1 < self.n - 1
     }

@@ -39,9 +39,6 @@ pub struct Sokoban {
 type State = (Pos, Vec<Pos>);
 
 impl Sokoban {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     fn wall(&self, p: Pos) -> bool {
         self.walls[p.1 * self.n + p.0]
     }

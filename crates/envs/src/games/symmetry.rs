@@ -10,7 +10,7 @@ use crate::render::{Cell, Col, Grid};
 /// 1..=3: sides 4, 6, 8. answer_1 = yes. Rule 1 (the `asymmetric` twin) asks the inverse.
 #[derive(Default)]
 pub struct Symmetry {
-    rule: u8,
+    pub(super) rule: u8,
     n: usize,
     cells: Vec<bool>,
     symmetric: bool,
@@ -18,12 +18,6 @@ pub struct Symmetry {
 }
 
 impl Symmetry {
-    pub fn boxed(rule: u8) -> Box<dyn Game> {
-        Box::new(Self {
-            rule,
-            ..Self::default()
-        })
-    }
     fn answer(&self) -> usize {
         (self.symmetric == (self.rule == 0)) as usize
     }

@@ -23,7 +23,7 @@ const LINES: [[usize; 3]; 8] = [
 
 #[derive(Default)]
 pub struct TicTacToe {
-    rule: u8,
+    pub(super) rule: u8,
     level: u32,
     /// 0 empty, 1 X (agent), 2 O (opponent).
     b: [u8; 9],
@@ -35,12 +35,6 @@ fn line_of(b: &[u8; 9], p: u8) -> bool {
 }
 
 impl TicTacToe {
-    pub fn boxed(rule: u8) -> Box<dyn Game> {
-        Box::new(Self {
-            rule,
-            ..Self::default()
-        })
-    }
     /// Value for X with `to_move` to play: 1 X wins, 0 draw, -1 O wins.
     fn value(&mut self, b: [u8; 9], to_move: u8) -> i8 {
         if let Some(v) = self.memo.get(&(b, to_move)) {

@@ -4,6 +4,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use envdist_core::{ActionId, ActionMask, Rng};
 
+use crate::env::Status;
+
 /// Cell coordinates `(x, y)`, y grows downward.
 pub type Pos = (usize, usize);
 
@@ -52,6 +54,30 @@ pub fn move_mask(p: Pos, w: usize, h: usize, ok: impl Fn(Pos) -> bool) -> Action
         }
     }
     m
+}
+
+/// A solver's step: the first move of a shortest path from `start` to a `target` cell through
+/// cells where `pass` holds, or `wait` where none is reachable.
+pub fn first_move(
+    w: usize,
+    h: usize,
+    start: Pos,
+    pass: impl Fn(Pos) -> bool,
+    target: impl Fn(Pos) -> bool,
+) -> ActionId {
+    bfs(w, h, start, pass, target)
+        .map(|(first, _)| first)
+        .unwrap_or(ActionId::WAIT)
+}
+
+/// A navigation game's end: won (the goal localised) once the agent stands on the goal.
+pub fn won_at_goal(agent: Pos, goal: Pos, tags: &mut Vec<&'static str>) -> Status {
+    if agent == goal {
+        tags.push("goal-localise");
+        Status::Won
+    } else {
+        Status::Running
+    }
 }
 
 /// Breadth-first search from `start` over cells where `pass` holds (the start always counts)

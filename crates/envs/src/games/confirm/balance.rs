@@ -36,9 +36,6 @@ pub struct Balance {
 }
 
 impl Balance {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     fn weight(&self, pan: usize) -> usize {
         self.pans[pan].iter().map(|o| KINDS[o.0].3).sum()
     }

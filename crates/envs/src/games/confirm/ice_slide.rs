@@ -24,9 +24,6 @@ pub struct IceSlide {
 }
 
 impl IceSlide {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     fn open(&self, p: Pos) -> bool {
         p.0 > 0
             && p.1 > 0

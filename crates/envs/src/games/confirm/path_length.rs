@@ -35,9 +35,6 @@ pub struct PathLength {
 }
 
 impl PathLength {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     fn on(&self, p: Pos) -> bool {
         self.track[p.1 * self.n + p.0]
     }

@@ -89,9 +89,6 @@ pub struct Pipes {
 }
 
 impl Pipes {
-    pub fn boxed(_rule: u8) -> Box<dyn Game> {
-        Box::<Self>::default()
-    }
     fn at(&self, p: Pos) -> usize {
         p.1 * self.n + p.0
     }
