@@ -16,6 +16,10 @@ use super::WorldMapConfig;
 use super::arms::{aes_selections, probe};
 use crate::error::Result;
 
+/// The independent gradient draws whose AES selections the agreement statistics compare (the
+/// record's side takes its first this many seeds' selections).
+pub(super) const GRADIENT_DRAWS: usize = 3;
+
 /// One world's measurable description (points where a success or a transfer).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Descriptors {
@@ -151,7 +155,7 @@ pub fn describe(
         .map(|&s| base_at(world, base, HarnessLevel::H4, &[s]))
         .collect();
     let mut agreement = Vec::new();
-    for g in 0..3u64 {
+    for g in 0..GRADIENT_DRAWS as u64 {
         let observed;
         let gs = if g == 0 {
             grads

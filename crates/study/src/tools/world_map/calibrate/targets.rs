@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use envdist_core::HarnessLevel;
 
 use super::super::arms::{RECORD_CLAIMS, names, record_arms, split_arms};
+use super::super::measure::GRADIENT_DRAWS;
 use crate::error::{Context, Result};
 use crate::model::{EnvSource, Interval, Results};
 
@@ -62,7 +63,8 @@ pub struct Targets {
     pub family_spearman: f32,
     /// `transfer_vs_gradient`.
     pub gradient_spearman: f32,
-    /// Share of AES's picks common to every seed's selection (predicted).
+    /// Share of AES's picks common to the first `GRADIENT_DRAWS` seeds' selections
+    /// (predicted).
     pub aes_agreement: f32,
     /// The same without the conflict term (predicted).
     pub no_conflict_agreement: f32,
@@ -140,6 +142,7 @@ impl Targets {
                 .iter()
                 .filter(|s| s.name.source == source)
                 .map(|s| &s.envs)
+                .take(GRADIENT_DRAWS)
                 .collect();
             let first = sets.first()?;
             let common = first
