@@ -17,6 +17,7 @@ mod modules;
 mod profile_cli;
 mod profile_llm;
 mod profile_pool;
+mod readme_claims;
 mod select_cli;
 mod tidy;
 mod train_gradients;
