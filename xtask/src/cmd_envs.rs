@@ -9,7 +9,7 @@ use anyhow::{Context, anyhow};
 use clap::{Args, Subcommand};
 use envdist_core::env::EnvFactory;
 use envdist_core::{EnvId, HarnessLevel, Split, Task};
-use envdist_envs::Suite;
+use envdist_envs::{Suite, SuiteConfig};
 use envdist_envs::inspect::bench::{self, BenchOptions};
 use envdist_envs::inspect::{InspectError, answer_task, render_episode, solver_success};
 use serde::Serialize;
@@ -21,6 +21,19 @@ use crate::progress::bar_unless;
 pub struct EnvsArgs {
     #[command(subcommand)]
     command: EnvsCommand,
+    /// Add the compositional sub-pool (operations x looks, docs/experiments/BETS.md) to the
+    /// suite.
+    #[arg(long, global = true)]
+    compositional: bool,
+}
+
+/// The suite the command reads: the default one at `canvas` (64 px when `None`), with the
+/// compositional sub-pool when asked.
+fn suite_of(canvas: Option<u32>, compositional: bool) -> anyhow::Result<Suite> {
+    Ok(Suite::new(SuiteConfig {
+        compositional,
+        ..canvas.map_or_else(SuiteConfig::default, SuiteConfig::with_canvas)
+    })?)
 }
 
 /// The episode a command plays: `--env`, `--seed`, `--scale`, `--harness`.
@@ -101,11 +114,16 @@ enum EnvsCommand {
 
 /// Run the command.
 pub fn run(args: EnvsArgs) -> anyhow::Result<()> {
+    let c = args.compositional;
     match args.command {
-        EnvsCommand::List { json } => list(json),
-        EnvsCommand::Render { task, out, canvas } => render(&task, &out, canvas),
-        EnvsCommand::Answer { task, json, reply } => answer(&task, json, &reply),
-        EnvsCommand::Solvers { seeds, json } => solvers(seeds, json),
+        EnvsCommand::List { json } => list(&suite_of(None, c)?, json),
+        EnvsCommand::Render { task, out, canvas } => {
+            render(&suite_of(Some(canvas), c)?, &task, &out)
+        }
+        EnvsCommand::Answer { task, json, reply } => {
+            answer(&suite_of(None, c)?, &task, json, &reply)
+        }
+        EnvsCommand::Solvers { seeds, json } => solvers(&suite_of(None, c)?, seeds, json),
         EnvsCommand::Bench {
             json,
             steps,
@@ -131,8 +149,7 @@ struct ListRecord<'a> {
     instruction: &'a str,
 }
 
-fn list(json: bool) -> anyhow::Result<()> {
-    let suite = Suite::default();
+fn list(suite: &Suite, json: bool) -> anyhow::Result<()> {
     let specs = suite.specs();
     let records: Vec<ListRecord<'_>> = specs
         .iter()
@@ -195,9 +212,8 @@ fn flag_error(e: InspectError) -> anyhow::Error {
     }
 }
 
-fn solvers(seeds: u64, json: bool) -> anyhow::Result<()> {
+fn solvers(suite: &Suite, seeds: u64, json: bool) -> anyhow::Result<()> {
     let started = Instant::now();
-    let suite = Suite::default();
     let families = suite.families().len() as u64;
     let progress = bar_unless(json, families, "solvers (families)");
     let records = solver_success(&suite, seeds, &mut |_| progress.inc(1)).map_err(flag_error)?;
@@ -249,10 +265,9 @@ fn task_of(suite: &Suite, args: &TaskArgs) -> anyhow::Result<Task> {
     })
 }
 
-fn render(args: &TaskArgs, out: &std::path::Path, canvas: u32) -> anyhow::Result<()> {
+fn render(suite: &Suite, args: &TaskArgs, out: &std::path::Path) -> anyhow::Result<()> {
     let started = Instant::now();
-    let suite = Suite::with_canvas(canvas)?;
-    let task = task_of(&suite, args)?;
+    let task = task_of(suite, args)?;
     let id = &args.env;
     let r = render_episode(&suite, &task, out).map_err(flag_error)?;
     println!(
@@ -266,9 +281,8 @@ fn render(args: &TaskArgs, out: &std::path::Path, canvas: u32) -> anyhow::Result
     Ok(())
 }
 
-fn answer(args: &TaskArgs, json: bool, reply: &str) -> anyhow::Result<()> {
-    let suite = Suite::default();
-    let task = task_of(&suite, args)?;
+fn answer(suite: &Suite, args: &TaskArgs, json: bool, reply: &str) -> anyhow::Result<()> {
+    let task = task_of(suite, args)?;
     let r = answer_task(&suite, &task, reply).map_err(flag_error)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);

@@ -10,6 +10,7 @@
 //! `progress` turns the libraries' progress into indicatif bars.
 
 mod cmd_bench_train;
+mod cmd_bet;
 mod cmd_conflict;
 mod cmd_curriculum;
 mod cmd_envs;
@@ -58,6 +59,8 @@ enum Command {
     /// AES and HDC on skill worlds where their premises hold by construction: a map of where
     /// they pay, calibrated to the cpu record (results.json, REPORT.md, heat maps).
     WorldMap(cmd_world_map::WorldMapArgs),
+    /// The pilots of the pixel testbed's bets (docs/experiments/BETS.md): `bet compositional`
+    Bet(cmd_bet::BetArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -98,6 +101,7 @@ fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::BenchTrain(a) => cmd_bench_train::run(a),
         Command::ConflictEstimates(a) => cmd_conflict::run(a),
         Command::WorldMap(a) => cmd_world_map::run(a),
+        Command::Bet(a) => cmd_bet::run(a),
     }
 }
 

@@ -103,6 +103,12 @@ pub struct SuiteConfig {
     /// What the `hints` channel says (default [`HintStyle::Action`]).
     #[serde(default)]
     pub hint_style: HintStyle,
+    /// Add the compositional sub-pool to the pool (default off): 20 single-turn families,
+    /// each one operation (count, compare, locate, name or match a colour) on one look, in
+    /// one glyph vocabulary and one answer layout (docs/experiments/BETS.md, bet 1). Off, it
+    /// is left out of the serialised config, so configs written before it read the same.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub compositional: bool,
 }
 
 impl Default for SuiteConfig {
@@ -111,6 +117,7 @@ impl Default for SuiteConfig {
             canvas: 64,
             harness_schedule: HarnessSchedule::default(),
             hint_style: HintStyle::default(),
+            compositional: false,
         }
     }
 }
@@ -192,7 +199,10 @@ impl Suite {
 
     fn build(config: Checked<SuiteConfig>) -> Self {
         let config = config.into_inner();
-        let families = games::families();
+        let mut families = games::families();
+        if config.compositional {
+            families.extend(games::compositional_families());
+        }
         let mut entries = Vec::new();
         for (fi, f) in families.iter().enumerate() {
             let game = (f.make)(0);

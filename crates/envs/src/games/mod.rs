@@ -3,6 +3,7 @@
 mod buttons;
 mod clock;
 mod collect;
+mod compose;
 mod confirm;
 mod count;
 mod dicesum;
@@ -32,6 +33,8 @@ pub(crate) mod util;
 use envdist_core::{Split, Turn};
 
 use crate::env::{Game, ObsMod};
+
+pub(crate) use compose::families as compositional_families;
 
 /// A family without rule variants: a default game, whose `reset` draws every instance.
 fn plain<G: Game + Default + 'static>(_rule: u8) -> Box<dyn Game> {

@@ -8,7 +8,7 @@ use crate::stats::precision::spearman_cap;
 
 /// The mean over probes of `per_probe` (one value per probe; `None` drops the probe), probes
 /// resampled.
-pub(super) fn probe_mean(per_probe: &[Option<f64>], b: u32, seed: u64) -> Option<ProbeEstimate> {
+pub(crate) fn probe_mean(per_probe: &[Option<f64>], b: u32, seed: u64) -> Option<ProbeEstimate> {
     let v: Vec<f64> = per_probe.iter().flatten().copied().collect();
     if v.is_empty() {
         return None;
@@ -29,7 +29,7 @@ pub(super) fn probe_mean(per_probe: &[Option<f64>], b: u32, seed: u64) -> Option
 
 /// A probe's transfer to one target, with what the predictors say of the pair.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Pair {
+pub(crate) struct Pair {
     pub probe: usize,
     /// The target's family, as an index into the targets' families.
     pub family: usize,
@@ -40,7 +40,7 @@ pub(super) struct Pair {
 }
 
 /// `pairs` grouped by probe, then by target family.
-pub(super) fn cells(pairs: &[Pair], probes: usize, families: usize) -> Vec<Vec<Vec<(f32, f64)>>> {
+pub(crate) fn cells(pairs: &[Pair], probes: usize, families: usize) -> Vec<Vec<Vec<(f32, f64)>>> {
     let mut c = vec![vec![Vec::new(); families]; probes];
     for p in pairs {
         c[p.probe][p.family].push((p.x.unwrap_or(0.0), p.transfer));
@@ -49,7 +49,7 @@ pub(super) fn cells(pairs: &[Pair], probes: usize, families: usize) -> Vec<Vec<V
 }
 
 /// The probes that have pairs, and the families.
-pub(super) fn drawn(pairs: &[Pair]) -> (Vec<usize>, usize) {
+pub(crate) fn drawn(pairs: &[Pair]) -> (Vec<usize>, usize) {
     let mut probes: Vec<usize> = pairs.iter().map(|p| p.probe).collect();
     probes.sort_unstable();
     probes.dedup();
@@ -59,7 +59,7 @@ pub(super) fn drawn(pairs: &[Pair]) -> (Vec<usize>, usize) {
 
 /// The mean over probes of each probe's mean transfer over its pairs, with an interval that
 /// resamples probes crossed with target families.
-pub(super) fn crossed_mean(pairs: &[Pair], b: u32, seed: u64) -> Option<ProbeEstimate> {
+pub(crate) fn crossed_mean(pairs: &[Pair], b: u32, seed: u64) -> Option<ProbeEstimate> {
     let (probes, families) = drawn(pairs);
     if probes.is_empty() {
         return None;
@@ -100,7 +100,7 @@ pub(super) fn crossed_mean(pairs: &[Pair], b: u32, seed: u64) -> Option<ProbeEst
 /// with an interval that resamples probes crossed with target families (every pair of a
 /// drawn probe and a drawn family comes along), and the largest value the predictor's ties
 /// allow.
-pub(super) fn crossed_rank(pairs: &[Pair], b: u32, seed: u64) -> Option<ProbeEstimate> {
+pub(crate) fn crossed_rank(pairs: &[Pair], b: u32, seed: u64) -> Option<ProbeEstimate> {
     let known: Vec<Pair> = pairs.iter().filter(|p| p.x.is_some()).copied().collect();
     if known.len() < 4 {
         return None;

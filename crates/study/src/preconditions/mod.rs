@@ -8,7 +8,7 @@
 //! [`crate::stats::bootstrap`] with the analysis's replicates; a rank correlation reports the
 //! largest value its predictor's ties allow beside it.
 
-mod crossed;
+pub(crate) mod crossed;
 mod hdc;
 mod sharing;
 pub mod targets;

@@ -4,6 +4,7 @@
 //! (`xtask curriculum simulate`) and the skill-world map (`xtask world-map`), both drawn with
 //! `envdist-plot`.
 
+pub mod bets;
 pub mod conflict;
 pub mod curriculum_plots;
 pub mod profile;
