@@ -9,9 +9,9 @@ use anyhow::{Context, anyhow};
 use clap::{Args, Subcommand};
 use envdist_core::env::EnvFactory;
 use envdist_core::{EnvId, HarnessLevel, Split, Task};
-use envdist_envs::{Suite, SuiteConfig};
 use envdist_envs::inspect::bench::{self, BenchOptions};
 use envdist_envs::inspect::{InspectError, answer_task, render_episode, solver_success};
+use envdist_envs::{Suite, SuiteConfig};
 use serde::Serialize;
 
 use crate::progress::bar_unless;

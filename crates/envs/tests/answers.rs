@@ -1,12 +1,12 @@
 //! Every single-turn environment reads its answers in words: the solver's answer, written the
 //! ways a vision-language model writes it, parses back to the solver's action, on the pool and
-//! the held-out sets (OOD and confirmatory), at every scale.
+//! the held-out sets (OOD and confirmatory) and the compositional sub-pool, at every scale.
 
 use std::collections::BTreeSet;
 
 use envdist_core::env::EnvFactory;
 use envdist_core::{ActionId, EnvSpec, HarnessLevel, Meaning, Task, Turn};
-use envdist_envs::Suite;
+use envdist_envs::{Suite, SuiteConfig};
 
 /// Episodes per environment and scale.
 const SEEDS: u64 = 4;
@@ -34,6 +34,38 @@ const FAMILY_WORDS: &[(&str, IsKind)] = &[
     ("path-length", |m| matches!(m, Meaning::Number(_))),
 ];
 
+/// The compositional sub-pool's families, by their operation (the family name's stem): one
+/// kind of answer per operation, in the same slots in every family.
+const OPERATION_WORDS: &[(&str, IsKind)] = &[
+    ("count-", |m| matches!(m, Meaning::Number(_))),
+    ("compare-sides-", |m| matches!(m, Meaning::Truth(_))),
+    ("locate-", |m| matches!(m, Meaning::Cell { .. })),
+    ("name-colour-", |m| matches!(m, Meaning::Colour(_))),
+    ("same-colour-", |m| matches!(m, Meaning::Truth(_))),
+];
+
+/// The kind of answer of `family`, from either table.
+fn words_of(family: &str) -> Option<IsKind> {
+    FAMILY_WORDS
+        .iter()
+        .find(|(f, _)| *f == family)
+        .or_else(|| {
+            OPERATION_WORDS
+                .iter()
+                .find(|(op, _)| family.starts_with(op))
+        })
+        .map(|(_, w)| *w)
+}
+
+/// Every environment: the default suite's and the compositional sub-pool.
+fn suite() -> Suite {
+    Suite::new(SuiteConfig {
+        compositional: true,
+        ..SuiteConfig::with_canvas(16)
+    })
+    .unwrap()
+}
+
 /// The ways a reply carries the words `p` of an answer (`instruction` is the question).
 fn replies(p: &str, instruction: &str) -> [String; 5] {
     [
@@ -59,6 +91,18 @@ fn the_table_names_every_single_turn_family() {
     let families: BTreeSet<String> = single_turn(&suite).into_iter().map(|s| s.family).collect();
     let table: BTreeSet<String> = FAMILY_WORDS.iter().map(|(f, _)| f.to_string()).collect();
     assert_eq!(families, table);
+    let composed = single_turn(&self::suite());
+    let unnamed: Vec<&str> = composed
+        .iter()
+        .map(|s| s.family.as_str())
+        .filter(|f| words_of(f).is_none())
+        .collect();
+    assert!(unnamed.is_empty(), "add to OPERATION_WORDS: {unnamed:?}");
+    assert_eq!(
+        composed.len(),
+        single_turn(&suite).len() + 40,
+        "20 families, 2 variants each"
+    );
     assert!(
         suite.ood_specs().iter().any(|s| s.turn == Turn::Single),
         "the held-out set has a single-turn family"
@@ -71,12 +115,10 @@ fn the_table_names_every_single_turn_family() {
 
 #[test]
 fn every_single_turn_answer_reads_back_in_words() {
-    let suite = Suite::with_canvas(16).unwrap();
+    let suite = suite();
     let mut checked = 0usize;
     for spec in single_turn(&suite) {
-        let (_, words_of) = FAMILY_WORDS
-            .iter()
-            .find(|(f, _)| *f == spec.family)
+        let words_of = words_of(&spec.family)
             .unwrap_or_else(|| panic!("{}: add its family to FAMILY_WORDS", spec.id));
         let mut env = suite.make(&spec.id).unwrap();
         for scale in spec.scale.min..=spec.scale.max {
@@ -243,6 +285,10 @@ fn the_vocabulary_agrees_with_the_rules_and_the_hints() {
         "largest-region",
         "clock-direction",
         "balance-scale",
+        "compare-sides-",
+        "locate-",
+        "name-colour-",
+        "same-colour-",
     ];
     const HINT_STATES_ANSWER: &[&str] = &[
         "count-objects",
@@ -256,7 +302,7 @@ fn the_vocabulary_agrees_with_the_rules_and_the_hints() {
         "balance-scale",
         "path-length",
     ];
-    let suite = Suite::with_canvas(16).unwrap();
+    let suite = suite();
     for spec in single_turn(&suite) {
         let mut env = suite.make(&spec.id).unwrap();
         for scale in spec.scale.min..=spec.scale.max {
@@ -277,7 +323,10 @@ fn the_vocabulary_agrees_with_the_rules_and_the_hints() {
                         agreed += 1;
                     }
                 }
-                if RULES_LIST_SLOTS.contains(&spec.family.as_str()) {
+                if RULES_LIST_SLOTS
+                    .iter()
+                    .any(|f| spec.family == *f || (f.ends_with('-') && spec.family.starts_with(f)))
+                {
                     assert!(
                         agreed >= 2,
                         "{at}: {agreed} slots of the rules read: {rules}"

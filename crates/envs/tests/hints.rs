@@ -41,6 +41,7 @@ fn suite(style: HintStyle) -> Suite {
     Suite::new(SuiteConfig {
         canvas: 16,
         hint_style: style,
+        compositional: true,
         ..SuiteConfig::default()
     })
     .unwrap()
@@ -306,20 +307,23 @@ fn subgoal_hints_never_give_the_action_away() {
     }
     assert_eq!(
         families.len(),
-        32,
-        "every family: pool, held-out (OOD) and confirmatory"
+        52,
+        "every family: pool, held-out (OOD), confirmatory and the compositional sub-pool"
     );
     assert!(total > 5_000, "{total} hints checked");
 }
 
 /// The check is not vacuous: the action-style hints of single-turn families that state the
-/// answer's evidence do leak under it (reachability and symmetry describe the evidence
-/// without a number or a label, so the check cannot see that they settle the answer).
+/// answer's evidence do leak under it (reachability, symmetry and the sub-pool's same-colour
+/// questions describe the evidence without a number or a label, so the check cannot see that
+/// they settle the answer).
 #[test]
 fn the_leak_check_catches_action_style_single_turn_hints() {
     let action = suite(HintStyle::Action);
     for spec in rule_variants(&action) {
-        if spec.turn != Turn::Single || ["reachability", "symmetry"].contains(&spec.family.as_str())
+        if spec.turn != Turn::Single
+            || ["reachability", "symmetry"].contains(&spec.family.as_str())
+            || spec.family.starts_with("same-colour-")
         {
             continue;
         }

@@ -265,8 +265,50 @@ impl<const OP: usize, const LOOK: usize> Game for Composed<OP, LOOK> {
         ));
     }
 
+    /// The action-style hint: the answer's evidence, stated.
     fn hint(&mut self, out: &mut String) {
-        self.state_text(out);
+        let look = Self::OBJECTS;
+        let at: Vec<String> = self
+            .objects
+            .iter()
+            .map(|((x, y), _)| format!("({x},{y})"))
+            .collect();
+        out.push_str(&match Self::OPERATION {
+            Operation::Count => format!(
+                "the {} are at {}: {} in all",
+                look.plural,
+                at.join(" "),
+                self.objects.len()
+            ),
+            Operation::Compare => {
+                let left = (self.objects.len() as i32 + self.left_minus_right()) / 2;
+                let right = self.objects.len() as i32 - left;
+                format!("{left} on the left half, {right} on the right half")
+            }
+            Operation::Locate => {
+                let quarter = ["top left", "top right", "bottom left", "bottom right"]
+                    [self.answer - SLOTS.quarter];
+                format!(
+                    "the {} is at {}: the {quarter} quarter",
+                    look.singular, at[0]
+                )
+            }
+            Operation::NameColour => {
+                format!(
+                    "the {} at {} is {}",
+                    look.singular, at[0], COLOURS[self.objects[0].1].1
+                )
+            }
+            Operation::MatchColour => {
+                let colours: Vec<&str> = self.objects.iter().map(|o| COLOURS[o.1].1).collect();
+                format!(
+                    "the {} at {} are {}",
+                    look.plural,
+                    at.join(" "),
+                    colours.join(" and ")
+                )
+            }
+        });
     }
 
     fn subgoal(&mut self, out: &mut String) {
@@ -293,23 +335,21 @@ impl<const OP: usize, const LOOK: usize> Game for Composed<OP, LOOK> {
                 "answer_k is the number k of {} (k from 0 to {MAX_COUNT})",
                 look.plural
             ),
-            Operation::Compare | Operation::MatchColour => format!(
-                "answer_{} means no, answer_{} yes",
-                SLOTS.truth,
-                SLOTS.truth + 1
-            ),
-            Operation::Locate => format!(
-                "answer_{} to answer_{} are the top left, top right, bottom left and bottom \
-                 right quarters",
-                SLOTS.quarter,
-                SLOTS.quarter + 3
-            ),
-            Operation::NameColour => format!(
-                "answer_{} to answer_{} are {}",
-                SLOTS.colour,
-                SLOTS.colour + COLOURS.len() - 1,
-                COLOURS.map(|c| c.1).join(", ")
-            ),
+            Operation::Compare | Operation::MatchColour => {
+                format!("answer_{} no, answer_{} yes", SLOTS.truth, SLOTS.truth + 1)
+            }
+            Operation::Locate => ["top left", "top right", "bottom left", "bottom right"]
+                .iter()
+                .enumerate()
+                .map(|(k, q)| format!("answer_{} {q}", SLOTS.quarter + k))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Operation::NameColour => COLOURS
+                .iter()
+                .enumerate()
+                .map(|(k, (_, name))| format!("answer_{} {name}", SLOTS.colour + k))
+                .collect::<Vec<_>>()
+                .join(", "),
         };
         out.push_str(&format!(
             "{range}. Grey plus signs are clutter. Text: {} {}, + clutter, . empty.",
