@@ -1,6 +1,6 @@
 //! The compositional sub-pool (single-turn): every environment is one *operation* (the
 //! ability: count, compare, locate, name a colour, match colours) applied to one *look* (the
-//! object set: discs, squares, diamonds, rings), so that two environments share an ability
+//! object set: squares, diamonds, rings, bars), so that two environments share an ability
 //! exactly when they share the computation, not because a tag says so.
 //!
 //! Built so that transfer can follow skills (the pixel testbed's bet 1,
@@ -46,6 +46,9 @@ pub(crate) const SLOTS: Slots = Slots {
     colour: MAX_COUNT + 7,
 };
 
+/// The index of red in [`COLOURS`]: the object `locate` asks for.
+const RED: usize = 0;
+
 /// The colours objects are drawn in, and their names.
 const COLOURS: [(Col, &str); 4] = [
     (Col::Red, "red"),
@@ -59,9 +62,10 @@ const COLOURS: [(Col, &str); 4] = [
 pub(crate) enum Operation {
     /// How many are there? A number.
     Count,
-    /// Are there more on the left half than on the right? Yes or no.
+    /// Are there more on the left half than on the right (always by one)? Yes or no.
     Compare,
-    /// In which quarter of the board is the one object? A position.
+    /// In which quarter of the board is the red one (among others of other colours)? A
+    /// position.
     Locate,
     /// What colour is the one object? A colour.
     NameColour,
@@ -98,7 +102,7 @@ impl Operation {
             Operation::Compare => {
                 format!("Are there more {many} on the left half than on the right half?")
             }
-            Operation::Locate => format!("In which quarter of the board is the {one}?"),
+            Operation::Locate => format!("In which quarter of the board is the red {one}?"),
             Operation::NameColour => format!("What colour is the {one}?"),
             Operation::MatchColour => format!("Do the two {many} have the same colour?"),
         }
@@ -116,15 +120,10 @@ pub(crate) struct Look {
     pub ch: u8,
 }
 
-/// The looks, in the order the family table registers them.
+/// The looks, in the order the family table registers them: shapes whose pixels differ at
+/// the study's 32-pixel canvas, where a cell of the 6 x 6 board is 5 pixels (a disc would
+/// draw there exactly as the square does; `tests/compositional.rs` keeps them apart).
 pub(crate) const LOOKS: [Look; 4] = [
-    Look {
-        shape: Shape::Circle,
-        singular: "disc",
-        plural: "discs",
-        tag: "look-discs",
-        ch: b'o',
-    },
     Look {
         shape: Shape::Full,
         singular: "square",
@@ -145,6 +144,13 @@ pub(crate) const LOOKS: [Look; 4] = [
         plural: "rings",
         tag: "look-rings",
         ch: b'r',
+    },
+    Look {
+        shape: Shape::Bar,
+        singular: "bar",
+        plural: "bars",
+        tag: "look-bars",
+        ch: b'b',
     },
 ];
 
@@ -181,26 +187,54 @@ impl<const OP: usize, const LOOK: usize> Composed<OP, LOOK> {
 impl<const OP: usize, const LOOK: usize> Game for Composed<OP, LOOK> {
     fn reset(&mut self, rng: &mut Rng, scale: u32) {
         let s = scale as usize;
-        let n = match Self::OPERATION {
-            Operation::Count => rng.range_inclusive(1, (2 + s).min(MAX_COUNT) as u32) as usize,
-            // An odd number of objects, never a tie between the halves.
-            Operation::Compare => 2 * rng.range_inclusive(1, s as u32) as usize + 1,
-            Operation::Locate | Operation::NameColour => 1,
-            Operation::MatchColour => 2,
+        let left = |(x, _): Pos| x < SIDE / 2;
+        let cells = match Self::OPERATION {
+            // One more object on one half than on the other: the halves never tie, and the
+            // answer is never read off at a glance.
+            Operation::Compare => {
+                let k = rng.range_inclusive(1, s as u32 + 1) as usize;
+                let (more, fewer) = if rng.chance(0.5) {
+                    (k + 1, k)
+                } else {
+                    (k, k + 1)
+                };
+                let mut cells = random_cells(SIDE, SIDE, more, rng, left);
+                cells.extend(random_cells(SIDE, SIDE, fewer, rng, |p| !left(p)));
+                cells
+            }
+            op => {
+                let n = match op {
+                    Operation::Count => {
+                        rng.range_inclusive(1, (2 + s).min(MAX_COUNT) as u32) as usize
+                    }
+                    // The red one among `s` others of other colours.
+                    Operation::Locate => 1 + s,
+                    Operation::NameColour => 1,
+                    _ => 2,
+                };
+                random_cells(SIDE, SIDE, n, rng, |_| true)
+            }
         };
-        let cells = random_cells(SIDE, SIDE, n + 2 * s, rng, |_| true);
-        self.objects = cells[..n]
+        self.objects = cells
             .iter()
             .map(|&p| (p, rng.index(COLOURS.len())))
             .collect();
-        self.clutter = cells[n..].to_vec();
-        if Self::OPERATION == Operation::MatchColour && rng.chance(0.5) {
+        match Self::OPERATION {
+            Operation::Locate => {
+                // The first object is the red one; the others are never red.
+                self.objects[0].1 = RED;
+                for o in &mut self.objects[1..] {
+                    o.1 = 1 + rng.index(COLOURS.len() - 1);
+                }
+            }
             // Half the pairs match (independent colours would match a quarter of the time).
-            self.objects[1].1 = self.objects[0].1;
+            Operation::MatchColour if rng.chance(0.5) => self.objects[1].1 = self.objects[0].1,
+            _ => {}
         }
+        self.clutter = random_cells(SIDE, SIDE, 2 * s, rng, |p| !cells.contains(&p));
         let first = self.objects[0];
         self.answer = match Self::OPERATION {
-            Operation::Count => SLOTS.number + n,
+            Operation::Count => SLOTS.number + self.objects.len(),
             Operation::Compare => SLOTS.truth + usize::from(self.left_minus_right() > 0),
             Operation::Locate => {
                 let ((x, y), _) = first;
@@ -289,7 +323,7 @@ impl<const OP: usize, const LOOK: usize> Game for Composed<OP, LOOK> {
                 let quarter = ["top left", "top right", "bottom left", "bottom right"]
                     [self.answer - SLOTS.quarter];
                 format!(
-                    "the {} is at {}: the {quarter} quarter",
+                    "the red {} is at {}: the {quarter} quarter",
                     look.singular, at[0]
                 )
             }
@@ -320,7 +354,7 @@ impl<const OP: usize, const LOOK: usize> Game for Composed<OP, LOOK> {
             ),
             Operation::Compare => format!("count the {} in each half of the board", look.plural),
             Operation::Locate => format!(
-                "find the {} and see which quarter of the board holds it",
+                "find the red {} and see which quarter of the board holds it",
                 look.singular
             ),
             Operation::NameColour => format!("look at the colour of the {}", look.singular),
