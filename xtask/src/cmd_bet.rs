@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use envdist_study::tools::bets::{self, CompositionalPilot};
+use envdist_study::tools::bets::{self, CompositionalPilot, ScaffoldSearch};
 
 use crate::progress::Terminal;
 
@@ -37,6 +37,19 @@ enum BetCommand {
         #[arg(long, default_value_t = 16_000)]
         steps: u64,
     },
+    /// Bet 2, design s1: the settings (pool env x scale) where a base's bare-pixel reward is
+    /// scarce (H4 <= 5%) and its scaffolded reward is not (H0 >= 20%).
+    ScaffoldSettings {
+        /// The base's checkpoint directory (a study run's `base/checkpoint`).
+        #[arg(long)]
+        base: PathBuf,
+        /// Output directory (default `runs/bet-scaffold-s1`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Development instances per env, scale and level.
+        #[arg(long, default_value_t = 48)]
+        episodes: u32,
+    },
 }
 
 /// Run the command.
@@ -58,13 +71,31 @@ pub fn run(args: BetArgs) -> anyhow::Result<()> {
                 steps,
                 ..CompositionalPilot::default()
             };
-            let out = out.unwrap_or_else(|| bets::default_out(&pilot));
+            let out = out.unwrap_or_else(|| bets::compositional::default_out(&pilot));
             eprintln!(
                 "bet 1 pilot {}: {probes} sources x {seeds} seeds, {steps} steps each, into {}",
                 pilot.design,
                 out.display()
             );
             let r = bets::run_compositional(&pilot, &out, &Terminal)?;
+            print!("{}", std::fs::read_to_string(out.join("REPORT.md"))?);
+            eprintln!("{} in {:.0} s", r.decision, r.seconds);
+            Ok(())
+        }
+        BetCommand::ScaffoldSettings {
+            base,
+            out,
+            episodes,
+        } => {
+            anyhow::ensure!(
+                base.join("state.json").is_file(),
+                "--base: {} is not a checkpoint directory (a study run's base/checkpoint)",
+                base.display()
+            );
+            anyhow::ensure!(episodes >= 1, "--episodes: expected at least 1");
+            let out = out.unwrap_or_else(bets::scaffold::default_out);
+            std::fs::create_dir_all(&out)?;
+            let r = bets::run_scaffold_search(&ScaffoldSearch { base, episodes }, &out)?;
             print!("{}", std::fs::read_to_string(out.join("REPORT.md"))?);
             eprintln!("{} in {:.0} s", r.decision, r.seconds);
             Ok(())

@@ -1,6 +1,5 @@
-//! The pilot of the pixel testbed's first bet (docs/experiments/BETS.md): does transfer follow
-//! skills on the compositional sub-pool (operations x looks, `SuiteConfig::compositional`)?
-//! `cargo xtask bet compositional`.
+//! Bet 1's pilot: does transfer follow skills on the compositional sub-pool (operations x
+//! looks, `SuiteConfig::compositional`)? `cargo xtask bet compositional`.
 //!
 //! One process, the study's own stages: a base cloned from the solvers on the default pool
 //! plus the sub-pool, profiles of the same envs, then `probes` sources of the sub-pool (drawn
@@ -45,8 +44,7 @@ use crate::stages::profiles;
 use crate::stages::transfer::{Harness, fine_tune};
 use crate::stats::bootstrap_replicates;
 
-/// Schema version of the pilot's results.json.
-pub const BET_SCHEMA_VERSION: u32 = 1;
+use super::BET_SCHEMA_VERSION;
 
 /// What the pilot measures; the defaults are the pre-registered design.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
