@@ -216,7 +216,7 @@ fn solvers(suite: &Suite, seeds: u64, json: bool) -> anyhow::Result<()> {
     let started = Instant::now();
     let families = suite.families().len() as u64;
     let progress = bar_unless(json, families, "solvers (families)");
-    let records = solver_success(&suite, seeds, &mut |_| progress.inc(1)).map_err(flag_error)?;
+    let records = solver_success(suite, seeds, &mut |_| progress.inc(1)).map_err(flag_error)?;
     progress.finish_and_clear();
     if json {
         println!("{}", serde_json::to_string_pretty(&records)?);
@@ -269,7 +269,7 @@ fn render(suite: &Suite, args: &TaskArgs, out: &std::path::Path) -> anyhow::Resu
     let started = Instant::now();
     let task = task_of(suite, args)?;
     let id = &args.env;
-    let r = render_episode(&suite, &task, out).map_err(flag_error)?;
+    let r = render_episode(suite, &task, out).map_err(flag_error)?;
     println!(
         "{id}: {} steps, {}, {} frames in {} ({:.2}s)",
         r.steps,
@@ -283,7 +283,7 @@ fn render(suite: &Suite, args: &TaskArgs, out: &std::path::Path) -> anyhow::Resu
 
 fn answer(suite: &Suite, args: &TaskArgs, json: bool, reply: &str) -> anyhow::Result<()> {
     let task = task_of(suite, args)?;
-    let r = answer_task(&suite, &task, reply).map_err(flag_error)?;
+    let r = answer_task(suite, &task, reply).map_err(flag_error)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(());

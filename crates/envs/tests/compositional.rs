@@ -75,10 +75,10 @@ fn a_slot_means_one_thing_in_every_environment() {
             });
             let vocabulary = env.answer_vocabulary();
             for (action, meanings) in vocabulary.answers() {
-                let first = meanings[0].clone();
+                let first = meanings[0];
                 let (seen, at) = meaning_of
                     .entry(*action)
-                    .or_insert_with(|| (first.clone(), spec.id.to_string()));
+                    .or_insert_with(|| (first, spec.id.to_string()));
                 assert_eq!(
                     *seen, first,
                     "{action} means {seen:?} in {at} but {first:?} in {}",
