@@ -27,18 +27,9 @@ const SEED: u64 = 2026;
 const K: usize = 10;
 const EPISODES: u64 = 8_000;
 
-/// The study's HDC sizing (`envdist_study::presets::study_hdc`; the benches do not link the
-/// study).
+/// The study's HDC sizing (`envdist_study::presets::study_hdc`).
 fn hdc() -> SamplerConfig {
-    SamplerConfig::Hdc(HdcConfig {
-        windows_per_level: 2,
-        min_episodes: 30,
-        competence_threshold: 0.7,
-        ema_rate: 0.5,
-        max_stage_episodes: 120,
-        consolidate: true,
-        ..HdcConfig::default()
-    })
+    SamplerConfig::Hdc(HdcConfig::study_sizing())
 }
 
 fn uniform() -> SamplerConfig {

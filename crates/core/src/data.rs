@@ -78,6 +78,20 @@ pub struct AbilityProfile {
     pub trajectories: u32,
 }
 
+impl AbilityProfile {
+    /// A profile of coverage alone, with no rollout behind it (no atomic counts, no
+    /// transitions, no trajectories): tags an annotator or a converter assigned.
+    pub fn of_coverage(env: EnvId, coverage: BTreeMap<String, f32>) -> Self {
+        Self {
+            env,
+            coverage,
+            atomic_counts: BTreeMap::new(),
+            transitions: Vec::new(),
+            trajectories: 0,
+        }
+    }
+}
+
 /// A named group of atomic abilities.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetaAbility {
@@ -102,6 +116,16 @@ pub struct ProfileSet {
 }
 
 impl ProfileSet {
+    /// A set at the current schema whose `abilities` are not grouped (no meta-abilities).
+    pub fn of_abilities(abilities: Vec<String>, profiles: Vec<AbilityProfile>) -> Self {
+        Self {
+            schema_version: PROFILE_SCHEMA_VERSION,
+            abilities,
+            meta_abilities: Vec::new(),
+            profiles,
+        }
+    }
+
     /// The profiles of `envs` only (in this set's order), with the same ability vocabulary.
     pub fn subset(&self, envs: &[EnvId]) -> ProfileSet {
         let keep: std::collections::HashSet<&EnvId> = envs.iter().collect();

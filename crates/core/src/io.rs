@@ -98,14 +98,20 @@ pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> Result<(), FileErro
 /// Serialise `value` as pretty JSON and write it atomically.
 pub fn write_json_atomic<T: Serialize>(path: impl AsRef<Path>, value: &T) -> Result<(), FileError> {
     let path = path.as_ref();
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| FileError::Parse {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| cannot_serialise(path, e))?;
+    bytes.push(b'\n');
+    write_atomic(path, &bytes)
+}
+
+/// A value that serde could not write to `path` (a map with non-string keys, a failing
+/// `Serialize` impl): the error names the file.
+fn cannot_serialise(path: &Path, e: serde_json::Error) -> FileError {
+    FileError::Parse {
         path: path.to_path_buf(),
         line: None,
         field: ".".into(),
         message: format!("cannot serialise: {e}"),
-    })?;
-    bytes.push(b'\n');
-    write_atomic(path, &bytes)
+    }
 }
 
 /// Serialise each item as one JSON line and write the file atomically.
@@ -116,12 +122,7 @@ pub fn write_jsonl_atomic<T: Serialize>(
     let path = path.as_ref();
     let mut bytes = Vec::new();
     for item in items {
-        serde_json::to_writer(&mut bytes, item).map_err(|e| FileError::Parse {
-            path: path.to_path_buf(),
-            line: None,
-            field: ".".into(),
-            message: format!("cannot serialise: {e}"),
-        })?;
+        serde_json::to_writer(&mut bytes, item).map_err(|e| cannot_serialise(path, e))?;
         bytes.push(b'\n');
     }
     write_atomic(path, &bytes)

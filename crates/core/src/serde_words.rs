@@ -257,55 +257,53 @@ mod tests {
     /// fails here rather than leaking to a user.
     #[test]
     fn serde_messages_in_words() {
-        assert_eq!(
-            message(r#"{"k": -1}"#),
-            "expected an integer from 0 to 18446744073709551615, found -1"
-        );
-        assert_eq!(
-            message(r#"{"k": 1e30}"#),
-            "expected an integer from 0 to 18446744073709551615, found 1e+30"
-        );
-        assert_eq!(
-            message(r#"{"scale": 5000000000}"#),
-            "expected an integer from 0 to 4294967295, found 5000000000"
-        );
-        assert_eq!(
-            message(r#"{"k": "3"}"#),
-            "expected an integer from 0 to 18446744073709551615, found \"3\""
-        );
-        assert_eq!(
-            message(r#"{"weight": "x"}"#),
-            "expected a number, found \"x\""
-        );
-        assert_eq!(message(r#"{"flag": 1}"#), "expected true or false, found 1");
-        assert_eq!(
-            message(r#"{"tie_break": "seeded"}"#),
-            "expected an option with its value, as {\"name\": value}, found an option's name alone"
-        );
-        assert_eq!(
-            message(r#"{"tie_break": "random"}"#),
-            "expected lowest_index or seeded, found \"random\""
-        );
-        assert_eq!(
-            message(r#"{"optimizer": {"kind": "greedy"}}"#),
-            "expected lazy or stochastic, found \"greedy\""
-        );
-        assert_eq!(
-            message(r#"{"kk": 1}"#),
-            "unknown field \"kk\": expected one of k, scale, weight, flag, tie_break, optimizer, pair"
-        );
-        assert_eq!(
-            message(r#"{"pair": [1]}"#),
-            "expected a list of 2 elements, found 1 elements"
-        );
-        assert_eq!(
-            message(r#"{"k": {}}"#),
-            "expected an integer from 0 to 18446744073709551615, found an object"
-        );
-        assert_eq!(
-            message(r#""x""#),
-            "expected an object (Config), found \"x\""
-        );
+        for (json, want) in [
+            (
+                r#"{"k": -1}"#,
+                "expected an integer from 0 to 18446744073709551615, found -1",
+            ),
+            (
+                r#"{"k": 1e30}"#,
+                "expected an integer from 0 to 18446744073709551615, found 1e+30",
+            ),
+            (
+                r#"{"scale": 5000000000}"#,
+                "expected an integer from 0 to 4294967295, found 5000000000",
+            ),
+            (
+                r#"{"k": "3"}"#,
+                "expected an integer from 0 to 18446744073709551615, found \"3\"",
+            ),
+            (r#"{"weight": "x"}"#, "expected a number, found \"x\""),
+            (r#"{"flag": 1}"#, "expected true or false, found 1"),
+            (
+                r#"{"tie_break": "seeded"}"#,
+                "expected an option with its value, as {\"name\": value}, found an option's name alone",
+            ),
+            (
+                r#"{"tie_break": "random"}"#,
+                "expected lowest_index or seeded, found \"random\"",
+            ),
+            (
+                r#"{"optimizer": {"kind": "greedy"}}"#,
+                "expected lazy or stochastic, found \"greedy\"",
+            ),
+            (
+                r#"{"kk": 1}"#,
+                "unknown field \"kk\": expected one of k, scale, weight, flag, tie_break, optimizer, pair",
+            ),
+            (
+                r#"{"pair": [1]}"#,
+                "expected a list of 2 elements, found 1 elements",
+            ),
+            (
+                r#"{"k": {}}"#,
+                "expected an integer from 0 to 18446744073709551615, found an object",
+            ),
+            (r#""x""#, "expected an object (Config), found \"x\""),
+        ] {
+            assert_eq!(message(json), want, "{json}");
+        }
         for m in [
             message(r#"{"k": -1}"#),
             message(r#"{"tie_break": "seeded"}"#),

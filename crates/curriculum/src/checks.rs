@@ -239,6 +239,28 @@ pub(crate) fn check_rate(field: &str, v: f32, lo_open: bool) -> Result<(), Curri
     }
 }
 
+/// A count of a config that must be at least `min` (a window, a batch, a group).
+pub(crate) fn check_at_least<T: PartialOrd + fmt::Display>(
+    field: &str,
+    v: T,
+    min: T,
+) -> Result<(), CurriculumError> {
+    if v < min {
+        Err(bad(field, &format!("at least {min}"), v))
+    } else {
+        Ok(())
+    }
+}
+
+/// A config value that must be finite and above zero (a temperature).
+pub(crate) fn check_positive(field: &str, v: f32) -> Result<(), CurriculumError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(bad(field, "a finite value > 0", v))
+    }
+}
+
 /// Harness levels of a config: non-empty and strictly increasing (H0 before H4), so that a
 /// list names each level once and ladders read from the strongest harness to the weakest.
 pub(crate) fn check_levels(field: &str, levels: &[HarnessLevel]) -> Result<(), CurriculumError> {

@@ -2,9 +2,10 @@
 
 use envdist_core::env::EnvFactory;
 use envdist_core::{
-    ActionId, Env, EnvSpec, HarnessChannel, HarnessLevel, HarnessSchedule, Split, Task, Turn,
+    ActionId, Env, EnvId, EnvSpec, HarnessChannel, HarnessLevel, HarnessSchedule, ScaleRange,
+    Split, Task, Turn,
 };
-use envdist_envs::{Suite, SuiteConfig, abilities};
+use envdist_envs::{Suite, SuiteConfig, SuiteEnv, abilities};
 use proptest::prelude::*;
 
 fn suite() -> Suite {
@@ -18,6 +19,44 @@ fn task(spec: &EnvSpec, seed: u64, scale: u32, harness: HarnessLevel) -> Task {
         harness,
         scale,
     }
+}
+
+/// One H4 task on `spec` and the same task on `other` (its twin, or the variant of which it is
+/// the classic): seed `seed` at the smallest scale of `scale` for an even seed, the largest
+/// for an odd one.
+fn same_task(spec: &EnvSpec, other: &EnvId, seed: u64, scale: ScaleRange) -> (Task, Task) {
+    let scale = if seed.is_multiple_of(2) {
+        scale.min
+    } else {
+        scale.max
+    };
+    let t = task(spec, seed, scale, HarnessLevel::H4);
+    let on_other = Task {
+        env: other.clone(),
+        ..t.clone()
+    };
+    (t, on_other)
+}
+
+/// A multi-turn env's horizon at its smallest scale stays short enough to learn from pixels.
+fn assert_short_horizon(env: &mut SuiteEnv, spec: &EnvSpec) {
+    env.reset(&task(spec, 0, spec.scale.min, HarnessLevel::H4));
+    assert!(
+        env.horizon() <= 35,
+        "{}: horizon {} at min scale",
+        spec.id,
+        env.horizon()
+    );
+}
+
+/// How many families of `specs` have `turn`.
+fn families(specs: &[EnvSpec], turn: Turn) -> usize {
+    specs
+        .iter()
+        .filter(|s| s.turn == turn)
+        .map(|s| s.family.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
 }
 
 /// Play the solver; returns (success, steps, every ability tag seen).
@@ -79,16 +118,7 @@ fn twins_share_pixels_and_disagree_on_actions() {
         let mut b = suite.make(twin).unwrap();
         let mut differ = 0;
         for seed in 0..40 {
-            let scale = if seed % 2 == 0 {
-                spec.scale.min
-            } else {
-                spec.scale.max
-            };
-            let t = task(&spec, seed, scale, HarnessLevel::H4);
-            let tb = Task {
-                env: twin.clone(),
-                ..t.clone()
-            };
+            let (t, tb) = same_task(&spec, twin, seed, spec.scale);
             let oa = a.reset(&t);
             let ob = b.reset(&tb);
             assert_eq!(
@@ -354,15 +384,13 @@ fn the_confirmatory_set_has_the_promised_shape() {
         "{} confirmatory environments",
         confirm.len()
     );
-    let families = |turn: Turn| {
-        confirm
-            .iter()
-            .filter(|s| s.turn == turn)
-            .map(|s| s.family.clone())
-            .collect::<std::collections::BTreeSet<_>>()
-            .len()
-    };
-    assert_eq!((families(Turn::Single), families(Turn::Multi)), (2, 2));
+    assert_eq!(
+        (
+            families(&confirm, Turn::Single),
+            families(&confirm, Turn::Multi)
+        ),
+        (2, 2)
+    );
     let unseen: Vec<&String> = confirm
         .iter()
         .flat_map(|s| &s.abilities)
@@ -403,13 +431,7 @@ fn the_confirmatory_set_has_the_promised_shape() {
                 "{}: no longer to solve at the top scale",
                 spec.id
             );
-            env.reset(&task(spec, 0, spec.scale.min, HarnessLevel::H4));
-            assert!(
-                env.horizon() <= 35,
-                "{}: horizon {}",
-                spec.id,
-                env.horizon()
-            );
+            assert_short_horizon(&mut env, spec);
         }
     }
 }
@@ -496,18 +518,10 @@ fn the_pool_has_the_promised_shape() {
     let ood = suite.ood_specs();
     assert_eq!(pool.len(), 200);
     assert!(ood.len() >= 20, "{} OOD environments", ood.len());
-    let fam = |specs: &[EnvSpec], turn: Turn| {
-        specs
-            .iter()
-            .filter(|s| s.turn == turn)
-            .map(|s| s.family.clone())
-            .collect::<std::collections::BTreeSet<_>>()
-            .len()
-    };
-    assert!(fam(&pool, Turn::Single) >= 8);
-    assert!(fam(&pool, Turn::Multi) >= 12);
-    assert!(fam(&pool, Turn::Single) + fam(&pool, Turn::Multi) >= 24);
-    assert!(fam(&ood, Turn::Single) + fam(&ood, Turn::Multi) >= 4);
+    assert!(families(&pool, Turn::Single) >= 8);
+    assert!(families(&pool, Turn::Multi) >= 12);
+    assert!(families(&pool, Turn::Single) + families(&pool, Turn::Multi) >= 24);
+    assert!(families(&ood, Turn::Single) + families(&ood, Turn::Multi) >= 4);
     let ids: std::collections::BTreeSet<_> = suite.specs().into_iter().map(|s| s.id).collect();
     let confirm = suite.confirm_specs();
     assert_eq!(
@@ -535,14 +549,7 @@ fn the_pool_has_the_promised_shape() {
         .iter()
         .filter(|s| s.turn == Turn::Multi && s.variant == "classic")
     {
-        let mut env = suite.make_env(&s.id).unwrap();
-        env.reset(&task(s, 0, s.scale.min, HarnessLevel::H4));
-        assert!(
-            env.horizon() <= 35,
-            "{}: horizon {} at min scale",
-            s.id,
-            env.horizon()
-        );
+        assert_short_horizon(&mut suite.make_env(&s.id).unwrap(), s);
         assert!(s.scale.len() >= 2);
     }
     for s in &ood {
@@ -707,16 +714,7 @@ fn look_variants_keep_the_rules() {
         let mut a = suite.make(&classic.id).unwrap();
         let mut b = suite.make(&spec.id).unwrap();
         for seed in 0..4 {
-            let scale = if seed % 2 == 0 {
-                spec.scale.min
-            } else {
-                spec.scale.max
-            };
-            let ta = task(&classic, seed, scale, HarnessLevel::H4);
-            let tb = Task {
-                env: spec.id.clone(),
-                ..ta.clone()
-            };
+            let (ta, tb) = same_task(&classic, &spec.id, seed, spec.scale);
             let (oa, ob) = (a.reset(&ta), b.reset(&tb));
             if spec.variant.starts_with("theme-") {
                 assert!(

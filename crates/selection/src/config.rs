@@ -516,6 +516,20 @@ impl CheckedSelectConfig {
     pub fn effective_weights(&self) -> (f32, f32, f32) {
         (self.w_coverage, self.w_redundancy, self.w_conflict)
     }
+
+    /// Refuses a config validated against another problem (its env and ability counts
+    /// differ), before its indices and weights are used on this one.
+    pub(crate) fn check_made_for(&self, problem: &Problem) -> Result<(), SelectError> {
+        if self.n_envs != problem.n_envs() || self.ability_weights.len() != problem.n_abilities() {
+            return Err(SelectError::invalid(
+                "config",
+                "checked",
+                "a config validated against this problem",
+                "one validated against another",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The largest pool the exact solver takes (its sets are fixed 256-bit masks, cheap to copy

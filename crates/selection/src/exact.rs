@@ -547,6 +547,17 @@ mod tests {
     use crate::select;
 
     /// Greedy takes the big set first and misses the optimum {1, 2}.
+    /// A synthetic pool of `n` envs with coverage only (no gradients).
+    fn coverage_pool(n: usize) -> crate::synthetic::SyntheticPool {
+        crate::synthetic::generate(&crate::synthetic::SyntheticConfig {
+            n,
+            dim: 0,
+            conflict_clusters: 0,
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
     fn trap() -> Problem {
         let rows: [&[u32]; 3] = [&[0, 1, 2, 3], &[0, 1, 4], &[2, 3, 5]];
         let mut indptr = vec![0];
@@ -621,13 +632,7 @@ mod tests {
             none.versus_greedy(0.0)
                 .starts_with("no selection meets the constraints (")
         );
-        let big = crate::synthetic::generate(&crate::synthetic::SyntheticConfig {
-            n: 257,
-            dim: 0,
-            conflict_clusters: 0,
-            ..Default::default()
-        })
-        .unwrap();
+        let big = coverage_pool(257);
         let e = solve_exact(&big.problem, &cfg, &ExactLimits::default())
             .unwrap_err()
             .to_string();
@@ -679,13 +684,7 @@ mod tests {
             "{e}"
         );
         // Stopped after its first leaf: the best found, said not to be proven optimal.
-        let pool = crate::synthetic::generate(&crate::synthetic::SyntheticConfig {
-            n: 60,
-            dim: 0,
-            conflict_clusters: 0,
-            ..Default::default()
-        })
-        .unwrap();
+        let pool = coverage_pool(60);
         let limited = SelectConfig {
             optimizer: Optimizer::Exact {
                 max_nodes: 200,
@@ -723,13 +722,7 @@ mod tests {
             let e = select(&p, &c).unwrap_err().to_string();
             assert!(e.contains("optimizer.max_"), "{e}");
         }
-        let big = crate::synthetic::generate(&crate::synthetic::SyntheticConfig {
-            n: 257,
-            dim: 0,
-            conflict_clusters: 0,
-            ..Default::default()
-        })
-        .unwrap();
+        let big = coverage_pool(257);
         let e = select(&big.problem, &cfg).unwrap_err().to_string();
         assert!(e.contains("optimizer") && e.contains("257"), "{e}");
         // Serde: the limits have defaults.

@@ -136,15 +136,7 @@ pub fn evaluate_ranking(
     checked: &CheckedSelectConfig,
     ranking: &[usize],
 ) -> Result<Vec<StepTrace>, SelectError> {
-    if checked.n_envs != problem.n_envs() || checked.ability_weights.len() != problem.n_abilities()
-    {
-        return Err(SelectError::invalid(
-            "config",
-            "checked",
-            "a config validated against this problem",
-            "one validated against another",
-        ));
-    }
+    checked.check_made_for(problem)?;
     let mut seen = vec![false; problem.n_envs()];
     for (i, &e) in ranking.iter().enumerate() {
         if e >= problem.n_envs() || std::mem::replace(&mut seen[e], true) {

@@ -1,9 +1,9 @@
 //! The selection problem: which abilities each environment covers, and (optionally) one
 //! unit-normalised gradient row per environment.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
-use envdist_core::{AbilityProfile, EnvId, GradientSet, PROFILE_SCHEMA_VERSION, ProfileSet};
+use envdist_core::{AbilityProfile, EnvId, GradientSet, ProfileSet};
 
 use crate::error::SelectError;
 use crate::npy::SparseCounts;
@@ -467,25 +467,17 @@ impl Problem {
     /// The coverage as a core [`ProfileSet`] (e.g. to save a synthetic pool).
     pub fn to_profile_set(&self) -> ProfileSet {
         let profiles = (0..self.n_envs())
-            .map(|i| AbilityProfile {
-                env: self.env_ids[i].clone(),
-                coverage: self
+            .map(|i| {
+                let coverage = self
                     .env_abilities(i)
                     .iter()
                     .zip(self.env_weights(i))
                     .map(|(c, w)| (self.abilities[*c as usize].clone(), *w))
-                    .collect::<BTreeMap<_, _>>(),
-                atomic_counts: BTreeMap::new(),
-                transitions: Vec::new(),
-                trajectories: 0,
+                    .collect();
+                AbilityProfile::of_coverage(self.env_ids[i].clone(), coverage)
             })
             .collect();
-        ProfileSet {
-            schema_version: PROFILE_SCHEMA_VERSION,
-            abilities: self.abilities.clone(),
-            meta_abilities: Vec::new(),
-            profiles,
-        }
+        ProfileSet::of_abilities(self.abilities.clone(), profiles)
     }
 
     /// The (unit-normalised) gradients as a core [`GradientSet`], if attached.
@@ -505,21 +497,19 @@ mod tests {
 
     fn profiles() -> ProfileSet {
         let mk = |env: &str, cov: &[(&str, f32)]| AbilityProfile {
-            env: EnvId::new(env),
-            coverage: cov.iter().map(|(a, w)| (a.to_string(), *w)).collect(),
-            atomic_counts: BTreeMap::new(),
-            transitions: vec![],
             trajectories: 4,
+            ..AbilityProfile::of_coverage(
+                EnvId::new(env),
+                cov.iter().map(|(a, w)| (a.to_string(), *w)).collect(),
+            )
         };
-        ProfileSet {
-            schema_version: PROFILE_SCHEMA_VERSION,
-            abilities: vec!["count".into(), "navigate".into(), "push".into()],
-            meta_abilities: vec![],
-            profiles: vec![
+        ProfileSet::of_abilities(
+            vec!["count".into(), "navigate".into(), "push".into()],
+            vec![
                 mk("maze/a", &[("navigate", 3.0), ("count", 0.0)]),
                 mk("count/b", &[("count", 2.0), ("push", 1.0)]),
             ],
-        }
+        )
     }
 
     fn grads(ids: &[&str], dim: usize, values: Vec<f32>) -> GradientSet {

@@ -10,36 +10,75 @@ use proptest::prelude::*;
 /// A random instance: `n` envs over `a` abilities (some envs may cover nothing), gradients of
 /// dimension `d` with a few planted opposite pairs so clamped conflicts are not all zero.
 fn instance(n: usize, a: usize, d: usize, seed: u64) -> Problem {
+    let (counts, grads) = raw_instance(n, a, d, seed);
+    Problem::from_counts(counts, None, None)
+        .unwrap()
+        .with_gradient_rows(d, grads)
+        .unwrap()
+}
+
+/// [`instance`]'s counts and its gradients as drawn (the problem keeps unit rows).
+fn raw_instance(n: usize, a: usize, d: usize, seed: u64) -> (SparseCounts, Vec<f32>) {
     let mut rng = Rng::seed_from_u64(seed);
-    let mut indptr = vec![0];
-    let mut indices = Vec::new();
-    let mut values = Vec::new();
+    let mut rows = Vec::with_capacity(n);
     for _ in 0..n {
+        let (mut abilities, mut counts) = (Vec::new(), Vec::new());
         for c in 0..a {
             if rng.chance(0.3) {
-                indices.push(c as u32);
-                values.push(rng.range_inclusive(1, 3) as f32);
+                abilities.push(c as u32);
+                counts.push(rng.range_inclusive(1, 3) as f32);
             }
         }
-        indptr.push(indices.len());
+        rows.push((abilities, counts));
     }
-    let counts = SparseCounts {
-        rows: n,
-        cols: a,
-        indptr,
-        indices,
-        values,
-    };
+    let counts = counts_of_rows(a, rows);
     let mut grads: Vec<f32> = (0..n * d).map(|_| rng.normal()).collect();
     for e in (1..n).step_by(3) {
         for j in 0..d {
             grads[e * d + j] = -grads[(e - 1) * d + j] + 0.1 * rng.normal();
         }
     }
-    Problem::from_counts(counts, None, None)
-        .unwrap()
-        .with_gradient_rows(d, grads)
-        .unwrap()
+    (counts, grads)
+}
+
+/// Counts over `cols` abilities with one row per env: the abilities it covers and their counts.
+fn counts_of_rows(cols: usize, rows: Vec<(Vec<u32>, Vec<f32>)>) -> SparseCounts {
+    let mut counts = SparseCounts {
+        rows: rows.len(),
+        cols,
+        indptr: vec![0],
+        indices: Vec::new(),
+        values: Vec::new(),
+    };
+    for (abilities, values) in rows {
+        counts.indices.extend(abilities);
+        counts.values.extend(values);
+        counts.indptr.push(counts.indices.len());
+    }
+    counts
+}
+
+/// `n` envs, env `i` covering ability `i` alone.
+fn one_ability_each(n: usize) -> SparseCounts {
+    SparseCounts {
+        rows: n,
+        cols: n,
+        indptr: (0..=n).collect(),
+        indices: (0..n as u32).collect(),
+        values: vec![1.0; n],
+    }
+}
+
+/// Two envs and one ability, which only the first covers; no gradients.
+fn only_the_first_of_two() -> Problem {
+    let counts = SparseCounts {
+        rows: 2,
+        cols: 1,
+        indptr: vec![0, 1, 1],
+        indices: vec![0],
+        values: vec![1.0],
+    };
+    Problem::from_counts(counts, None, None).unwrap()
 }
 
 fn arb() -> impl Strategy<Value = (Problem, usize)> {
@@ -221,13 +260,7 @@ fn must_include_and_exclude_are_honoured_and_checked() {
 #[test]
 fn infeasible_full_coverage_is_reported_clearly() {
     // Ten envs, each covering one distinct ability: full coverage needs all ten.
-    let counts = SparseCounts {
-        rows: 10,
-        cols: 10,
-        indptr: (0..=10).collect(),
-        indices: (0..10).collect(),
-        values: vec![1.0; 10],
-    };
+    let counts = one_ability_each(10);
     let p = Problem::from_counts(counts, None, None).unwrap();
     let cfg = SelectConfig {
         require_full_coverage: true,
@@ -250,14 +283,7 @@ fn infeasible_full_coverage_is_reported_clearly() {
 
 #[test]
 fn conflict_without_gradients_is_refused() {
-    let counts = SparseCounts {
-        rows: 2,
-        cols: 1,
-        indptr: vec![0, 1, 1],
-        indices: vec![0],
-        values: vec![1.0],
-    };
-    let p = Problem::from_counts(counts, None, None).unwrap();
+    let p = only_the_first_of_two();
     let e = select(&p, &SelectConfig::aes(1)).unwrap_err().to_string();
     assert!(
         e.contains("terms.conflict") && e.contains("gradients"),
@@ -298,39 +324,17 @@ fn the_conflict_term_avoids_planted_opposed_pairs() {
 /// original index of environment `i`), named by their original index.
 fn reordered(n: usize, a: usize, d: usize, seed: u64, order: &[usize]) -> Problem {
     let original = instance(n, a, d, seed);
-    let mut rng = Rng::seed_from_u64(seed);
-    // Regenerate the raw gradients exactly as `instance` does (the problem keeps unit rows).
+    let (_, grads) = raw_instance(n, a, d, seed);
     let mut raw_rows = Vec::new();
-    for _ in 0..n {
-        for _ in 0..a {
-            if rng.chance(0.3) {
-                rng.range_inclusive(1, 3);
-            }
-        }
-    }
-    let mut grads: Vec<f32> = (0..n * d).map(|_| rng.normal()).collect();
-    for e in (1..n).step_by(3) {
-        for j in 0..d {
-            grads[e * d + j] = -grads[(e - 1) * d + j] + 0.1 * rng.normal();
-        }
-    }
-    let mut indptr = vec![0];
-    let mut indices = Vec::new();
-    let mut values = Vec::new();
+    let mut rows = Vec::with_capacity(n);
     for &old in order {
-        let abilities = original.env_abilities(old);
-        indices.extend_from_slice(abilities);
-        values.extend_from_slice(original.env_weights(old));
-        indptr.push(indices.len());
+        rows.push((
+            original.env_abilities(old).to_vec(),
+            original.env_weights(old).to_vec(),
+        ));
         raw_rows.extend_from_slice(&grads[old * d..(old + 1) * d]);
     }
-    let counts = SparseCounts {
-        rows: n,
-        cols: a,
-        indptr,
-        indices,
-        values,
-    };
+    let counts = counts_of_rows(a, rows);
     let ids = order
         .iter()
         .map(|&old| original.env_ids()[old].clone())
@@ -381,13 +385,7 @@ proptest! {
 #[test]
 fn relax_gives_up_the_zero_gradient_exclusion_then_full_coverage_and_says_so() {
     // Four envs, one ability each; env 3's gradient is zero.
-    let counts = SparseCounts {
-        rows: 4,
-        cols: 4,
-        indptr: (0..=4).collect(),
-        indices: (0..4).collect(),
-        values: vec![1.0; 4],
-    };
+    let counts = one_ability_each(4);
     let grads = vec![1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0];
     let p = Problem::from_counts(counts, None, None)
         .unwrap()
@@ -455,18 +453,7 @@ fn relax_gives_up_the_zero_gradient_exclusion_then_full_coverage_and_says_so() {
     .unwrap();
     assert_eq!(s.relaxation, None);
     // Without gradients there are no zero rows to find: refused by name.
-    let plain = Problem::from_counts(
-        SparseCounts {
-            rows: 2,
-            cols: 1,
-            indptr: vec![0, 1, 1],
-            indices: vec![0],
-            values: vec![1.0],
-        },
-        None,
-        None,
-    )
-    .unwrap();
+    let plain = only_the_first_of_two();
     let e = select(
         &plain,
         &SelectConfig {

@@ -249,28 +249,8 @@ pub fn study_selection(k: usize, seed: u64) -> SelectConfig {
 /// most of its environments reach H4 before the budget ends (the paper publishes none of these
 /// numbers).
 pub fn study_hdc() -> HdcConfig {
-    // Early pilots (an older, smaller budget: about 57 episodes per env for 30 envs; one seed): fixed
-    // 2-scale windows moving by 2 with a 16-episode cap left 0-3% of the envs at H4; with
-    // 2- or 3-scale windows and a 3-4 episode cap, 8 of 30 (count-objects, maze, collect:
-    // up to 12 scales, 3x the stages of the others) still never reached H4. Two windows per
-    // level give every env 8 stages before H4: all 30 reached it, half of them within the
-    // first 58% of the episodes.
-    HdcConfig {
-        windows_per_level: 2,
-        // Sized so that the competence gate, not the stage cap, moves an env up the harness
-        // (`preconditions.hdc_reach`): a 3-episode minimum, a 4-episode cap and a 0.6 gate let
-        // the cap force most advances; 30 / 120 / 0.7 earned about 90% of them (the pilots:
-        // docs/experiments/HISTORY.md).
-        min_episodes: 30,
-        competence_threshold: 0.7,
-        ema_rate: 0.5,
-        max_stage_episodes: 120,
-        // Evaluation plays each env's smallest and middle scale: once an env has mastered its
-        // top window at H4, it plays its whole range (a pilot without it trained the HDC arms
-        // on the top half alone and left them below the arms without a curriculum).
-        consolidate: true,
-        ..HdcConfig::default()
-    }
+    // The numbers and the pilots that sized them live beside HDC, where the benches share them.
+    HdcConfig::study_sizing()
 }
 
 impl ExperimentConfig {

@@ -177,9 +177,12 @@ fn fuzz_checkpoint_optimizer() {
     fuzz_checkpoint_file("checkpoint-optimizer", "optimizer-", resume);
 }
 
-#[test]
-fn fuzz_train_log() {
-    let dir = scratch_dir("train-log");
+/// Fuzzes a file a resumed run reads back: a tiny run of two updates writes it (`file` finds it
+/// in the run's folder), then a resume reads each mutant. A resumed run keeps the earlier lines
+/// of its log and cuts its TensorBoard events to its checkpoint; stopping at once keeps the
+/// check to the reading (and the rewrite).
+fn fuzz_resumed_file(name: &'static str, file: impl FnOnce(&Path) -> PathBuf) {
+    let dir = scratch_dir(name);
     let out = dir.join("run");
     let mut s = sampler();
     let mut t = Trainer::new(tiny(), Arc::new(ToyFactory), Device::Cpu).unwrap();
@@ -189,18 +192,16 @@ fn fuzz_train_log() {
         stop_at: Some(256),
     };
     t.run(&mut s, &first, &mut |_| {}).unwrap();
-    let log = out.join("train_log.jsonl");
-    // A resumed run reads the log and keeps its earlier lines; stopping at once keeps the
-    // check to the reading (and the rewrite).
+    let path = file(&out);
     let again = RunOptions {
         stop_at: Some(0),
         ..first
     };
-    Fuzz::new("train-log")
-        .seed("tiny, 2 updates", std::fs::read(&log).unwrap())
+    Fuzz::new(name)
+        .seed("tiny, 2 updates", std::fs::read(&path).unwrap())
         .regressions(env!("CARGO_MANIFEST_DIR"))
         .default_inputs(INPUTS * 2)
-        .run_on_file(&log, |_| {
+        .run_on_file(&path, |_| {
             t.run(&mut s, &again, &mut |_| {})
                 .map(drop)
                 .map_err(|e| e.to_string())
@@ -208,35 +209,17 @@ fn fuzz_train_log() {
         .assert_clean();
 }
 
+#[test]
+fn fuzz_train_log() {
+    fuzz_resumed_file("train-log", |out| out.join("train_log.jsonl"));
+}
+
 /// The TensorBoard event file a resumed run reads back (and cuts to its checkpoint).
 #[test]
 fn fuzz_tensorboard_events() {
-    let dir = scratch_dir("tensorboard-events");
-    let out = dir.join("run");
-    let mut s = sampler();
-    let mut t = Trainer::new(tiny(), Arc::new(ToyFactory), Device::Cpu).unwrap();
-    let first = RunOptions {
-        out_dir: Some(out.clone()),
-        checkpoint_every: 0,
-        stop_at: Some(256),
-    };
-    t.run(&mut s, &first, &mut |_| {}).unwrap();
-    let events = RunFiles::new(&out).tensorboard_events().remove(0);
-    // As `fuzz_train_log`: stopping at once keeps the check to the reading and the rewrite.
-    let again = RunOptions {
-        stop_at: Some(0),
-        ..first
-    };
-    Fuzz::new("tensorboard-events")
-        .seed("tiny, 2 updates", std::fs::read(&events).unwrap())
-        .regressions(env!("CARGO_MANIFEST_DIR"))
-        .default_inputs(INPUTS * 2)
-        .run_on_file(&events, |_| {
-            t.run(&mut s, &again, &mut |_| {})
-                .map(drop)
-                .map_err(|e| e.to_string())
-        })
-        .assert_clean();
+    fuzz_resumed_file("tensorboard-events", |out| {
+        RunFiles::new(out).tensorboard_events().remove(0)
+    });
 }
 
 /// The event decoder on its own, past the checksums that stop most mutants of a whole file:

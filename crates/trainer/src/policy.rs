@@ -17,7 +17,9 @@ use crate::checkpoint::{load_model, read_state};
 use crate::config::ModelConfig;
 use crate::error::TrainerError;
 use crate::eval::{EvalReport, ScaleChoice};
-use crate::gradients::{GradientConfig, GradientCost, GradientParams, cosine, project};
+use crate::gradients::{
+    EnvGradient, GradientConfig, GradientCost, GradientParams, cosine, project,
+};
 use crate::model::PolicyNet;
 use crate::{encode, eval, gradients, play};
 
@@ -214,21 +216,32 @@ pub fn full_gradients(
     cfg: &GradientConfig,
 ) -> Result<Vec<Vec<f32>>, TrainerError> {
     let mut out = Vec::with_capacity(envs.len());
-    let mut cost = GradientCost::default();
-    with_model!(model, |net, dev| gradients::each_env_gradient(
-        net,
-        &model.cfg,
-        &dev,
+    each_env_gradient(
+        model,
         factory,
         envs,
         cfg,
-        &mut cost,
+        &mut GradientCost::default(),
         &mut |_, g| {
             out.push(g.whole);
             Ok(())
-        }
-    ))?;
+        },
+    )?;
     Ok(out)
+}
+
+/// [`gradients::each_env_gradient`] on `model`'s network, whichever backend holds it.
+fn each_env_gradient(
+    model: &PolicyModel,
+    factory: &dyn EnvFactory,
+    envs: &[EnvId],
+    cfg: &GradientConfig,
+    cost: &mut GradientCost,
+    on_env: &mut dyn FnMut(usize, EnvGradient) -> Result<(), TrainerError>,
+) -> Result<(), TrainerError> {
+    with_model!(model, |net, dev| gradients::each_env_gradient(
+        net, &model.cfg, &dev, factory, envs, cfg, cost, on_env
+    ))
 }
 
 /// Per-env policy gradients, projected to `cfg.dim` with the seeded projection: the input of
@@ -297,24 +310,15 @@ pub fn per_env_gradients_report(
             project_seconds += t.elapsed().as_secs_f64();
         };
     let mut cost = GradientCost::default();
-    with_model!(model, |net, dev| gradients::each_env_gradient(
-        net,
-        &model.cfg,
-        &dev,
-        factory,
-        envs,
-        cfg,
-        &mut cost,
-        &mut |i, g| {
-            let [h0, h1] = g.halves;
-            pending.extend([g.whole, h0, h1]);
-            if pending.len() >= 3 * PROJECT_BATCH {
-                flush(&mut pending, &mut values, &mut split_half_cosine);
-            }
-            on_env(&envs[i]);
-            Ok(())
+    each_env_gradient(model, factory, envs, cfg, &mut cost, &mut |i, g| {
+        let [h0, h1] = g.halves;
+        pending.extend([g.whole, h0, h1]);
+        if pending.len() >= 3 * PROJECT_BATCH {
+            flush(&mut pending, &mut values, &mut split_half_cosine);
         }
-    ))?;
+        on_env(&envs[i]);
+        Ok(())
+    })?;
     if !pending.is_empty() {
         flush(&mut pending, &mut values, &mut split_half_cosine);
     }

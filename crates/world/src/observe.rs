@@ -6,9 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use envdist_core::{
-    AbilityProfile, GradientSet, HarnessLevel, PROFILE_SCHEMA_VERSION, ProfileSet, Rng,
-};
+use envdist_core::{AbilityProfile, GradientSet, HarnessLevel, ProfileSet, Rng};
 
 use crate::learner::{Learner, Practice};
 use crate::world::World;
@@ -41,21 +39,10 @@ pub fn annotate(world: &World, seed: u64) -> ProfileSet {
                     coverage.insert(world.ability_names()[a].clone(), 1.0);
                 }
             }
-            AbilityProfile {
-                env: spec.id.clone(),
-                coverage,
-                atomic_counts: BTreeMap::new(),
-                transitions: Vec::new(),
-                trajectories: 0,
-            }
+            AbilityProfile::of_coverage(spec.id.clone(), coverage)
         })
         .collect();
-    ProfileSet {
-        schema_version: PROFILE_SCHEMA_VERSION,
-        abilities: world.ability_names().to_vec(),
-        meta_abilities: Vec::new(),
-        profiles,
-    }
+    ProfileSet::of_abilities(world.ability_names().to_vec(), profiles)
 }
 
 /// One environment's gradient as observed from `episodes` episodes: zero when none or all

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use envdist_core::{EnvSpec, HarnessLevel, Split, TaskSampler, Turn};
 use envdist_curriculum::{HdcConfig, HdcSampler, SavedState, TRACE_SCHEMA_VERSION, TraceEvent};
 
-use crate::{temp_dir, xtask};
+use crate::{assert_succeeded, temp_dir, xtask};
 
 #[test]
 fn simulate_full_walks_the_staircase_and_resumes() {
@@ -25,11 +25,7 @@ fn simulate_full_walks_the_staircase_and_resumes() {
         "--out",
         d.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("sample+learner+update/s"), "{stdout}");
 

@@ -1,15 +1,11 @@
 //! `cargo xtask envs`: the list's JSON shape, render's outputs and errors, bench's JSON.
 
-use crate::{temp_dir, xtask};
+use crate::{assert_succeeded, temp_dir, xtask};
 
 #[test]
 fn list_json_has_the_documented_keys_and_counts() {
     let out = xtask(&["envs", "list", "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let arr = v.as_array().unwrap();
     for r in arr {
@@ -51,11 +47,7 @@ fn render_writes_frames_and_text_and_refuses_bad_scales() {
         "--out",
         dir.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     assert!(dir.join("frame_000.png").exists());
     let ep: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("episode.json")).unwrap()).unwrap();
@@ -104,11 +96,7 @@ fn render_writes_frames_and_text_and_refuses_bad_scales() {
 #[test]
 fn bench_json_has_the_documented_keys() {
     let out = xtask(&["envs", "bench", "--json", "--steps", "2000"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["single_thread_steps_per_s"].as_f64().unwrap() > 0.0);
     assert!(v["vectorized_steps_per_s"].as_f64().unwrap() > 0.0);
@@ -131,11 +119,7 @@ fn answer_reads_a_reply_in_words_and_names_the_answers_when_it_cannot() {
     };
     let solver = {
         let out = play("answer_0");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_succeeded(&out);
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         v["solver"].as_str().unwrap().to_string()
     };

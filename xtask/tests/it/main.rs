@@ -39,6 +39,15 @@ fn xtask(args: &[&str]) -> Output {
         .expect("run xtask")
 }
 
+/// A command's run ended well; its stderr says why where it did not.
+fn assert_succeeded(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The path `envdist-{name}-{pid}` in the system temp directory, removed if an earlier run left
 /// it behind (not created). The pid is shared by every test of this binary, so `name` must be
 /// unique to one test.

@@ -7,7 +7,7 @@ use std::process::Command;
 use std::sync::mpsc;
 use std::thread;
 
-use crate::temp_dir;
+use crate::{assert_succeeded, temp_dir};
 
 /// Answer `n` requests with the given content, reporting each request body.
 fn stub(n: usize, content: &'static str) -> (String, mpsc::Receiver<serde_json::Value>) {
@@ -78,11 +78,7 @@ fn llm_segmenter_profiles_a_log_through_the_cli() {
         .env("ENVDIST_LLM_KEY", "k")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(s["segmenter"], "llm:stub");
     assert_eq!(s["trajectories"], 2);

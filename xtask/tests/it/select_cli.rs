@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::Output;
 
-use crate::{temp_dir, xtask};
+use crate::{assert_succeeded, temp_dir, xtask};
 
 /// Run `xtask select` with `args`.
 fn select(args: &[&str]) -> Output {
@@ -33,11 +33,7 @@ fn counts_npy_matches_the_reference_and_prints_json() {
         "--reference",
         &data("small_ref_greedy_ranking.npy"),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["reference_match"], true);
     assert_eq!(v["ranking"].as_array().unwrap().len(), 30);
@@ -61,11 +57,7 @@ fn exact_prints_the_optimum_beside_the_bound() {
         "5",
         "--exact",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("certificate: within"), "{text}");
     assert!(text.contains("exact: optimum"), "{text}");
@@ -123,11 +115,7 @@ fn synthetic_pool_round_trips_through_files() {
         "--out",
         dir.join("selection.json").to_str().unwrap(),
     ]);
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
+    assert_succeeded(&first);
     let second = select(&[
         "--profiles",
         dir.join("profiles.json").to_str().unwrap(),
@@ -137,11 +125,7 @@ fn synthetic_pool_round_trips_through_files() {
         "12",
         "--json",
     ]);
-    assert!(
-        second.status.success(),
-        "{}",
-        String::from_utf8_lossy(&second.stderr)
-    );
+    assert_succeeded(&second);
     let a: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
     let b: serde_json::Value = serde_json::from_slice(&second.stdout).unwrap();
     assert_eq!(a["ranking"], b["ranking"]);
@@ -158,11 +142,7 @@ fn synthetic_pool_round_trips_through_files() {
         "--write-pool",
         other.to_str().unwrap(),
     ]);
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
+    assert_succeeded(&made);
     let bad = select(&[
         "--profiles",
         dir.join("profiles.json").to_str().unwrap(),
@@ -226,11 +206,7 @@ fn the_study_flags_reproduce_the_smoke_studys_aes_selection() {
         "--relax",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["env_ids"], study["envs"]);
 }

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::RuleSampler;
 use super::{
-    ArmSpace, Carry, Draw, EnvScores, Located, Pick, Rule, RuleConfig, Saved, Seen, bad,
+    ArmSpace, Carry, Draw, EnvScores, Located, Pick, Rule, RuleConfig, Saved, Seen, check_at_least,
     check_at_most, check_len, check_levels, check_rate, h4_only,
 };
 #[cfg(test)]
@@ -67,13 +67,9 @@ impl Default for LadderConfig {
 impl RuleConfig for LadderConfig {
     fn validate(&self) -> Result<(), CurriculumError> {
         check_levels("harness_levels", &self.harness_levels)?;
-        if self.window == 0 {
-            return Err(bad("window", "at least 1", self.window));
-        }
+        check_at_least("window", self.window, 1)?;
         check_rate("threshold", self.threshold, true)?;
-        if self.check_episodes == 0 {
-            return Err(bad("check_episodes", "at least 1", self.check_episodes));
-        }
+        check_at_least("check_episodes", self.check_episodes, 1)?;
         Ok(())
     }
 

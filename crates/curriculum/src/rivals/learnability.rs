@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 
 use super::RuleSampler;
 use super::{
-    ArmSpace, Carry, EnvScores, Located, Rule, RuleConfig, Saved, Seen, bad, check_arm_sums,
-    check_levels, check_rate, check_unit, h4_only, if_played,
+    ArmSpace, Carry, EnvScores, Located, Rule, RuleConfig, Saved, Seen, check_arm_sums,
+    check_at_least, check_levels, check_rate, check_unit, h4_only, if_played,
 };
 #[cfg(test)]
 use crate::LearnabilitySampler;
@@ -90,9 +90,7 @@ impl LearnabilityConfig {
 impl RuleConfig for LearnabilityConfig {
     fn validate(&self) -> Result<(), CurriculumError> {
         check_levels("harness_levels", &self.harness_levels)?;
-        if self.top_k == 0 {
-            return Err(bad("top_k", "at least 1", self.top_k));
-        }
+        check_at_least("top_k", self.top_k, 1)?;
         check_rate("learnable_prob", self.learnable_prob, false)?;
         check_rate("ema_rate", self.ema_rate, true)?;
         check_rate("prior", self.prior, false)?;

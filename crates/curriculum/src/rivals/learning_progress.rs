@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 use super::RuleSampler;
 use super::{
     ArmSpace, Carry, EnvScores, Located, Periods, Rule, RuleConfig, Saved, Seen, bad,
-    check_arm_sums, check_at_most, check_levels, check_rate, check_sum, check_unit, h4_only,
-    if_played, period_ends,
+    check_arm_sums, check_at_least, check_at_most, check_levels, check_rate, check_sum, check_unit,
+    h4_only, if_played, period_ends,
 };
 #[cfg(test)]
 use crate::LearningProgressSampler;
@@ -83,9 +83,7 @@ impl RuleConfig for LearningProgressConfig {
         if !(t.is_finite() && t > 0.0 && t < 1.0) {
             return Err(bad("p_theta", "a value in (0, 1)", t));
         }
-        if self.update_interval == 0 {
-            return Err(bad("update_interval", "at least 1", self.update_interval));
-        }
+        check_at_least("update_interval", self.update_interval, 1)?;
         check_rate("uniform_prob", self.uniform_prob, false)?;
         Ok(())
     }

@@ -37,8 +37,8 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::checks::{Retired, config_diff, config_hash};
 pub(crate) use crate::checks::{
-    bad, check_config, check_counters, check_envs, check_levels, check_nonneg, check_rate,
-    check_schema, check_unit, issued_range, parse_state, retire,
+    bad, check_at_least, check_config, check_counters, check_envs, check_levels, check_nonneg,
+    check_positive, check_rate, check_schema, check_unit, issued_range, parse_state, retire,
 };
 use crate::error::CurriculumError;
 use crate::trace::EnvSnapshot;

@@ -44,8 +44,8 @@ use serde::{Deserialize, Serialize};
 use super::RuleSampler;
 use super::{
     ArmSpace, Carry, Draw, EnvScores, Located, Pick, Rule, RuleConfig, Saved, Seen, bad,
-    check_arm_sums, check_at_most, check_len, check_levels, check_nonneg, check_rate, check_unit,
-    draw_index, h4_only, if_played,
+    check_arm_sums, check_at_most, check_len, check_levels, check_nonneg, check_positive,
+    check_rate, check_unit, draw_index, h4_only, if_played,
 };
 #[cfg(test)]
 use crate::PlrSampler;
@@ -178,9 +178,7 @@ impl RuleConfig for PlrConfig {
             ("temperature", self.temperature),
             ("staleness_temperature", self.staleness_temperature),
         ] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(bad(field, "a finite value > 0", v));
-            }
+            check_positive(field, v)?;
         }
         check_rate("staleness_coef", self.staleness_coef, false)?;
         check_rate("alpha", self.alpha, true)?;

@@ -26,9 +26,9 @@ use serde::{Deserialize, Serialize};
 
 use super::RuleSampler;
 use super::{
-    ArmSpace, Carry, EnvScores, Located, Periods, Rule, RuleConfig, Saved, Seen, bad,
-    check_arm_sums, check_at_most, check_levels, check_nonneg, check_rate, check_sum, check_unit,
-    if_played, period_ends,
+    ArmSpace, Carry, EnvScores, Located, Periods, Rule, RuleConfig, Saved, Seen, check_arm_sums,
+    check_at_least, check_at_most, check_levels, check_nonneg, check_positive, check_rate,
+    check_sum, check_unit, if_played, period_ends,
 };
 #[cfg(test)]
 use crate::SecSampler;
@@ -121,16 +121,9 @@ impl RuleConfig for SecConfig {
     fn validate(&self) -> Result<(), CurriculumError> {
         check_levels("harness_levels", &self.harness_levels)?;
         check_rate("alpha", self.alpha, true)?;
-        let t = self.temperature;
-        if !(t.is_finite() && t > 0.0) {
-            return Err(bad("temperature", "a finite value > 0", t));
-        }
-        if self.batch_episodes == 0 {
-            return Err(bad("batch_episodes", "at least 1", self.batch_episodes));
-        }
-        if self.group_size < 2 {
-            return Err(bad("group_size", "at least 2", self.group_size));
-        }
+        check_positive("temperature", self.temperature)?;
+        check_at_least("batch_episodes", self.batch_episodes, 1)?;
+        check_at_least("group_size", self.group_size, 2)?;
         check_rate("estimate_rate", self.estimate_rate, true)?;
         check_rate("prior", self.prior, false)?;
         Ok(())

@@ -5,7 +5,7 @@
 use envdist_core::{ActionId, ActionMask, Rng};
 
 use super::maze::AGENT;
-use super::util::{Pos, first_move, move_mask, random_cells, step_pos};
+use super::util::{Pos, agent_xy, first_move, move_mask, random_cells, step_pos};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, OBJECT_COL_NAMES, OBJECT_COLS, Shape};
 
@@ -121,7 +121,7 @@ impl Game for Buttons {
         g.set(self.agent.0, self.agent.1, AGENT);
     }
     fn agent(&self) -> Option<(i32, i32)> {
-        Some((self.agent.0 as i32, self.agent.1 as i32))
+        agent_xy(self.agent)
     }
     fn state_text(&self, out: &mut String) {
         let code: Vec<&str> = self.code.iter().map(|c| OBJECT_COL_NAMES[*c]).collect();

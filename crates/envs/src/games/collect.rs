@@ -5,7 +5,10 @@
 use envdist_core::{ActionId, ActionMask, Rng};
 
 use super::maze::AGENT;
-use super::util::{Pos, bfs, count_of, first_move, flood, move_mask, random_cells, step_pos};
+use super::util::{
+    Pos, agent_xy, bfs_to, count_of, draw_room, first_move, flood, inside_walls, move_mask,
+    random_cells, step_pos,
+};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
 
@@ -29,7 +32,7 @@ impl Collect {
         self.items.iter().position(|(q, _)| *q == p)
     }
     fn inside(&self, p: Pos) -> bool {
-        p.0 > 0 && p.1 > 0 && p.0 < self.n - 1 && p.1 < self.n - 1
+        inside_walls(p, self.n, self.n)
     }
     fn safe(&self, p: Pos) -> bool {
         self.inside(p)
@@ -46,9 +49,7 @@ impl Game for Collect {
         let reds = items.div_ceil(2);
         loop {
             let n = self.n;
-            let cells = random_cells(n, n, items + 1, rng, |p| {
-                p.0 > 0 && p.1 > 0 && p.0 < n - 1 && p.1 < n - 1
-            });
+            let cells = random_cells(n, n, items + 1, rng, |p| inside_walls(p, n, n));
             self.agent = cells[0];
             self.items = cells[1..]
                 .iter()
@@ -121,19 +122,14 @@ impl Game for Collect {
         )
     }
     fn draw(&self, g: &mut Grid) {
-        g.reset(self.n, self.n, Cell::WALL);
-        for y in 1..self.n - 1 {
-            for x in 1..self.n - 1 {
-                g.set(x, y, Cell::FLOOR);
-            }
-        }
+        draw_room(g, self.n, |_| Cell::FLOOR);
         for (p, red) in &self.items {
             g.set(p.0, p.1, if *red { RED } else { BLUE });
         }
         g.set(self.agent.0, self.agent.1, AGENT);
     }
     fn agent(&self) -> Option<(i32, i32)> {
-        Some((self.agent.0 as i32, self.agent.1 as i32))
+        agent_xy(self.agent)
     }
     fn state_text(&self, out: &mut String) {
         let list = |want: bool| {
@@ -171,9 +167,7 @@ impl Game for Collect {
         // The nearest target by a safe path: the one the solver heads for (up to ties).
         let nearest = targets
             .iter()
-            .filter_map(|t| {
-                bfs(self.n, self.n, self.agent, |q| self.safe(q), |q| q == *t).map(|r| (r.1, *t))
-            })
+            .filter_map(|t| bfs_to(self.n, self.agent, |q| self.safe(q), *t).map(|r| (r.1, *t)))
             .min();
         out.push_str(&count_of(
             targets.len(),

@@ -4,7 +4,7 @@
 
 use envdist_core::{ActionId, ActionMask, AnswerVocabulary, Rng};
 
-use super::single::numbers;
+use super::single::{answer_action, judge, numbers};
 use super::util::{Pos, random_cells};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
@@ -50,17 +50,13 @@ impl Game for Count {
     }
     fn step(&mut self, a: ActionId, _rng: &mut Rng, tags: &mut Vec<&'static str>) -> Status {
         tags.extend(["count", "colour-filter"]);
-        if a.answer_value() == Some(self.answer()) {
-            Status::Won
-        } else {
-            Status::Lost
-        }
+        judge(a, self.answer())
     }
     fn legal(&self) -> ActionMask {
         ActionMask::answers(self.objs.len() + 1)
     }
     fn oracle(&mut self) -> ActionId {
-        ActionId::answer(self.answer()).unwrap_or(ActionId::WAIT)
+        answer_action(self.answer())
     }
     fn draw(&self, g: &mut Grid) {
         g.reset(self.side, self.side, Cell::FLOOR);

@@ -4,7 +4,7 @@
 use envdist_core::{ActionId, ActionMask, Rng};
 
 use super::maze::{AGENT, GOAL};
-use super::util::{Pos, first_move, move_mask, step_pos, won_at_goal};
+use super::util::{Pos, agent_xy, first_move, inside_walls, move_mask, step_pos, won_at_goal};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid};
 
@@ -21,7 +21,7 @@ pub struct Hazard {
 
 impl Hazard {
     fn inside(&self, p: Pos) -> bool {
-        p.0 > 0 && p.1 > 0 && p.0 < W - 1 && p.1 < self.h - 1
+        inside_walls(p, W, self.h)
     }
     fn is_lava(&self, p: Pos) -> bool {
         self.lava[p.1 * W + p.0]
@@ -92,7 +92,7 @@ impl Game for Hazard {
         g.set(self.agent.0, self.agent.1, AGENT);
     }
     fn agent(&self) -> Option<(i32, i32)> {
-        Some((self.agent.0 as i32, self.agent.1 as i32))
+        agent_xy(self.agent)
     }
     fn state_text(&self, out: &mut String) {
         let gaps: Vec<String> = (2..self.h - 1)

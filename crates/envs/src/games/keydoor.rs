@@ -3,8 +3,8 @@
 
 use envdist_core::{ActionId, ActionMask, Rng};
 
-use super::maze::{AGENT, GOAL};
-use super::util::{Pos, bfs, move_mask, random_cells, step_pos, won_at_goal};
+use super::maze::{GOAL, agent_holding};
+use super::util::{Pos, agent_xy, bfs, move_mask, random_cells, step_pos, won_at_goal};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
 
@@ -140,17 +140,11 @@ impl Game for KeyDoor {
             }
         }
         g.set(self.goal.0, self.goal.1, GOAL);
-        let agent = match self.held {
-            Some(i) => Cell {
-                fg: KEY_COLS[i],
-                ..AGENT
-            },
-            None => AGENT,
-        };
+        let agent = agent_holding(self.held.map(|i| KEY_COLS[i]));
         g.set(self.agent.0, self.agent.1, agent);
     }
     fn agent(&self) -> Option<(i32, i32)> {
-        Some((self.agent.0 as i32, self.agent.1 as i32))
+        agent_xy(self.agent)
     }
     fn state_text(&self, out: &mut String) {
         const NAMES: [&str; 3] = ["yellow", "purple", "cyan"];

@@ -6,6 +6,7 @@
 
 use envdist_core::{ActionId, ActionMask, Rng};
 
+use super::util::{agent_xy, draw_cursor, step_cursor};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
 
@@ -122,21 +123,19 @@ impl Game for Lights {
         }
     }
     fn step(&mut self, a: ActionId, _rng: &mut Rng, tags: &mut Vec<&'static str>) -> Status {
-        if a == ActionId::INTERACT {
-            let i = self.idx();
-            self.lit ^= effect(self.n, i, self.rule);
-            // Presses commute and cancel in pairs, so the remaining solution just flips.
-            self.todo ^= 1 << i;
-            tags.extend(["toggle", "parity-reason"]);
-            if self.lit == 0 {
-                return Status::Won;
-            }
-        } else if let Some((dx, dy)) = a.delta() {
-            self.cursor.0 = (self.cursor.0 as i32 + dx) as usize;
-            self.cursor.1 = (self.cursor.1 as i32 + dy) as usize;
-            tags.push("cursor-move");
+        if a != ActionId::INTERACT {
+            return step_cursor(&mut self.cursor, a, tags);
         }
-        Status::Running
+        let i = self.idx();
+        self.lit ^= effect(self.n, i, self.rule);
+        // Presses commute and cancel in pairs, so the remaining solution just flips.
+        self.todo ^= 1 << i;
+        tags.extend(["toggle", "parity-reason"]);
+        if self.lit == 0 {
+            Status::Won
+        } else {
+            Status::Running
+        }
     }
     fn legal(&self) -> ActionMask {
         super::cursor_moves(self.cursor, self.n).with(ActionId::INTERACT)
@@ -164,15 +163,10 @@ impl Game for Lights {
                 Cell::obj(Shape::Small, Col::Grey, b'.')
             };
         }
-        let i = self.idx();
-        g.cells[i] = Cell {
-            shape: Shape::Ring,
-            fg: Col::Agent,
-            ..g.cells[i]
-        };
+        draw_cursor(g, self.idx(), Col::Agent);
     }
     fn agent(&self) -> Option<(i32, i32)> {
-        Some((self.cursor.0 as i32, self.cursor.1 as i32))
+        agent_xy(self.cursor)
     }
     fn state_text(&self, out: &mut String) {
         out.push_str(&format!(

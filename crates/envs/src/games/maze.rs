@@ -3,7 +3,9 @@
 
 use envdist_core::{ActionId, ActionMask, Rng};
 
-use super::util::{Pos, bfs, carve_maze, first_move, move_mask, step_pos, won_at_goal};
+use super::util::{
+    Pos, agent_xy, bfs_to, carve_maze, first_move_to, move_mask, step_pos, won_at_goal,
+};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
 
@@ -11,6 +13,28 @@ use crate::render::{Cell, Col, Grid, Shape};
 pub const AGENT: Cell = Cell::obj(Shape::Diamond, Col::Agent, b'A');
 /// Goal cell: solid green.
 pub const GOAL: Cell = Cell::solid(Col::Goal, b'G');
+
+/// The agent carrying an object (key-door, pick-and-place) takes the colour `held` of what it
+/// carries.
+pub fn agent_holding(held: Option<Col>) -> Cell {
+    match held {
+        Some(fg) => Cell { fg, ..AGENT },
+        None => AGENT,
+    }
+}
+
+/// Draws an `n x n` board of floor with `walls`, then the goal and the agent on it (maze,
+/// reachability).
+pub fn draw_walled(g: &mut Grid, n: usize, walls: &[bool], goal: Pos, agent: Pos) {
+    g.reset(n, n, Cell::FLOOR);
+    for (i, w) in walls.iter().enumerate() {
+        if *w {
+            g.cells[i] = Cell::WALL;
+        }
+    }
+    g.set(goal.0, goal.1, GOAL);
+    g.set(agent.0, agent.1, AGENT);
+}
 
 /// The state text of the families with an agent and a goal: `agent at (x,y); goal at (x,y)`.
 pub fn agent_goal_text(agent: Pos, goal: Pos, out: &mut String) {
@@ -70,38 +94,19 @@ impl Game for Maze {
         move_mask(self.agent, self.n, self.n, |q| self.open(q))
     }
     fn oracle(&mut self) -> ActionId {
-        first_move(
-            self.n,
-            self.n,
-            self.agent,
-            |q| self.open(q),
-            |q| q == self.goal,
-        )
+        first_move_to(self.n, self.agent, |q| self.open(q), self.goal)
     }
     fn draw(&self, g: &mut Grid) {
-        g.reset(self.n, self.n, Cell::FLOOR);
-        for (i, w) in self.walls.iter().enumerate() {
-            if *w {
-                g.cells[i] = Cell::WALL;
-            }
-        }
-        g.set(self.goal.0, self.goal.1, GOAL);
-        g.set(self.agent.0, self.agent.1, AGENT);
+        draw_walled(g, self.n, &self.walls, self.goal, self.agent);
     }
     fn agent(&self) -> Option<(i32, i32)> {
-        Some((self.agent.0 as i32, self.agent.1 as i32))
+        agent_xy(self.agent)
     }
     fn state_text(&self, out: &mut String) {
         agent_goal_text(self.agent, self.goal, out);
     }
     fn hint(&mut self, out: &mut String) {
-        if let Some((_, d)) = bfs(
-            self.n,
-            self.n,
-            self.agent,
-            |q| self.open(q),
-            |q| q == self.goal,
-        ) {
+        if let Some((_, d)) = bfs_to(self.n, self.agent, |q| self.open(q), self.goal) {
             out.push_str(&format!("the goal is {d} steps away along the corridors"));
         }
     }

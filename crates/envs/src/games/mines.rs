@@ -6,6 +6,7 @@
 
 use envdist_core::{ActionId, ActionMask, Rng};
 
+use super::util::{agent_xy, draw_cursor, step_cursor};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
 
@@ -130,25 +131,23 @@ impl Game for Mines {
         }
     }
     fn step(&mut self, a: ActionId, _rng: &mut Rng, tags: &mut Vec<&'static str>) -> Status {
-        if a == ActionId::INTERACT {
-            let i = self.idx();
-            tags.extend(["reveal", "number-read"]);
-            if self.mine[i] {
-                return Status::Lost;
-            }
-            if self.deduce().0[i] {
-                tags.push("deduce-safe");
-            }
-            self.reveal(i);
-            if self.won() {
-                return Status::Won;
-            }
-        } else if let Some((dx, dy)) = a.delta() {
-            self.cursor.0 = (self.cursor.0 as i32 + dx) as usize;
-            self.cursor.1 = (self.cursor.1 as i32 + dy) as usize;
-            tags.push("cursor-move");
+        if a != ActionId::INTERACT {
+            return step_cursor(&mut self.cursor, a, tags);
         }
-        Status::Running
+        let i = self.idx();
+        tags.extend(["reveal", "number-read"]);
+        if self.mine[i] {
+            return Status::Lost;
+        }
+        if self.deduce().0[i] {
+            tags.push("deduce-safe");
+        }
+        self.reveal(i);
+        if self.won() {
+            Status::Won
+        } else {
+            Status::Running
+        }
     }
     fn legal(&self) -> ActionMask {
         let m = super::cursor_moves(self.cursor, self.n);
@@ -180,15 +179,10 @@ impl Game for Mines {
                 }
             };
         }
-        let i = self.idx();
-        g.cells[i] = Cell {
-            shape: Shape::Ring,
-            fg: Col::Red,
-            ..g.cells[i]
-        };
+        draw_cursor(g, self.idx(), Col::Red);
     }
     fn agent(&self) -> Option<(i32, i32)> {
-        Some((self.cursor.0 as i32, self.cursor.1 as i32))
+        agent_xy(self.cursor)
     }
     fn state_text(&self, out: &mut String) {
         let hidden = self.open.iter().filter(|o| !**o).count();

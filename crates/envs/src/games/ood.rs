@@ -4,8 +4,11 @@
 use envdist_core::{ActionId, ActionMask, AnswerVocabulary, Rng};
 
 use super::maze::{AGENT, GOAL};
-use super::single::numbers;
-use super::util::{Pos, bfs, first_move, flood, move_mask, random_cells, step_pos};
+use super::single::{answer_action, judge, numbers};
+use super::util::{
+    Pos, agent_xy, bfs_to, draw_room, first_move_to, flood, inside_walls, move_mask, random_cells,
+    step_pos, won_at_goal,
+};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, OBJECT_COL_NAMES, OBJECT_COLS, Shape};
 
@@ -29,7 +32,7 @@ pub struct Frozen {
 
 impl Frozen {
     fn inside(&self, p: Pos) -> bool {
-        p.0 > 0 && p.1 > 0 && p.0 < self.n - 1 && p.1 < self.n - 1
+        inside_walls(p, self.n, self.n)
     }
     fn safe(&self, p: Pos) -> bool {
         self.inside(p) && !self.holes[p.1 * self.n + p.0]
@@ -41,9 +44,7 @@ impl Game for Frozen {
         self.n = 5 + scale as usize;
         let n = self.n;
         loop {
-            let cells = random_cells(n, n, 2 + 2 * scale as usize, rng, |p| {
-                p.0 > 0 && p.1 > 0 && p.0 < n - 1 && p.1 < n - 1
-            });
+            let cells = random_cells(n, n, 2 + 2 * scale as usize, rng, |p| inside_walls(p, n, n));
             self.agent = cells[0];
             self.goal = cells[1];
             self.holes = vec![false; n * n];
@@ -77,57 +78,33 @@ impl Game for Frozen {
         {
             tags.push("hole-avoid");
         }
-        if self.agent == self.goal {
-            tags.push("goal-localise");
-            return Status::Won;
-        }
-        Status::Running
+        won_at_goal(self.agent, self.goal, tags)
     }
     fn legal(&self) -> ActionMask {
         move_mask(self.agent, self.n, self.n, |q| self.inside(q))
     }
     fn oracle(&mut self) -> ActionId {
-        first_move(
-            self.n,
-            self.n,
-            self.agent,
-            |q| self.safe(q),
-            |q| q == self.goal,
-        )
+        first_move_to(self.n, self.agent, |q| self.safe(q), self.goal)
     }
     fn draw(&self, g: &mut Grid) {
-        g.reset(self.n, self.n, Cell::WALL);
-        for y in 1..self.n - 1 {
-            for x in 1..self.n - 1 {
-                let hole = self.holes[y * self.n + x];
-                g.set(
-                    x,
-                    y,
-                    if hole {
-                        Cell::solid(Col::Dark, b'O')
-                    } else {
-                        Cell::solid(Col::Cyan, b'.')
-                    },
-                );
+        draw_room(g, self.n, |(x, y)| {
+            if self.holes[y * self.n + x] {
+                Cell::solid(Col::Dark, b'O')
+            } else {
+                Cell::solid(Col::Cyan, b'.')
             }
-        }
+        });
         g.set(self.goal.0, self.goal.1, GOAL);
         g.set(self.agent.0, self.agent.1, AGENT_ON_ICE);
     }
     fn agent(&self) -> Option<(i32, i32)> {
-        Some((self.agent.0 as i32, self.agent.1 as i32))
+        agent_xy(self.agent)
     }
     fn state_text(&self, out: &mut String) {
         super::maze::agent_goal_text(self.agent, self.goal, out);
     }
     fn subgoal(&mut self, out: &mut String) {
-        match bfs(
-            self.n,
-            self.n,
-            self.agent,
-            |q| self.safe(q),
-            |q| q == self.goal,
-        ) {
+        match bfs_to(self.n, self.agent, |q| self.safe(q), self.goal) {
             Some((_, d)) => out.push_str(&format!("the goal is {d} steps away around the holes")),
             None => out.push_str("the holes cut the goal off"),
         }
@@ -278,7 +255,7 @@ impl Game for Connect3 {
                 }
             }
         }
-        ActionId::answer(best.1).unwrap_or(ActionId::WAIT)
+        answer_action(best.1)
     }
     fn draw(&self, g: &mut Grid) {
         g.reset(C, C, Cell::FLOOR);
@@ -438,7 +415,7 @@ impl Game for Memory {
         }
         let k = self.pick();
         self.turned = saved;
-        ActionId::answer(k).unwrap_or(ActionId::WAIT)
+        answer_action(k)
     }
     fn draw(&self, g: &mut Grid) {
         let h = self.cards.len().div_ceil(self.w);
@@ -525,18 +502,14 @@ impl Game for Arith {
     fn step(&mut self, a: ActionId, _rng: &mut Rng, tags: &mut Vec<&'static str>) -> Status {
         tags.extend(["count", "subtract", "compare-shape"]);
         let (d, s) = self.counts();
-        if a.answer_value() == Some(d - s) {
-            Status::Won
-        } else {
-            Status::Lost
-        }
+        judge(a, d - s)
     }
     fn legal(&self) -> ActionMask {
         ActionMask::answers(self.objs.len() + 1)
     }
     fn oracle(&mut self) -> ActionId {
         let (d, s) = self.counts();
-        ActionId::answer(d - s).unwrap_or(ActionId::WAIT)
+        answer_action(d - s)
     }
     fn draw(&self, g: &mut Grid) {
         g.reset(4, 4, Cell::FLOOR);

@@ -4,7 +4,9 @@
 use envdist_core::{ActionId, ActionMask, Rng};
 
 use super::maze::AGENT;
-use super::util::{Pos, count_of, first_move, move_mask, step_pos};
+use super::util::{
+    Pos, agent_xy, count_of, draw_room, first_move_to, inside_walls, move_mask, step_pos,
+};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
 
@@ -18,7 +20,7 @@ pub struct Paint {
 
 impl Paint {
     fn inside(&self, p: Pos) -> bool {
-        p.0 > 0 && p.1 > 0 && p.0 < self.n - 1 && p.1 < self.n - 1
+        inside_walls(p, self.n, self.n)
     }
     fn on_path(&self, p: Pos) -> Option<usize> {
         self.path.iter().position(|q| *q == p)
@@ -91,21 +93,10 @@ impl Game for Paint {
     }
     fn oracle(&mut self) -> ActionId {
         let target = self.path.get(self.painted).copied().unwrap_or(self.agent);
-        first_move(
-            self.n,
-            self.n,
-            self.agent,
-            |q| self.on_path(q).is_some(),
-            |q| q == target,
-        )
+        first_move_to(self.n, self.agent, |q| self.on_path(q).is_some(), target)
     }
     fn draw(&self, g: &mut Grid) {
-        g.reset(self.n, self.n, Cell::WALL);
-        for y in 1..self.n - 1 {
-            for x in 1..self.n - 1 {
-                g.set(x, y, Cell::FLOOR);
-            }
-        }
+        draw_room(g, self.n, |_| Cell::FLOOR);
         for (i, p) in self.path.iter().enumerate() {
             let c = if i < self.painted {
                 Cell::solid(Col::Yellow, b'o')
@@ -117,7 +108,7 @@ impl Game for Paint {
         g.set(self.agent.0, self.agent.1, AGENT);
     }
     fn agent(&self) -> Option<(i32, i32)> {
-        Some((self.agent.0 as i32, self.agent.1 as i32))
+        agent_xy(self.agent)
     }
     fn state_text(&self, out: &mut String) {
         out.push_str(&format!(

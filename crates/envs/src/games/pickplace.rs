@@ -3,8 +3,8 @@
 
 use envdist_core::{ActionId, ActionMask, Rng};
 
-use super::maze::AGENT;
-use super::util::{Pos, first_move, move_mask, random_cells, step_pos};
+use super::maze::agent_holding;
+use super::util::{Pos, agent_xy, first_move, inside_walls, move_mask, random_cells, step_pos};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Grid, OBJECT_COL_NAMES, OBJECT_COLS, Shape};
 
@@ -20,7 +20,7 @@ pub struct PickPlace {
 
 impl PickPlace {
     fn inside(p: Pos) -> bool {
-        p.0 > 0 && p.1 > 0 && p.0 < N - 1 && p.1 < N - 1
+        inside_walls(p, N, N)
     }
     fn block_at(&self, p: Pos) -> Option<usize> {
         self.items.iter().position(|(b, _, _)| *b == Some(p))
@@ -109,17 +109,11 @@ impl Game for PickPlace {
                 g.set(b.0, b.1, Cell::obj(Shape::Full, c, b'b'));
             }
         }
-        let agent = match self.held {
-            Some(i) => Cell {
-                fg: OBJECT_COLS[i],
-                ..AGENT
-            },
-            None => AGENT,
-        };
+        let agent = agent_holding(self.held.map(|i| OBJECT_COLS[i]));
         g.set(self.agent.0, self.agent.1, agent);
     }
     fn agent(&self) -> Option<(i32, i32)> {
-        Some((self.agent.0 as i32, self.agent.1 as i32))
+        agent_xy(self.agent)
     }
     fn state_text(&self, out: &mut String) {
         out.push_str(&format!("agent at ({},{})", self.agent.0, self.agent.1));

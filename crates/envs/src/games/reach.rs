@@ -4,11 +4,11 @@
 
 use envdist_core::{ActionId, ActionMask, AnswerVocabulary, Rng};
 
-use super::maze::{AGENT, GOAL};
-use super::single::yes_no;
-use super::util::{Pos, bfs, flood, random_cells};
+use super::maze::draw_walled;
+use super::single::{answer_action, judge, yes_no};
+use super::util::{Pos, bfs_to, flood, random_cells};
 use crate::env::{Game, Status};
-use crate::render::{Cell, Grid};
+use crate::render::Grid;
 
 #[derive(Default)]
 pub struct Reach {
@@ -56,27 +56,16 @@ impl Game for Reach {
         if self.rule == 1 {
             tags.push("negation");
         }
-        if a.answer_value() == Some(self.answer()) {
-            Status::Won
-        } else {
-            Status::Lost
-        }
+        judge(a, self.answer())
     }
     fn legal(&self) -> ActionMask {
         ActionMask::answers(2)
     }
     fn oracle(&mut self) -> ActionId {
-        ActionId::answer(self.answer()).unwrap_or(ActionId::WAIT)
+        answer_action(self.answer())
     }
     fn draw(&self, g: &mut Grid) {
-        g.reset(self.n, self.n, Cell::FLOOR);
-        for (i, w) in self.walls.iter().enumerate() {
-            if *w {
-                g.cells[i] = Cell::WALL;
-            }
-        }
-        g.set(self.goal.0, self.goal.1, GOAL);
-        g.set(self.agent.0, self.agent.1, AGENT);
+        draw_walled(g, self.n, &self.walls, self.goal, self.agent);
     }
     fn state_text(&self, out: &mut String) {
         super::maze::agent_goal_text(self.agent, self.goal, out);
@@ -84,7 +73,7 @@ impl Game for Reach {
     fn hint(&mut self, out: &mut String) {
         let n = self.n;
         let open = |p: Pos| !self.walls[p.1 * n + p.0];
-        match bfs(n, n, self.agent, open, |p| p == self.goal) {
+        match bfs_to(n, self.agent, open, self.goal) {
             Some((_, d)) => out.push_str(&format!("a path of {d} steps leads from A to G")),
             None => {
                 let size = flood(n, n, self.agent, open).iter().filter(|s| **s).count();

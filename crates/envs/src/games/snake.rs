@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use envdist_core::{ActionId, ActionMask, Rng};
 
-use super::util::{Pos, bfs, flood, random_cells, step_pos};
+use super::util::{Pos, agent_xy, bfs_to, draw_room, flood, inside_walls, random_cells, step_pos};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
 
@@ -32,7 +32,7 @@ fn opposite(a: ActionId) -> ActionId {
 
 impl Snake {
     fn inside(&self, p: Pos) -> bool {
-        p.0 > 0 && p.1 > 0 && p.0 < self.n - 1 && p.1 < self.n - 1
+        inside_walls(p, self.n, self.n)
     }
     /// Free after the next move (the tail moves away unless the snake eats).
     fn free_next(&self, p: Pos) -> bool {
@@ -46,7 +46,7 @@ impl Snake {
         let n = self.n;
         let body = self.body.clone();
         if let Some(p) = random_cells(n, n, 1, rng, |p| {
-            p.0 > 0 && p.1 > 0 && p.0 < n - 1 && p.1 < n - 1 && !body.contains(&p)
+            inside_walls(p, n, n) && !body.contains(&p)
         })
         .first()
         {
@@ -77,9 +77,7 @@ impl Game for Snake {
         self.eaten = 0;
         self.heading = None;
         let n = self.n;
-        let start = random_cells(n, n, 1, rng, |p| {
-            p.0 > 0 && p.1 > 0 && p.0 < n - 1 && p.1 < n - 1
-        })[0];
+        let start = random_cells(n, n, 1, rng, |p| inside_walls(p, n, n))[0];
         self.body = VecDeque::from([start]);
         self.spawn_food(rng);
     }
@@ -122,13 +120,8 @@ impl Game for Snake {
     fn oracle(&mut self) -> ActionId {
         let legal = self.legal();
         // Shortest path to the food, taken only if it leaves enough room to keep moving.
-        if let Some((a, _)) = bfs(
-            self.n,
-            self.n,
-            self.head(),
-            |q| self.free_next(q),
-            |q| q == self.food,
-        ) && legal.contains(a)
+        if let Some((a, _)) = bfs_to(self.n, self.head(), |q| self.free_next(q), self.food)
+            && legal.contains(a)
             && self.room_after(a) > self.body.len()
         {
             return a;
@@ -139,12 +132,7 @@ impl Game for Snake {
             .unwrap_or(ActionId::UP)
     }
     fn draw(&self, g: &mut Grid) {
-        g.reset(self.n, self.n, Cell::WALL);
-        for y in 1..self.n - 1 {
-            for x in 1..self.n - 1 {
-                g.set(x, y, Cell::FLOOR);
-            }
-        }
+        draw_room(g, self.n, |_| Cell::FLOOR);
         g.set(
             self.food.0,
             self.food.1,
@@ -160,7 +148,7 @@ impl Game for Snake {
         }
     }
     fn agent(&self) -> Option<(i32, i32)> {
-        Some((self.head().0 as i32, self.head().1 as i32))
+        agent_xy(self.head())
     }
     fn state_text(&self, out: &mut String) {
         out.push_str(&format!(

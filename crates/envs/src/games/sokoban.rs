@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use envdist_core::{ActionId, ActionMask, Rng};
 
 use super::maze::AGENT;
-use super::util::{PackedStateHash, Pos, count_of, step_pos};
+use super::util::{PackedStateHash, Pos, agent_xy, count_of, step_pos};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
 
@@ -315,7 +315,7 @@ impl Game for Sokoban {
         g.set(self.agent.0, self.agent.1, AGENT);
     }
     fn agent(&self) -> Option<(i32, i32)> {
-        Some((self.agent.0 as i32, self.agent.1 as i32))
+        agent_xy(self.agent)
     }
     fn state_text(&self, out: &mut String) {
         let list = |v: &[Pos]| {

@@ -5,6 +5,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use envdist_core::{ActionId, ActionMask, Rng};
 
 use crate::env::Status;
+use crate::render::{Cell, Col, Grid, Shape};
 
 /// Cell coordinates `(x, y)`, y grows downward.
 pub type Pos = (usize, usize);
@@ -68,6 +69,65 @@ pub fn first_move(
     bfs(w, h, start, pass, target)
         .map(|(first, _)| first)
         .unwrap_or(ActionId::WAIT)
+}
+
+/// [`first_move`] on a square `n x n` board towards the one cell `goal`.
+pub fn first_move_to(n: usize, start: Pos, pass: impl Fn(Pos) -> bool, goal: Pos) -> ActionId {
+    first_move(n, n, start, pass, |q| q == goal)
+}
+
+/// [`bfs`] on a square `n x n` board to the one cell `goal`: the first move and the path
+/// length, `None` where `goal` cannot be reached.
+pub fn bfs_to(
+    n: usize,
+    start: Pos,
+    pass: impl Fn(Pos) -> bool,
+    goal: Pos,
+) -> Option<(ActionId, u32)> {
+    bfs(n, n, start, pass, |q| q == goal)
+}
+
+/// A grid game's [`Game::agent`](crate::env::Game::agent): the cell the agent (or cursor)
+/// stands on, in the renderer's signed coordinates.
+pub fn agent_xy(p: Pos) -> Option<(i32, i32)> {
+    Some((p.0 as i32, p.1 as i32))
+}
+
+/// Whether `p` lies inside the one-cell border wall of a `w x h` room.
+pub fn inside_walls(p: Pos, w: usize, h: usize) -> bool {
+    p.0 > 0 && p.1 > 0 && p.0 < w - 1 && p.1 < h - 1
+}
+
+/// Draws an `n x n` room: wall on the border, `inner` of each cell inside it.
+pub fn draw_room(g: &mut Grid, n: usize, inner: impl Fn(Pos) -> Cell) {
+    g.reset(n, n, Cell::WALL);
+    for y in 1..n - 1 {
+        for x in 1..n - 1 {
+            g.set(x, y, inner((x, y)));
+        }
+    }
+}
+
+/// A step other than `interact` in the games that point at a cell (lights-out, mines): a move
+/// shifts the cursor (their legal mask, `cursor_moves`, keeps it on the board), anything else
+/// does nothing; the episode goes on either way.
+pub fn step_cursor(cursor: &mut Pos, a: ActionId, tags: &mut Vec<&'static str>) -> Status {
+    if let Some((dx, dy)) = a.delta() {
+        cursor.0 = (cursor.0 as i32 + dx) as usize;
+        cursor.1 = (cursor.1 as i32 + dy) as usize;
+        tags.push("cursor-move");
+    }
+    Status::Running
+}
+
+/// The cursor of the games that point at a cell (lights-out, mines): a ring in `fg` over
+/// whatever cell `i` shows.
+pub fn draw_cursor(g: &mut Grid, i: usize, fg: Col) {
+    g.cells[i] = Cell {
+        shape: Shape::Ring,
+        fg,
+        ..g.cells[i]
+    };
 }
 
 /// A navigation game's end: won (the goal localised) once the agent stands on the goal.

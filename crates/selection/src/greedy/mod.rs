@@ -257,15 +257,7 @@ pub fn select_checked(
 }
 
 fn run_checked(problem: &Problem, checked: &CheckedSelectConfig) -> Result<Selection, SelectError> {
-    if checked.n_envs != problem.n_envs() || checked.ability_weights.len() != problem.n_abilities()
-    {
-        return Err(SelectError::invalid(
-            "config",
-            "checked",
-            "a config validated against this problem",
-            "one validated against another",
-        ));
-    }
+    checked.check_made_for(problem)?;
     let cfg = &checked.config;
     if let Optimizer::Exact {
         max_nodes,

@@ -114,29 +114,37 @@ pub fn rival_trace_grid(
         .iter()
         .any(|l| (l.snapshot.mean_harness - 4.0).abs() > 1e-9);
     let mut rows: Vec<Vec<LineChart>> = vec![Vec::new(); if harness_moves { 4 } else { 3 }];
+    // Every chart's x axis is the episode count of the whole run.
+    let over_episodes =
+        |title: String, y_label: &str, series: Vec<Series>, y_range, legend| LineChart {
+            title,
+            x_label: "episode (all envs)".into(),
+            y_label: y_label.into(),
+            series,
+            y_range,
+            legend,
+        };
     for (id, range) in envs {
         let lines: Vec<&RivalTraceLine> = trace.iter().filter(|l| &l.snapshot.env == id).collect();
         let x: Vec<f32> = lines.iter().map(|l| l.step as f32).collect();
         let col = |f: &dyn Fn(&RivalTraceLine) -> f64| -> Vec<f32> {
             lines.iter().map(|l| f(l) as f32).collect()
         };
-        rows[0].push(LineChart {
-            title: format!("{id} ({kind}): draw probability"),
-            x_label: "episode (all envs)".into(),
-            y_label: "P(env) x envs (1 = uniform)".into(),
-            series: vec![Series::line(
+        rows[0].push(over_episodes(
+            format!("{id} ({kind}): draw probability"),
+            "P(env) x envs (1 = uniform)",
+            vec![Series::line(
                 "P(env) x envs",
                 x.clone(),
                 col(&|l| l.snapshot.probability * n),
             )],
-            y_range: None,
-            legend: Legend::UpperRight,
-        });
-        rows[1].push(LineChart {
-            title: format!("{id}: score and success"),
-            x_label: "episode (all envs)".into(),
-            y_label: "value".into(),
-            series: vec![
+            None,
+            Legend::UpperRight,
+        ));
+        rows[1].push(over_episodes(
+            format!("{id}: score and success"),
+            "value",
+            vec![
                 Series::line("sampler score", x.clone(), col(&|l| l.snapshot.score)),
                 Series::line(
                     "sampler success est.",
@@ -149,34 +157,32 @@ pub fn rival_trace_grid(
                     col(&|l| l.learner_h4),
                 ),
             ],
-            y_range: None,
-            legend: Legend::LowerRight,
-        });
-        rows[2].push(LineChart {
-            title: format!("{id}: scales drawn in {}..={}", range.min, range.max),
-            x_label: "episode (all envs)".into(),
-            y_label: "scale".into(),
-            series: vec![
+            None,
+            Legend::LowerRight,
+        ));
+        rows[2].push(over_episodes(
+            format!("{id}: scales drawn in {}..={}", range.min, range.max),
+            "scale",
+            vec![
                 Series::steps("highest", x.clone(), col(&|l| l.snapshot.scale_hi as f64)),
                 Series::line("expected", x.clone(), col(&|l| l.snapshot.mean_scale)),
                 Series::steps("lowest", x.clone(), col(&|l| l.snapshot.scale_lo as f64)),
             ],
-            y_range: Some((range.min as f32 - 0.5, range.max as f32 + 0.5)),
-            legend: Legend::LowerRight,
-        });
+            Some((range.min as f32 - 0.5, range.max as f32 + 0.5)),
+            Legend::LowerRight,
+        ));
         if harness_moves {
-            rows[3].push(LineChart {
-                title: format!("{id}: harness level drawn"),
-                x_label: "episode (all envs)".into(),
-                y_label: "level (0 = H0 .. 4 = H4)".into(),
-                series: vec![Series::line(
+            rows[3].push(over_episodes(
+                format!("{id}: harness level drawn"),
+                "level (0 = H0 .. 4 = H4)",
+                vec![Series::line(
                     "expected level",
                     x.clone(),
                     col(&|l| l.snapshot.mean_harness),
                 )],
-                y_range: Some((-0.2, 4.2)),
-                legend: Legend::LowerRight,
-            });
+                Some((-0.2, 4.2)),
+                Legend::LowerRight,
+            ));
         }
     }
     let charts: Vec<LineChart> = rows.into_iter().flatten().collect();

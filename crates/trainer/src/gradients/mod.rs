@@ -53,7 +53,7 @@ use crate::error::TrainerError;
 use crate::eval::ScaleChoice;
 
 pub use envdist_core::cosine;
-pub(crate) use estimate::each_env_gradient;
+pub(crate) use estimate::{EnvGradient, each_env_gradient};
 pub(crate) use projection::param_range;
 pub use projection::project;
 

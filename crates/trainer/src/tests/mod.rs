@@ -18,6 +18,23 @@ fn sampler(envs: &[&str], harness: HarnessLevel) -> UniformSampler {
     UniformSampler::new(&ToyFactory, &ids, harness, Some(ScaleChoice::Fixed(3)), 5).unwrap()
 }
 
+/// Greedy success of `model` on `toy/goal` at H0 and scale 3 over forty seeds: how the runs'
+/// tests tell that a run learned.
+fn goal_eval(model: &PolicyModel) -> EvalReport {
+    let seeds: Vec<u64> = (1000..1040).collect();
+    let envs = [EnvId::new("toy/goal")];
+    let factory = ToyFactory;
+    evaluate(
+        model,
+        &factory,
+        &envs,
+        &seeds,
+        HarnessLevel::H0,
+        ScaleChoice::Fixed(3),
+    )
+    .unwrap()
+}
+
 /// `f` run on a rayon pool of `threads` threads (the backend's products and env stepping use it).
 fn at_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
     rayon::ThreadPoolBuilder::new()

@@ -5,30 +5,12 @@ use super::*;
 #[test]
 fn learns_the_toy_grid_from_hints() {
     let factory = Arc::new(ToyFactory);
-    let envs = [EnvId::new("toy/goal")];
     let mut s = sampler(&["toy/goal"], HarnessLevel::H0);
     let cfg = tiny(6_000);
     let mut t = Trainer::new(cfg, factory.clone(), Device::Cpu).unwrap();
-    let seeds: Vec<u64> = (1000..1040).collect();
-    let before = evaluate(
-        &t.policy(),
-        factory.as_ref(),
-        &envs,
-        &seeds,
-        HarnessLevel::H0,
-        ScaleChoice::Fixed(3),
-    )
-    .unwrap();
+    let before = goal_eval(&t.policy());
     let summary = t.run(&mut s, &RunOptions::default(), &mut |_| {}).unwrap();
-    let after = evaluate(
-        &t.policy(),
-        factory.as_ref(),
-        &envs,
-        &seeds,
-        HarnessLevel::H0,
-        ScaleChoice::Fixed(3),
-    )
-    .unwrap();
+    let after = goal_eval(&t.policy());
     eprintln!(
         "before {} after {} summary {summary:?}",
         before.mean, after.mean
@@ -192,25 +174,11 @@ fn run_writes_log_and_checkpoint_and_model_loads() {
     let m = PolicyModel::load(&dir.join("checkpoint"), Device::Cpu).unwrap();
     assert_eq!(m.num_params(), t.policy().num_params());
     let envs = [EnvId::new("toy/goal")];
-    let a = evaluate(
-        &m,
-        factory.as_ref(),
-        &envs,
-        &[1, 2, 3],
-        HarnessLevel::H4,
-        ScaleChoice::Min,
-    )
-    .unwrap();
-    let b = evaluate(
-        &t.policy(),
-        factory.as_ref(),
-        &envs,
-        &[1, 2, 3],
-        HarnessLevel::H4,
-        ScaleChoice::Min,
-    )
-    .unwrap();
-    assert_eq!(a, b);
+    let eval = |model: &PolicyModel| {
+        let (seeds, h4) = ([1, 2, 3], HarnessLevel::H4);
+        evaluate(model, factory.as_ref(), &envs, &seeds, h4, ScaleChoice::Min).unwrap()
+    };
+    assert_eq!(eval(&m), eval(&t.policy()));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -423,18 +391,7 @@ fn libtorch_trains_like_flex() {
         let mut log = Vec::new();
         t.run(&mut s, &RunOptions::default(), &mut |u| log.push(u.clone()))
             .unwrap();
-        let seeds: Vec<u64> = (1000..1040).collect();
-        let ids = [EnvId::new("toy/goal")];
-        let eval = evaluate(
-            &t.policy(),
-            factory.as_ref(),
-            &ids,
-            &seeds,
-            HarnessLevel::H0,
-            ScaleChoice::Fixed(3),
-        )
-        .unwrap();
-        (log, eval.mean)
+        (log, goal_eval(&t.policy()).mean)
     };
     let (flex, flex_success) = run(Device::Cpu);
     let (tch, tch_success) = run(Device::LibTorch);

@@ -7,7 +7,9 @@ use envdist_core::{ActionId, ActionMask, Rng};
 
 use super::super::maze::{GOAL, agent_goal_text};
 use super::super::ood::AGENT_ON_ICE;
-use super::super::util::{Pos, move_mask, random_cells, step_pos};
+use super::super::util::{
+    Pos, agent_xy, draw_room, inside_walls, move_mask, random_cells, step_pos, won_at_goal,
+};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid};
 
@@ -25,11 +27,7 @@ pub struct IceSlide {
 
 impl IceSlide {
     fn open(&self, p: Pos) -> bool {
-        p.0 > 0
-            && p.1 > 0
-            && p.0 < self.n - 1
-            && p.1 < self.n - 1
-            && !self.rocks[p.1 * self.n + p.0]
+        inside_walls(p, self.n, self.n) && !self.rocks[p.1 * self.n + p.0]
     }
     /// Where a slide from `p` in direction `a` comes to rest (`p` itself when blocked at once).
     fn slide(&self, mut p: Pos, a: ActionId) -> Pos {
@@ -71,9 +69,7 @@ impl Game for IceSlide {
         let want = 1 + scale;
         let mut best: Option<(u32, Vec<bool>, Pos, Pos)> = None;
         for _ in 0..TRIES {
-            let cells = random_cells(n, n, 3 + 2 * s, rng, |p| {
-                p.0 > 0 && p.1 > 0 && p.0 < n - 1 && p.1 < n - 1
-            });
+            let cells = random_cells(n, n, 3 + 2 * s, rng, |p| inside_walls(p, n, n));
             self.rocks = vec![false; n * n];
             for r in &cells[1..] {
                 self.rocks[r.1 * n + r.0] = true;
@@ -107,11 +103,7 @@ impl Game for IceSlide {
     fn step(&mut self, a: ActionId, _rng: &mut Rng, tags: &mut Vec<&'static str>) -> Status {
         self.agent = self.slide(self.agent, a);
         tags.extend(["navigate", "slide-stop"]);
-        if self.agent == self.goal {
-            tags.push("goal-localise");
-            return Status::Won;
-        }
-        Status::Running
+        won_at_goal(self.agent, self.goal, tags)
     }
     fn legal(&self) -> ActionMask {
         move_mask(self.agent, self.n, self.n, |q| self.open(q))
@@ -124,19 +116,19 @@ impl Game for IceSlide {
             .unwrap_or(ActionId::WAIT)
     }
     fn draw(&self, g: &mut Grid) {
-        g.reset(self.n, self.n, Cell::WALL);
-        for y in 1..self.n - 1 {
-            for x in 1..self.n - 1 {
-                if self.open((x, y)) {
-                    g.set(x, y, Cell::solid(Col::Cyan, b'.'));
-                }
+        // A rock inside the room is drawn as wall, the border's cell.
+        draw_room(g, self.n, |p| {
+            if self.open(p) {
+                Cell::solid(Col::Cyan, b'.')
+            } else {
+                Cell::WALL
             }
-        }
+        });
         g.set(self.goal.0, self.goal.1, GOAL);
         g.set(self.agent.0, self.agent.1, AGENT_ON_ICE);
     }
     fn agent(&self) -> Option<(i32, i32)> {
-        Some((self.agent.0 as i32, self.agent.1 as i32))
+        agent_xy(self.agent)
     }
     fn state_text(&self, out: &mut String) {
         agent_goal_text(self.agent, self.goal, out);

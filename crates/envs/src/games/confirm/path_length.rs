@@ -5,7 +5,7 @@
 use envdist_core::{ActionId, ActionMask, AnswerVocabulary, Rng};
 
 use super::super::single::{answer_action, judge, numbers};
-use super::super::util::{Pos, bfs, step_pos};
+use super::super::util::{Pos, bfs_to, step_pos};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
 
@@ -49,14 +49,7 @@ impl PathLength {
     }
     /// Steps from the start to the end along the track: the answer.
     fn answer(&self) -> usize {
-        bfs(
-            self.n,
-            self.n,
-            self.start,
-            |p| self.on(p),
-            |p| p == self.end,
-        )
-        .map_or(0, |(_, d)| d as usize)
+        bfs_to(self.n, self.start, |p| self.on(p), self.end).map_or(0, |(_, d)| d as usize)
     }
     /// A self-avoiding walk of up to `steps` steps from a random cell, as track cells.
     fn walk(&mut self, rng: &mut Rng, steps: u32) -> Vec<Pos> {

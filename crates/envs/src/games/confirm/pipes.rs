@@ -7,7 +7,7 @@
 
 use envdist_core::{ActionId, ActionMask, Rng};
 
-use super::super::util::{Pos, count_of, step_pos};
+use super::super::util::{Pos, agent_xy, count_of, step_pos};
 use super::super::{cursor_moves, cursor_toward};
 use crate::env::{Game, Status};
 use crate::render::{Cell, Col, Grid, Shape};
@@ -351,7 +351,7 @@ impl Game for Pipes {
         }
     }
     fn agent(&self) -> Option<(i32, i32)> {
-        Some((self.cursor.0 as i32, self.cursor.1 as i32))
+        agent_xy(self.cursor)
     }
     fn state_text(&self, out: &mut String) {
         let wet = self.wet();

@@ -11,6 +11,7 @@ use super::measure::Descriptors;
 use super::world::ArmScores;
 use crate::model::Interval;
 use crate::stats::{Replicates, bootstrap};
+use Unit::{BaseH4, GradientReliability, ProfileSpearman};
 use envdist_core::Rng;
 use envdist_world::WorldConfig;
 
@@ -237,70 +238,23 @@ impl Unit {
 /// (`along_x`, else y), and the unit its crossing is also given in.
 type Question = (&'static str, &'static str, f64, bool, Unit);
 
+// The differences the questions ask about.
+const AES_RANDOM: &str = "aes − random-k";
+const AES_ALL_POOL: &str = "aes − all-pool";
+const AES_NO_CONFLICT: &str = "aes − aes-no-conflict";
+const HDC_RANDOM: &str = "random-k+hdc − random-k";
+const GATES_RANDOM: &str = "random-k+hdc-study-gates − random-k";
+
 const QUESTIONS: [Question; 9] = [
-    (
-        "premises",
-        "aes − random-k",
-        3.0,
-        true,
-        Unit::ProfileSpearman,
-    ),
-    (
-        "coverage",
-        "aes − random-k",
-        3.0,
-        true,
-        Unit::ProfileSpearman,
-    ),
-    (
-        "coverage",
-        "aes − all-pool",
-        3.0,
-        true,
-        Unit::ProfileSpearman,
-    ),
-    (
-        "coverage",
-        "aes − random-k",
-        3.0,
-        false,
-        Unit::ProfileSpearman,
-    ),
-    (
-        "conflict",
-        "aes − aes-no-conflict",
-        0.0,
-        true,
-        Unit::GradientReliability,
-    ),
-    (
-        "conflict",
-        "aes − aes-no-conflict",
-        3.0,
-        true,
-        Unit::GradientReliability,
-    ),
-    (
-        "curriculum",
-        "random-k+hdc − random-k",
-        0.0,
-        false,
-        Unit::BaseH4,
-    ),
-    (
-        "curriculum",
-        "random-k+hdc-study-gates − random-k",
-        0.0,
-        false,
-        Unit::BaseH4,
-    ),
-    (
-        "curriculum",
-        "random-k+hdc − random-k",
-        3.0,
-        false,
-        Unit::BaseH4,
-    ),
+    ("premises", AES_RANDOM, 3.0, true, ProfileSpearman),
+    ("coverage", AES_RANDOM, 3.0, true, ProfileSpearman),
+    ("coverage", AES_ALL_POOL, 3.0, true, ProfileSpearman),
+    ("coverage", AES_RANDOM, 3.0, false, ProfileSpearman),
+    ("conflict", AES_NO_CONFLICT, 0.0, true, GradientReliability),
+    ("conflict", AES_NO_CONFLICT, 3.0, true, GradientReliability),
+    ("curriculum", HDC_RANDOM, 0.0, false, BaseH4),
+    ("curriculum", GATES_RANDOM, 0.0, false, BaseH4),
+    ("curriculum", HDC_RANDOM, 3.0, false, BaseH4),
 ];
 
 /// Where the curve `f` (one value per axis point `x`) meets `goal`: the status, whether the
