@@ -88,7 +88,7 @@ pub fn run(args: BetArgs) -> anyhow::Result<()> {
             episodes,
         } => {
             anyhow::ensure!(
-                base.join("state.json").is_file(),
+                base.is_dir(),
                 "--base: {} is not a checkpoint directory (a study run's base/checkpoint)",
                 base.display()
             );
