@@ -59,7 +59,8 @@ enum Command {
     /// AES and HDC on skill worlds where their premises hold by construction: a map of where
     /// they pay, calibrated to the cpu record (results.json, REPORT.md, heat maps).
     WorldMap(cmd_world_map::WorldMapArgs),
-    /// The pilots of the pixel testbed's bets (docs/experiments/BETS.md): `bet compositional`
+    /// The pilots of the pixel testbed's two bets, `compositional` and `scaffold-settings`
+    /// (docs/experiments/BETS.md)
     Bet(cmd_bet::BetArgs),
 }
 

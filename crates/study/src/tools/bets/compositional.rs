@@ -88,10 +88,10 @@ pub const GO_PROFILE_RANK: f64 = 0.25;
 
 /// One fine-tune: its source, seed and success on every target.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct FineTune {
-    source: EnvId,
-    seed: u64,
-    after: Vec<f32>,
+pub(super) struct FineTune {
+    pub source: EnvId,
+    pub seed: u64,
+    pub after: Vec<f32>,
 }
 
 /// The operation gap: mean over probes, its interval and its bootstrap standard error.
@@ -303,7 +303,7 @@ pub fn run_compositional(
 
 /// The pilot's statistics from its runs.
 #[allow(clippy::too_many_arguments)]
-fn analyse(
+pub(super) fn analyse(
     pilot: &CompositionalPilot,
     suite: &Suite,
     targets: &[EnvId],

@@ -11,6 +11,8 @@
 
 pub mod compositional;
 pub mod scaffold;
+#[cfg(test)]
+mod tests;
 
 pub use compositional::{CompositionalPilot, PilotResults, run_compositional};
 pub use scaffold::{ScaffoldResults, ScaffoldSearch, run_scaffold_search};
