@@ -2,7 +2,7 @@
 //! the conflict-estimates study (`xtask conflict-estimates`), profiling of the pool or of a
 //! trajectory log into a cached directory (`xtask profile`), the curriculum-trace charts
 //! (`xtask curriculum simulate`) and the skill-world map (`xtask world-map`), both drawn with
-//! `envdist-plot`.
+//! `envdist-plot`, and the pixel testbed's bets (`xtask bet`).
 
 pub mod bets;
 pub mod conflict;
