@@ -10,7 +10,7 @@ pub mod section;
 mod sections;
 mod terminal;
 
-pub use section::{Block, Section, Table};
+pub use section::{Block, Column, Section, Table};
 
 use crate::model::Results;
 

@@ -27,6 +27,10 @@ pub enum Block {
     },
 }
 
+/// A table column over rows of `T`: its header, and how it writes a row's cell. Keeping the two
+/// side by side means a header can never drift out of line with its cells.
+pub type Column<'a, T> = (&'a str, &'a dyn Fn(&T) -> String);
+
 /// A table: a header row and rows of cells (as many as the header's).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Table {
@@ -43,6 +47,15 @@ impl Table {
             header: header.into_iter().map(Into::into).collect(),
             rows: Vec::new(),
         }
+    }
+
+    /// A table with these columns and a row for each of `rows`.
+    pub fn of<T>(columns: &[Column<'_, T>], rows: impl IntoIterator<Item = T>) -> Self {
+        let mut table = Self::new(columns.iter().map(|(header, _)| *header));
+        for r in rows {
+            table.row(columns.iter().map(|(_, cell)| cell(&r)));
+        }
+        table
     }
 
     /// Add a row.

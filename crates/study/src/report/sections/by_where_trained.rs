@@ -1,41 +1,32 @@
 //! The primary comparisons split by where the two arms trained.
 
+use super::primary_claims_with;
+use crate::model::{Claim, ClaimSplit};
 use crate::report::format::{ci_signed, opt};
-use crate::report::{Inputs, Section, Table};
+use crate::report::{Column, Inputs, Section, Table};
 
 pub fn section(i: &Inputs<'_>) -> Option<Section> {
     let a = i.results.analysis.as_ref()?;
-    let rows: Vec<_> = a
-        .claims
-        .iter()
-        .filter(|c| c.primary)
-        .filter_map(|c| c.split.as_ref().map(|s| (c, s)))
-        .collect();
-    if rows.is_empty() {
-        return None;
-    }
+    let rows = primary_claims_with(a, |c| c.split.as_ref())?;
     let mut s = Section::new(
         "by-where-trained",
         3,
         "The primary comparisons by where the arms trained",
     );
-    let mut table = Table::new([
-        "comparison",
-        "whole pool (the verdict's)",
-        "pool envs either arm trained on",
-        "pool envs neither trained on",
-        "held-out (OOD)",
-    ]);
-    for (c, split) in rows {
-        table.row([
-            c.comparison.clone(),
-            ci_signed(&c.difference),
-            opt(&split.either_trained, ci_signed),
-            opt(&split.neither_trained, ci_signed),
-            opt(&split.ood, ci_signed),
-        ]);
-    }
-    s.table(table);
+    let columns: [Column<'_, (&Claim, &ClaimSplit)>; 5] = [
+        ("comparison", &|(c, _)| c.comparison.clone()),
+        ("whole pool (the verdict's)", &|(c, _)| {
+            ci_signed(&c.difference)
+        }),
+        ("pool envs either arm trained on", &|(_, split)| {
+            opt(&split.either_trained, ci_signed)
+        }),
+        ("pool envs neither trained on", &|(_, split)| {
+            opt(&split.neither_trained, ci_signed)
+        }),
+        ("held-out (OOD)", &|(_, split)| opt(&split.ood, ci_signed)),
+    ];
+    s.table(Table::of(&columns, rows));
     s.text(
         "Points [95% CI; crossed bootstrap as in \"Where the gains come from\"; the sets are \
          taken seed by seed, so random-k's differ per seed]. Not separately Holm-controlled: \

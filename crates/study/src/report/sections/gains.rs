@@ -1,7 +1,8 @@
 //! "Where the gains come from": each arm's gain split by distance from what it trained on.
 
+use crate::model::{Arm, TransferSplit};
 use crate::report::format::{ci_signed, opt};
-use crate::report::{Inputs, Section, Table};
+use crate::report::{Column, Inputs, Section, Table};
 
 pub fn section(i: &Inputs<'_>) -> Option<Section> {
     let a = i.results.analysis.as_ref()?;
@@ -14,23 +15,22 @@ pub fn section(i: &Inputs<'_>) -> Option<Section> {
         return None;
     }
     let mut s = Section::new("gains", 2, "Where the gains come from");
-    let mut table = Table::new([
-        "arm",
-        "(a) its trained envs",
-        "(b) untrained envs of trained families",
-        "(c) untrained families",
-        "(d) held-out (OOD)",
-    ]);
-    for (arm, t) in rows {
-        table.row([
-            arm.name().to_string(),
-            opt(&t.trained, ci_signed),
-            opt(&t.same_family, ci_signed),
-            opt(&t.other_families, ci_signed),
-            opt(&t.ood, ci_signed),
-        ]);
-    }
-    s.table(table);
+    let columns: [Column<'_, (Arm, &TransferSplit)>; 5] = [
+        ("arm", &|(arm, _)| arm.name().to_string()),
+        ("(a) its trained envs", &|(_, split)| {
+            opt(&split.trained, ci_signed)
+        }),
+        ("(b) untrained envs of trained families", &|(_, split)| {
+            opt(&split.same_family, ci_signed)
+        }),
+        ("(c) untrained families", &|(_, split)| {
+            opt(&split.other_families, ci_signed)
+        }),
+        ("(d) held-out (OOD)", &|(_, split)| {
+            opt(&split.ood, ci_signed)
+        }),
+    ];
+    s.table(Table::of(&columns, rows));
     s.text(
         "Gain over the base in points [95% CI; crossed bootstrap: seeds, and one environment \
          draw applied to every seed; where seeds trained on different sets (random-k), the draw \

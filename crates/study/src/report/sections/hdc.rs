@@ -2,44 +2,46 @@
 //! environments ended, and how its stages advanced.
 
 use crate::model::{Arm, CurriculumTotals};
-use crate::report::{Inputs, Section, Table};
+use crate::report::{Column, Inputs, Section, Table};
 
 pub fn section(i: &Inputs<'_>) -> Option<Section> {
     let results = i.results;
     results.analysis.as_ref()?;
     let c = &results.config;
     let mut s = Section::new("hdc", 2, "HDC: where the curricula went");
-    let mut table = Table::new([
-        "arm",
-        "episodes at H0 / H1 / H2 / H3 / H4 (share)",
-        "final level H0..H4 (envs)",
-        "envs at H4 at the end",
-        "half the envs at H4 after",
-        "capped / all stage advances",
-    ]);
-    for arm in Arm::ALL.into_iter().filter(|a| a.has_hdc()) {
-        let t = CurriculumTotals::of(
-            results
-                .arm_runs(arm)
+    let totals = Arm::ALL
+        .into_iter()
+        .filter(|a| a.has_hdc())
+        .map(|arm| {
+            let runs = results.arm_runs(arm);
+            (
+                arm,
+                CurriculumTotals::of(runs.iter().filter_map(|x| x.curriculum.as_ref())),
+            )
+        })
+        .filter(|(_, t)| t.runs > 0);
+    let columns: [Column<'_, (Arm, CurriculumTotals)>; 6] = [
+        ("arm", &|(arm, _)| arm.name().to_string()),
+        ("episodes at H0 / H1 / H2 / H3 / H4 (share)", &|(_, t)| {
+            let total: u64 = t.episodes().max(1);
+            t.episodes_per_level
                 .iter()
-                .filter_map(|x| x.curriculum.as_ref()),
-        );
-        if t.runs == 0 {
-            continue;
-        }
-        let (eps, fin, half) = (t.episodes_per_level, t.final_levels, &t.half_at_h4_after);
-        let total: u64 = t.episodes().max(1);
-        table.row([
-            arm.name().to_string(),
-            eps.iter()
                 .map(|e| format!("{:.0}%", 100.0 * *e as f64 / total as f64))
                 .collect::<Vec<_>>()
-                .join(" / "),
-            fin.iter()
+                .join(" / ")
+        }),
+        ("final level H0..H4 (envs)", &|(_, t)| {
+            t.final_levels
+                .iter()
                 .map(|x| x.to_string())
                 .collect::<Vec<_>>()
-                .join(" / "),
-            format!("{:.0}%", 100.0 * t.share_at_h4_sum / t.runs as f32),
+                .join(" / ")
+        }),
+        ("envs at H4 at the end", &|(_, t)| {
+            format!("{:.0}%", 100.0 * t.share_at_h4_sum / t.runs as f32)
+        }),
+        ("half the envs at H4 after", &|(_, t)| {
+            let half = &t.half_at_h4_after;
             if half.len() == t.runs {
                 format!(
                     "{:.0}% of the episodes",
@@ -47,11 +49,13 @@ pub fn section(i: &Inputs<'_>) -> Option<Section> {
                 )
             } else {
                 format!("{} of {} seeds never", t.runs - half.len(), t.runs)
-            },
-            format!("{} / {}", t.capped_advances, t.advances),
-        ]);
-    }
-    s.table(table);
+            }
+        }),
+        ("capped / all stage advances", &|(_, t)| {
+            format!("{} / {}", t.capped_advances, t.advances)
+        }),
+    ];
+    s.table(Table::of(&columns, totals));
     let windows = match c.hdc.windows_per_level {
         0 => format!(
             "window {} scales moving by {}",

@@ -1,44 +1,38 @@
 //! "Main table": every arm's scores by column, its gain over the base, and the paper's
 //! numbers beside them.
 
+use crate::model::ArmSummary;
 use crate::report::format::{ci, ci_signed, opt, percent};
-use crate::report::{Inputs, Section, Table};
+use crate::report::{Column, Inputs, Section, Table};
 
 pub fn section(i: &Inputs<'_>) -> Option<Section> {
     let a = i.results.analysis.as_ref()?;
     let mut s = Section::new("main-table", 2, "Main table");
-    let mut table = Table::new([
-        "arm",
-        "seeds",
-        "ST (ID)",
-        "MT (ID)",
-        "ST (OOD)",
-        "MT (OOD)",
-        "whole pool (ID)",
-        "Δ ID vs base, points",
-        "pooled rel. gain ID",
-        "pooled rel. gain OOD",
-        "avg. rel. gain (paper's statistic)",
-        "paper",
-    ]);
-    for arm in &a.arms {
-        let cols: Vec<String> = arm.columns.iter().map(|c| opt(c, ci)).collect();
-        table.row([
-            arm.arm.name().to_string(),
-            arm.seeds.to_string(),
-            cols[0].clone(),
-            cols[1].clone(),
-            cols[2].clone(),
-            cols[3].clone(),
-            ci(&arm.id),
-            opt(&arm.delta_id, ci_signed),
-            opt(&arm.pooled_gain_id, percent),
-            opt(&arm.pooled_gain_ood, percent),
-            arm.paper_gain.map_or("–".into(), |g| format!("{g:+.1}%")),
-            arm.arm.card().paper_gain.unwrap_or("").to_string(),
-        ]);
-    }
-    s.table(table);
+    let columns: [Column<'_, &ArmSummary>; 12] = [
+        ("arm", &|arm| arm.arm.name().to_string()),
+        ("seeds", &|arm| arm.seeds.to_string()),
+        ("ST (ID)", &|arm| opt(&arm.columns[0], ci)),
+        ("MT (ID)", &|arm| opt(&arm.columns[1], ci)),
+        ("ST (OOD)", &|arm| opt(&arm.columns[2], ci)),
+        ("MT (OOD)", &|arm| opt(&arm.columns[3], ci)),
+        ("whole pool (ID)", &|arm| ci(&arm.id)),
+        ("Δ ID vs base, points", &|arm| {
+            opt(&arm.delta_id, ci_signed)
+        }),
+        ("pooled rel. gain ID", &|arm| {
+            opt(&arm.pooled_gain_id, percent)
+        }),
+        ("pooled rel. gain OOD", &|arm| {
+            opt(&arm.pooled_gain_ood, percent)
+        }),
+        ("avg. rel. gain (paper's statistic)", &|arm| {
+            arm.paper_gain.map_or("–".into(), |g| format!("{g:+.1}%"))
+        }),
+        ("paper", &|arm| {
+            arm.arm.card().paper_gain.unwrap_or("").to_string()
+        }),
+    ];
+    s.table(Table::of(&columns, &a.arms));
     s.text(
         "The pooled relative gain is mean(arm) / mean(base) − 1 over the environments; the \
          paper's statistic is the mean over the four columns of (arm − base) / base and skips a \

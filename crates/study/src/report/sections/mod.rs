@@ -26,7 +26,7 @@ mod verdicts;
 
 use super::format::ci_signed;
 use super::{Inputs, Section, Table};
-use crate::model::Comparison;
+use crate::model::{Analysis, Claim, Comparison};
 
 /// A section: `None` when the results hold nothing for it.
 pub type MakeSection = fn(&Inputs<'_>) -> Option<Section>;
@@ -83,4 +83,19 @@ fn comparisons_table(rows: &[Comparison]) -> Table {
         ]);
     }
     table
+}
+
+/// The primary claims that have the part `part` picks, each with it; `None` when none has (the
+/// section is then left out).
+fn primary_claims_with<'a, T>(
+    a: &'a Analysis,
+    part: impl Fn(&'a Claim) -> Option<&'a T>,
+) -> Option<Vec<(&'a Claim, &'a T)>> {
+    let rows: Vec<_> = a
+        .claims
+        .iter()
+        .filter(|c| c.primary)
+        .filter_map(|c| part(c).map(|p| (c, p)))
+        .collect();
+    (!rows.is_empty()).then_some(rows)
 }

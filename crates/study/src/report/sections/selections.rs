@@ -1,35 +1,33 @@
 //! "Selections": what each selection chose, what it covers, its gradient conflict and its
 //! certified gap, and how much the seeds' selections agree.
 
-use crate::model::{EnvSource, Results};
-use crate::report::{Inputs, Section, Table};
+use crate::model::{EnvSource, Results, SelectionSummary};
+use crate::report::{Column, Inputs, Section, Table};
 
 pub fn section(i: &Inputs<'_>) -> Option<Section> {
     let results = i.results;
     results.analysis.as_ref()?;
     let c = &results.config;
     let mut s = Section::new("selections", 2, "Selections");
-    let mut table = Table::new([
-        "selection",
-        "envs",
-        "abilities covered",
-        "mean pairwise gradient cosine",
-        "pairs with cosine < −0.1",
-        "certified gap to optimum",
-    ]);
-    for sel in &results.selections {
-        table.row([
-            sel.name.to_string(),
-            sel.envs.len().to_string(),
-            format!("{}/{}", sel.covered, sel.coverable),
+    let columns: [Column<'_, &SelectionSummary>; 6] = [
+        ("selection", &|sel| sel.name.to_string()),
+        ("envs", &|sel| sel.envs.len().to_string()),
+        ("abilities covered", &|sel| {
+            format!("{}/{}", sel.covered, sel.coverable)
+        }),
+        ("mean pairwise gradient cosine", &|sel| {
             sel.mean_pairwise_cosine
-                .map_or("–".into(), |c| format!("{c:+.3}")),
-            sel.conflicting_pairs.to_string(),
+                .map_or("–".into(), |c| format!("{c:+.3}"))
+        }),
+        ("pairs with cosine < −0.1", &|sel| {
+            sel.conflicting_pairs.to_string()
+        }),
+        ("certified gap to optimum", &|sel| {
             sel.certificate_gap
-                .map_or("–".into(), |g| format!("≤ {:.1}%", 100.0 * g)),
-        ]);
-    }
-    s.table(table);
+                .map_or("–".into(), |g| format!("≤ {:.1}%", 100.0 * g))
+        }),
+    ];
+    s.table(Table::of(&columns, &results.selections));
     if let Some(overlap) = overlap(results) {
         s.table(overlap);
         s.text(

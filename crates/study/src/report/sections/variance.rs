@@ -1,20 +1,13 @@
 //! "Variance components": where each primary comparison's variance comes from, and how many
 //! seeds or environments an undecided one would need.
 
+use super::primary_claims_with;
 use crate::report::{Inputs, Section, Table};
 
 pub fn section(i: &Inputs<'_>) -> Option<Section> {
     let a = i.results.analysis.as_ref()?;
     let target = i.results.config.analysis.detect_points;
-    let rows: Vec<_> = a
-        .claims
-        .iter()
-        .filter(|c| c.primary)
-        .filter_map(|c| c.variance.as_ref().map(|v| (c, v)))
-        .collect();
-    if rows.is_empty() {
-        return None;
-    }
+    let rows = primary_claims_with(a, |c| c.variance.as_ref())?;
     let mut s = Section::new(
         "variance",
         3,

@@ -3,59 +3,61 @@
 
 use crate::model::Claim;
 use crate::report::format::{ci_signed, opt};
-use crate::report::{Inputs, Section, Table};
+use crate::report::{Column, Inputs, Section, Table};
 
 pub fn section(i: &Inputs<'_>) -> Option<Section> {
     let a = i.results.analysis.as_ref()?;
     let mut s = Section::new("verdicts", 2, "Verdicts on the paper's claims");
-    let mut table = Table::new([
-        "claim",
-        "comparison (whole pool unless said)",
-        "difference, points [95% CI]",
-        "environments resampled alone",
-        "mixed model p",
-        "smallest detectable (× SE)",
-        "p (Holm-adjusted for primary claims; ± Monte-Carlo error)",
-        "equivalence margin, p",
-        "",
-        "testable here",
-        "verdict",
-    ]);
-    let mut ordered: Vec<&Claim> = a.claims.iter().filter(|c| c.primary).collect();
-    ordered.extend(a.claims.iter().filter(|c| !c.primary));
-    for cl in ordered {
-        let p = match cl.p_holm {
-            Some(p) => format!("{p:.3} (raw {:.3} ± {:.3})", cl.difference.p, cl.p_mc_error),
-            None => format!("{:.3} ± {:.3}", cl.difference.p, cl.p_mc_error),
-        };
-        let equivalence = match (cl.p_equivalence_holm, cl.p_equivalence) {
-            (Some(q), Some(raw)) => format!("±{}: {q:.3} (raw {raw:.3})", cl.margin),
-            (None, Some(raw)) => format!("±{}: {raw:.3}", cl.margin),
-            _ => "–".into(),
-        };
-        let testable = match cl.testable {
+    let columns: [Column<'_, &Claim>; 11] = [
+        ("claim", &|cl| cl.statement.clone()),
+        ("comparison (whole pool unless said)", &|cl| {
+            cl.comparison.clone()
+        }),
+        ("difference, points [95% CI]", &|cl| {
+            format!("{} ({})", ci_signed(&cl.difference), cl.resampled)
+        }),
+        ("environments resampled alone", &|cl| {
+            opt(&cl.env_level, ci_signed)
+        }),
+        ("mixed model p", &|cl| {
+            cl.mixed.map_or("–".into(), |m| format!("{:.3}", m.p))
+        }),
+        ("smallest detectable (× SE)", &|cl| {
+            format!("{:.1} ({:.1})", cl.mde, cl.mde_z)
+        }),
+        (
+            "p (Holm-adjusted for primary claims; ± Monte-Carlo error)",
+            &|cl| match cl.p_holm {
+                Some(p) => format!("{p:.3} (raw {:.3} ± {:.3})", cl.difference.p, cl.p_mc_error),
+                None => format!("{:.3} ± {:.3}", cl.difference.p, cl.p_mc_error),
+            },
+        ),
+        (
+            "equivalence margin, p",
+            &|cl| match (cl.p_equivalence_holm, cl.p_equivalence) {
+                (Some(q), Some(raw)) => format!("±{}: {q:.3} (raw {raw:.3})", cl.margin),
+                (None, Some(raw)) => format!("±{}: {raw:.3}", cl.margin),
+                _ => "–".into(),
+            },
+        ),
+        ("", &|cl| {
+            if cl.primary { "primary" } else { "exploratory" }.into()
+        }),
+        ("testable here", &|cl| match cl.testable {
             Some(true) => "yes".to_string(),
             Some(false) => format!(
                 "no (the tests alone: {})",
                 cl.test_verdict.map_or("–", |v| v.word())
             ),
             None => "–".into(),
-        };
-        table.row([
-            cl.statement.clone(),
-            cl.comparison.clone(),
-            format!("{} ({})", ci_signed(&cl.difference), cl.resampled),
-            opt(&cl.env_level, ci_signed),
-            cl.mixed.map_or("–".into(), |m| format!("{:.3}", m.p)),
-            format!("{:.1} ({:.1})", cl.mde, cl.mde_z),
-            p,
-            equivalence,
-            if cl.primary { "primary" } else { "exploratory" }.into(),
-            testable,
-            format!("**{}**", cl.verdict.word()),
-        ]);
-    }
-    s.table(table);
+        }),
+        ("verdict", &|cl| format!("**{}**", cl.verdict.word())),
+    ];
+    let primary_first = a.claims.iter().filter(|c| c.primary);
+    s.table(Table::of(
+        &columns,
+        primary_first.chain(a.claims.iter().filter(|c| !c.primary)),
+    ));
     let primary = a.claims.iter().filter(|c| c.primary).count();
     s.text(format!(
         "The {primary} primary claims were named in the configuration before the run \

@@ -15,6 +15,7 @@ use envdist_world::{
 use serde::{Deserialize, Serialize};
 
 use super::WorldMapConfig;
+use super::measure::Observed;
 use crate::error::{Context, Result};
 use crate::model::{Arm, ClaimId, EnvSource, Ordering};
 use crate::presets::{study_hdc, study_selection};
@@ -287,14 +288,14 @@ pub(super) fn split(world: &World, base: &[f32], after: &[f32], envs: &[usize]) 
 
 /// Every selection of one world (pool indices, ascending).
 pub(super) struct Picks {
-    pub aes: Vec<usize>,
-    pub no_conflict: Vec<usize>,
-    pub coverage: Vec<usize>,
-    pub random: Vec<usize>,
-    pub lookahead: Vec<usize>,
-    pub oracle: Vec<usize>,
+    /// The selectors' picks the oracle starts from, in the order it tries them.
+    candidates: [(Pick, Vec<usize>); 5],
+    /// The oracle's pick.
+    oracle: Vec<usize>,
+    /// Whether the oracle enumerated every subset.
     pub oracle_exact: bool,
-    pub all: Vec<usize>,
+    /// The whole pool.
+    all: Vec<usize>,
 }
 
 fn indices(world: &World, ids: &[EnvId]) -> Result<Vec<usize>> {
@@ -341,14 +342,9 @@ pub(super) fn aes_selections(
 }
 
 impl Picks {
-    pub(super) fn make(
-        cfg: &WorldMapConfig,
-        world: &World,
-        base: &Learner,
-        profiles: &ProfileSet,
-        grads: &GradientSet,
-        seed: u64,
-    ) -> Result<Self> {
+    pub(super) fn make(cfg: &WorldMapConfig, observed: &Observed) -> Result<Self> {
+        let (world, base, seed) = (&observed.world, &observed.base, observed.seed);
+        let (profiles, grads) = (&observed.profiles, &observed.grads);
         let k = cfg.k;
         let [aes, no_conflict, coverage] = aes_selections(world, profiles, grads, k, seed)?;
         let plain = SelectConfig {
@@ -367,46 +363,33 @@ impl Picks {
         let probe = probe(cfg);
         let sources: Vec<usize> = (0..world.len()).collect();
         let affinity = measured_transfer(world, base, &probe, &sources, cfg.probe_instances, seed);
-        let mut picks = Self {
-            aes: indices(world, &aes.env_ids)?,
-            no_conflict: indices(world, &no_conflict.env_ids)?,
-            coverage: indices(world, &coverage.env_ids)?,
-            random: indices(world, &random.env_ids)?,
-            lookahead: lookahead_pick(&affinity, k),
-            oracle: Vec::new(),
-            oracle_exact: false,
-            all: sources,
-        };
         let candidates = [
-            picks.aes.clone(),
-            picks.no_conflict.clone(),
-            picks.coverage.clone(),
-            picks.random.clone(),
-            picks.lookahead.clone(),
+            (Pick::Aes, indices(world, &aes.env_ids)?),
+            (Pick::AesNoConflict, indices(world, &no_conflict.env_ids)?),
+            (Pick::CoverageOnly, indices(world, &coverage.env_ids)?),
+            (Pick::Random, indices(world, &random.env_ids)?),
+            (Pick::Lookahead, lookahead_pick(&affinity, k)),
         ];
-        let best = oracle(
-            world,
-            base,
-            k,
-            cfg.budget as f32,
-            &candidates,
-            &cfg.oracle,
-            seed,
-        );
-        picks.oracle = best.envs;
-        picks.oracle_exact = best.exact;
-        Ok(picks)
+        let sets: Vec<Vec<usize>> = candidates.iter().map(|(_, set)| set.clone()).collect();
+        let best = oracle(world, base, k, cfg.budget as f32, &sets, &cfg.oracle, seed);
+        Ok(Self {
+            candidates,
+            oracle: best.envs,
+            oracle_exact: best.exact,
+            all: sources,
+        })
     }
 
     pub(super) fn of(&self, pick: Pick) -> &[usize] {
         match pick {
             Pick::All => &self.all,
-            Pick::Random => &self.random,
-            Pick::Aes => &self.aes,
-            Pick::AesNoConflict => &self.no_conflict,
-            Pick::CoverageOnly => &self.coverage,
             Pick::Oracle => &self.oracle,
-            Pick::Lookahead => &self.lookahead,
+            _ => self
+                .candidates
+                .iter()
+                .find(|(p, _)| *p == pick)
+                .map(|(_, set)| set)
+                .expect("every other pick is a candidate"),
         }
     }
 }

@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 
 use envdist_core::Checked;
-use envdist_world::{Learner, World, WorldConfig, annotate, observe_gradients};
+use envdist_world::WorldConfig;
 use serde::{Deserialize, Serialize};
 
 use super::WorldMapConfig;
 use super::arms::{GainSplit, Picks, WorldArm, names, split, split_arms, train};
-use super::measure::{self, Descriptors};
+use super::measure::{self, Descriptors, Observed};
 use crate::error::Result;
 
 /// One world of a cell: every arm's score and the world's descriptors.
@@ -19,36 +19,34 @@ pub(super) fn run_world(
     seed: u64,
     rivals: bool,
 ) -> Result<ArmScores> {
-    let world = World::generate(world_cfg, seed);
-    let base = Learner::base(&world);
-    let profiles = annotate(&world, seed);
-    let grads = observe_gradients(&world, &base, seed);
-    let picks = Picks::make(cfg, &world, &base, &profiles, &grads, seed)?;
+    let observed = Observed::generate(world_cfg, seed);
+    let picks = Picks::make(cfg, &observed)?;
+    let (world, base) = (&observed.world, &observed.base);
     let mut scores = BTreeMap::new();
     let n = names();
-    scores.insert(n.base.to_string(), 100.0 * base.score(&world));
+    scores.insert(n.base.to_string(), 100.0 * base.score(world));
     let mut arms = WorldArm::main();
     if rivals {
         arms.extend(WorldArm::rivals());
     }
     let mut below_h4 = None;
     let mut splits = BTreeMap::new();
-    let before = base.successes(&world);
+    let before = base.successes(world);
     for arm in &arms {
-        let (learner, below) = train(&world, &base, arm, picks.of(arm.pick), cfg, seed)?;
+        let (learner, below) = train(world, base, arm, picks.of(arm.pick), cfg, seed)?;
         if arm.name == n.random_k_hdc {
             below_h4 = Some(below);
         }
         if split_arms().contains(&arm.name.as_str()) {
-            let after = learner.successes(&world);
+            let after = learner.successes(world);
             splits.insert(
                 arm.name.clone(),
-                split(&world, &before, &after, picks.of(arm.pick)),
+                split(world, &before, &after, picks.of(arm.pick)),
             );
         }
-        scores.insert(arm.name.clone(), 100.0 * learner.score(&world));
+        scores.insert(arm.name.clone(), 100.0 * learner.score(world));
     }
-    let mut descriptors = measure::describe(cfg, &world, &base, &profiles, &grads, seed)?;
+    let mut descriptors = measure::describe(cfg, &observed)?;
     descriptors.hdc_below_h4 = below_h4;
     descriptors.oracle_exact = picks.oracle_exact;
     Ok(ArmScores {

@@ -22,7 +22,7 @@
 //! instances), averaged over a few worlds of their own seeds.
 
 use envdist_core::{Rng, Validate};
-use envdist_world::{Learner, World, WorldConfig, annotate, observe_gradients};
+use envdist_world::{Learner, World, WorldConfig};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -31,7 +31,7 @@ mod targets;
 use super::WorldMapConfig;
 use super::analysis::{paired, seed_interval};
 use super::arms::{WorldArm, names, train};
-use super::measure::{self, Descriptors};
+use super::measure::{self, Descriptors, Observed};
 use super::world::ArmScores;
 use crate::error::{Context, Result};
 use crate::model::Interval;
@@ -275,11 +275,7 @@ fn average(cfg: &WorldMapConfig, world: &WorldConfig) -> Result<Vec<Descriptors>
         .into_par_iter()
         .map(|i| {
             let seed = cfg.seed.wrapping_add(1_000_000 + i);
-            let w = World::generate(&checked, seed);
-            let base = Learner::base(&w);
-            let profiles = annotate(&w, seed);
-            let grads = observe_gradients(&w, &base, seed);
-            measure::describe(cfg, &w, &base, &profiles, &grads, seed)
+            measure::describe(cfg, &Observed::generate(&checked, seed))
         })
         .collect()
 }
