@@ -15,7 +15,7 @@ use envdist_world::{
 use serde::{Deserialize, Serialize};
 
 use super::WorldMapConfig;
-use super::measure::Observed;
+use super::observed::Observed;
 use crate::error::{Context, Result};
 use crate::model::{Arm, ClaimId, EnvSource, Ordering};
 use crate::presets::{study_hdc, study_selection};

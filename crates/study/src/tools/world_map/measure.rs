@@ -5,16 +5,16 @@
 //! probes' measured transfer, the gradients' split-half reliability, and how much of AES's
 //! pick a second and third draw of the gradients keep.
 
-use envdist_core::{Checked, GradientSet, HarnessLevel, ProfileSet};
+use envdist_core::HarnessLevel;
 use envdist_profiling::coverage_cosine;
 use envdist_world::{
-    Learner, Probe, ProbeLevels, SplitHalf, World, WorldConfig, annotate, measured_transfer,
-    observe_gradients, split_half,
+    Learner, Probe, ProbeLevels, SplitHalf, World, measured_transfer, observe_gradients, split_half,
 };
 use serde::{Deserialize, Serialize};
 
 use super::WorldMapConfig;
 use super::arms::{aes_selections, probe};
+use super::observed::Observed;
 use crate::error::Result;
 
 /// The independent gradient draws whose AES selections the agreement statistics compare (the
@@ -87,39 +87,6 @@ fn base_at(world: &World, base: &Learner, level: HarnessLevel, scales: &[u32]) -
             .map(|(e, s)| base.success(world, e, level, s))
             .sum::<f32>()
         / n
-}
-
-/// One world as the experimenter has it before any arm trains: its base, the profiles
-/// annotated on it and the gradients observed at the base, all drawn from one seed (the
-/// selections and the descriptors both start from these).
-pub struct Observed {
-    /// The world.
-    pub world: World,
-    /// The learner every arm starts from.
-    pub base: Learner,
-    /// The annotated profiles.
-    pub profiles: ProfileSet,
-    /// The gradients observed at the base.
-    pub grads: GradientSet,
-    /// The seed all of it was drawn with.
-    pub seed: u64,
-}
-
-impl Observed {
-    /// Generate the world of `config` at `seed` and observe it.
-    pub fn generate(config: &Checked<WorldConfig>, seed: u64) -> Self {
-        let world = World::generate(config, seed);
-        let base = Learner::base(&world);
-        let profiles = annotate(&world, seed);
-        let grads = observe_gradients(&world, &base, seed);
-        Self {
-            world,
-            base,
-            profiles,
-            grads,
-            seed,
-        }
-    }
 }
 
 /// Describe the observed world as seen through its profiles and gradients.

@@ -16,6 +16,7 @@ mod analysis;
 mod arms;
 pub mod calibrate;
 mod measure;
+mod observed;
 mod report;
 #[cfg(test)]
 mod tests;

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::WorldMapConfig;
 use super::arms::{GainSplit, Picks, WorldArm, names, split, split_arms, train};
-use super::measure::{self, Descriptors, Observed};
+use super::measure::{self, Descriptors};
+use super::observed::Observed;
 use crate::error::Result;
 
 /// One world of a cell: every arm's score and the world's descriptors.
