@@ -193,6 +193,18 @@ fn relation(suite: &Suite, source: &EnvId, target: &EnvId) -> Relation {
     }
 }
 
+/// The compositional sub-pool of `suite`: its pool envs of the families the default suite
+/// lacks.
+pub(super) fn sub_pool(suite: &Suite) -> Vec<EnvId> {
+    let default_families = Suite::default().families();
+    suite
+        .pool_specs()
+        .into_iter()
+        .filter(|s| !default_families.contains(&s.family.as_str()))
+        .map(|s| s.id)
+        .collect()
+}
+
 /// Run the pilot into `out` (cached: a rerun resumes).
 pub fn run_compositional(
     pilot: &CompositionalPilot,
@@ -210,14 +222,8 @@ pub fn run_compositional(
         compositional: true,
         ..SuiteConfig::with_canvas(cfg.suite.canvas)
     })?);
-    let default_families = Suite::default().families();
     let pool: Vec<EnvId> = suite.pool_specs().into_iter().map(|s| s.id).collect();
-    let sub: Vec<EnvId> = suite
-        .pool_specs()
-        .into_iter()
-        .filter(|s| !default_families.contains(&s.family.as_str()))
-        .map(|s| s.id)
-        .collect();
+    let sub = sub_pool(&suite);
     let stage = PoolStage {
         families: suite.families().len(),
         conflict_pairs: suite.conflict_pairs(&pool),

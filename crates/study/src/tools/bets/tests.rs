@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use envdist_core::{AbilityProfile, EnvId, ProfileSet};
 use envdist_envs::{Suite, SuiteConfig};
 
-use super::compositional::{CompositionalPilot, FineTune, analyse};
+use super::compositional::{CompositionalPilot, FineTune, analyse, sub_pool};
 
 /// The sub-pool, its profiles (coverage of its two tags) and 12 sources spread over it.
 fn world() -> (Suite, Vec<EnvId>, ProfileSet, Vec<EnvId>) {
@@ -15,13 +15,7 @@ fn world() -> (Suite, Vec<EnvId>, ProfileSet, Vec<EnvId>) {
         ..SuiteConfig::with_canvas(32)
     })
     .unwrap();
-    let default = Suite::default().families();
-    let sub: Vec<EnvId> = suite
-        .pool_specs()
-        .into_iter()
-        .filter(|s| !default.contains(&s.family.as_str()))
-        .map(|s| s.id)
-        .collect();
+    let sub = sub_pool(&suite);
     let profiles = sub
         .iter()
         .map(|e| {
