@@ -158,8 +158,8 @@ enum Relation {
     Unrelated,
 }
 
-/// The operation and the look of a sub-pool env, from its ability tags (every env of the
-/// sub-pool names both).
+/// The operation and the look of a sub-pool env: the look from its `look-` tag, the
+/// operation as what its family name (`<operation>-<look>`) keeps once the look is cut off.
 fn parts(suite: &Suite, env: &EnvId) -> (String, String) {
     let spec = suite.spec(env);
     let tags: Vec<&String> = spec
